@@ -1,0 +1,21 @@
+# Top-level developer targets.
+GO ?= go
+
+.PHONY: build test compat upstream
+
+build:
+	$(GO) build -o bin/kubeadm ./cmd/kubeadm
+
+test:
+	$(GO) test -short ./...
+
+# Builds (once, cached under .cache/upstream) the pinned upstream kubeadm used
+# as the oracle by the compatibility check.
+upstream:
+	hack/build-upstream.sh kubeadm
+
+# Compares our kubeadm with upstream kubeadm v1.36.3 on testdata/config/*.
+# Building upstream the first time is slow; it is done before the test so the
+# test's own timeout only covers the comparisons.
+compat: upstream
+	$(GO) test -tags compat ./test/compat/ -count=1 -v -timeout 30m

@@ -1,0 +1,132 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Phase is one step of a workflow, or a group of steps. Phases are plain
+// data: a command declares its workflow as a []Phase[T] and hands it to a
+// Runner.
+type Phase[T any] struct {
+	// Name identifies the phase among its siblings and names its generated
+	// sub-command. Only the first word counts as the name; the rest, if any,
+	// describes positional arguments for the usage line, as in
+	// "preflight [api-server-endpoint]". The name must not contain "/".
+	Name string
+
+	// Aliases are other names accepted for the generated sub-command. They
+	// are not accepted by --skip-phases.
+	Aliases []string
+
+	// Short is the one-line description shown in help listings, Long the
+	// full description of the generated sub-command and Example its usage
+	// examples.
+	Short   string
+	Long    string
+	Example string
+
+	// Hidden leaves the phase (and its sub-phases) out of every help
+	// listing. A hidden phase still runs and can still be skipped.
+	Hidden bool
+
+	// Phases are the sub-phases, run in order after this phase's own Run.
+	Phases []Phase[T]
+
+	// RunAllSiblings marks a child whose generated command runs its parent
+	// group as a whole: the parent's RunIf and Run followed by every other
+	// sub-phase. Such a child must not have Run, RunIf or Phases, plays no
+	// part in a full run and is not listed in the workflow's help. A group
+	// has at most one such child, conventionally named "all".
+	RunAllSiblings bool
+
+	// Run does the phase's work. It may be nil for a pure group.
+	Run func(ctx context.Context, data T) error
+
+	// RunIf, when set, is asked before the phase runs. When it reports
+	// false the phase and all of its sub-phases are passed over.
+	RunIf func(data T) (bool, error)
+
+	// InheritFlags names flags of the command passed to BindToCommand (or
+	// of Runner.AdditionalFlags) that the generated sub-command accepts too.
+	// The flag itself is shared, so both commands fill the same variable.
+	// Persistent flags reach sub-commands anyway and need not be listed.
+	InheritFlags []string
+
+	// LocalFlags are extra flags accepted only by the generated sub-command.
+	LocalFlags *pflag.FlagSet
+
+	// ArgsValidator checks the positional arguments of the generated
+	// sub-command. When nil, a leaf phase uses the Args of the command
+	// passed to BindToCommand; commands of phases with sub-phases accept no
+	// arguments.
+	ArgsValidator cobra.PositionalArgs
+}
+
+// node is a phase placed in the tree, with its computed name and path.
+type node[T any] struct {
+	phase    *Phase[T]
+	name     string // first word of phase.Name
+	path     string // names from the root, joined by "/"
+	parent   *node[T]
+	children []*node[T]
+}
+
+// buildTree checks phases and arranges them as nodes.
+func buildTree[T any](phases []Phase[T], parent *node[T]) ([]*node[T], error) {
+	nodes := make([]*node[T], 0, len(phases))
+	seen := make(map[string]bool, len(phases))
+	allChild := ""
+	for i := range phases {
+		p := &phases[i]
+		fields := strings.Fields(p.Name)
+		if len(fields) == 0 {
+			where := "the workflow"
+			if parent != nil {
+				where = fmt.Sprintf("phase %q", parent.path)
+			}
+			return nil, fmt.Errorf("phase number %d of %s has no name", i+1, where)
+		}
+		n := &node[T]{phase: p, name: fields[0], path: fields[0], parent: parent}
+		if parent != nil {
+			n.path = parent.path + "/" + n.name
+		}
+		if strings.Contains(n.name, "/") {
+			return nil, fmt.Errorf("phase %q: a phase name must not contain %q", n.path, "/")
+		}
+		if seen[n.name] {
+			return nil, fmt.Errorf("phase %q is declared more than once", n.path)
+		}
+		seen[n.name] = true
+		if p.RunAllSiblings {
+			switch {
+			case parent == nil:
+				return nil, fmt.Errorf("phase %q runs all its siblings, which only a sub-phase may do", n.path)
+			case p.Run != nil || p.RunIf != nil || len(p.Phases) > 0:
+				return nil, fmt.Errorf("phase %q runs all its siblings and so must not have Run, RunIf or sub-phases", n.path)
+			case allChild != "":
+				return nil, fmt.Errorf("phases %q and %q both run all their siblings; a group may have only one such phase", allChild, n.path)
+			}
+			allChild = n.path
+		}
+		children, err := buildTree(p.Phases, n)
+		if err != nil {
+			return nil, err
+		}
+		n.children = children
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+// walkNodes calls fn for every node of the tree in run order.
+func walkNodes[T any](nodes []*node[T], fn func(*node[T])) {
+	for _, n := range nodes {
+		fn(n)
+		walkNodes(n.children, fn)
+	}
+}
