@@ -63,7 +63,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 func addKlogFlags(cmd *cobra.Command) {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
-	for _, name := range []string{"v", "add_dir_header", "log_file", "log_file_max_size", "one_output", "skip_headers", "skip_log_headers"} {
+	for _, name := range []string{"v", "vmodule"} {
 		f := fs.Lookup(name)
 		if f == nil {
 			continue
@@ -73,5 +73,4 @@ func addKlogFlags(cmd *cobra.Command) {
 	if f := cmd.PersistentFlags().Lookup("v"); f != nil {
 		f.Shorthand = "v"
 	}
-	cmd.PersistentFlags().SetNormalizeFunc(dashesForUnderscores)
 }

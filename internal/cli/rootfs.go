@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
-
-	"github.com/spf13/pflag"
 )
 
 // chroot makes dir the process's root, for kubeadm's --rootfs flag.
@@ -23,9 +20,4 @@ func chroot(dir string) error {
 		return fmt.Errorf("changing directory to / inside %q: %w", abs, err)
 	}
 	return nil
-}
-
-// dashesForUnderscores lets klog's snake_case flags be spelled with dashes.
-func dashesForUnderscores(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-	return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
 }

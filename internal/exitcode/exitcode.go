@@ -59,5 +59,8 @@ func Print(w io.Writer, err error) {
 	if msg == "" {
 		return
 	}
+	if !strings.HasPrefix(msg, "error") {
+		msg = "error: " + msg
+	}
 	fmt.Fprintln(w, msg)
 }

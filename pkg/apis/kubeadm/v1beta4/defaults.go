@@ -152,11 +152,9 @@ func SetDefaults_UpgradeConfiguration(obj *UpgradeConfiguration) {
 	SetDefaults_Timeouts(obj.Timeouts)
 }
 
-// SetDefaults_NodeRegistration fills in the static defaults of obj.
+// SetDefaults_NodeRegistration fills in the static defaults of obj. The CRI
+// socket is left empty: kubeadm detects it on the machine when it is unset.
 func SetDefaults_NodeRegistration(obj *NodeRegistrationOptions) {
-	if obj.CRISocket == "" {
-		obj.CRISocket = DefaultCRISocket
-	}
 	if obj.ImagePullPolicy == "" {
 		obj.ImagePullPolicy = corev1.PullIfNotPresent
 	}

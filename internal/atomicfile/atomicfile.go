@@ -1,0 +1,63 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data, with the given permission bits.
+//
+// It writes a temporary file in the same folder, named with a leading dot
+// so the kubelet's manifest watcher ignores it, flushes it to disk, sets its
+// mode (the umask does not apply), renames it over path and flushes the
+// folder. If anything fails the temporary file is removed and path is left
+// as it was. The folder must exist.
+func Write(path string, data []byte, mode os.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err = tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("writing %s: setting mode: %w", path, err)
+	}
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: flushing: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+// syncDir flushes a folder so a rename into it survives a crash. File
+// systems that cannot sync folders are not an error.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("flushing folder %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("flushing folder %s: %w", dir, err)
+	}
+	return nil
+}

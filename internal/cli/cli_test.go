@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+)
+
+// run executes the command tree with args and returns stdout, stderr and
+// the exit code main would use.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Run(args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	if err != nil {
+		exitcode.Print(&errOut, err)
+	}
+	return out.String(), errOut.String(), exitcode.Of(err)
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := run(t, "version", "-o", "short")
+	if code != 0 || strings.TrimSpace(out) != "v1.36.3" {
+		t.Fatalf("short: %q (code %d)", out, code)
+	}
+	out, _, _ = run(t, "version", "-o", "json")
+	var v struct {
+		ClientVersion map[string]string `json:"clientVersion"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.ClientVersion["gitVersion"] != "v1.36.3" || v.ClientVersion["minor"] != "36" || v.ClientVersion["projectVersion"] == "" {
+		t.Fatalf("json: %v", v.ClientVersion)
+	}
+	out, _, _ = run(t, "version", "-o", "yaml")
+	if !strings.Contains(out, "gitVersion: v1.36.3") {
+		t.Fatalf("yaml: %s", out)
+	}
+	out, _, _ = run(t, "version")
+	if !strings.HasPrefix(out, "kubeadm version: &version.Info{") {
+		t.Fatalf("default: %s", out)
+	}
+	if _, _, code := run(t, "version", "-o", "xml"); code == 0 {
+		t.Fatal("an unknown output format must fail")
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		out, _, code := run(t, "completion", sh)
+		if code != 0 || !strings.Contains(out, "kubeadm") {
+			t.Errorf("%s: code %d, %d bytes", sh, code, len(out))
+		}
+	}
+	if _, _, code := run(t, "completion"); code == 0 {
+		t.Error("completion without a shell must fail")
+	}
+	if _, _, code := run(t, "completion", "tcsh"); code == 0 {
+		t.Error("an unknown shell must fail")
+	}
+}
+
+func TestTokenGenerate(t *testing.T) {
+	out, _, code := run(t, "token", "generate")
+	if code != 0 || !regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}\n$`).MatchString(out) {
+		t.Fatalf("token generate: %q (code %d)", out, code)
+	}
+}
+
+func TestPrintDefaults(t *testing.T) {
+	out, _, code := run(t, "config", "print", "init-defaults", "--component-configs", "KubeletConfiguration,KubeProxyConfiguration")
+	if code != 0 {
+		t.Fatalf("code %d", code)
+	}
+	docs := strings.Split(out, "---\n")
+	if len(docs) != 4 {
+		t.Fatalf("want 4 documents, got %d:\n%s", len(docs), out)
+	}
+	var init map[string]any
+	if err := yaml.Unmarshal([]byte(docs[0]), &init); err != nil {
+		t.Fatal(err)
+	}
+	if init["kind"] != "InitConfiguration" {
+		t.Fatalf("first document: %v", init["kind"])
+	}
+	nr := init["nodeRegistration"].(map[string]any)
+	if _, ok := nr["taints"]; !ok || nr["taints"] != nil {
+		t.Errorf("taints should be printed as null, got %v", nr)
+	}
+	if !strings.Contains(docs[2], "clusterDNS:\n- 10.96.0.10") {
+		t.Errorf("kubelet defaults lack clusterDNS:\n%s", docs[2])
+	}
+	if _, _, code := run(t, "config", "print", "init-defaults", "--component-configs", "Foo"); code == 0 {
+		t.Error("an unknown component config must fail")
+	}
+	for _, k := range []string{"join-defaults", "reset-defaults", "upgrade-defaults"} {
+		if out, _, code := run(t, "config", "print", k); code != 0 || !strings.Contains(out, "apiVersion: kubeadm.k8s.io/v1beta4") {
+			t.Errorf("%s: code %d\n%s", k, code, out)
+		}
+	}
+}
+
+func TestValidateExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\n")
+	if out, errOut, code := run(t, "config", "validate", "--config", good); code != 0 {
+		t.Fatalf("valid file: code %d\n%s%s", code, out, errOut)
+	}
+	bad := write("bad.yaml", "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\nencryptionAlgorithm: RSA-1024\n")
+	_, errOut, code := run(t, "config", "validate", "--config", bad)
+	if code != exitcode.Validation || !strings.Contains(errOut, "encryptionAlgorithm") || !strings.Contains(errOut, "bad.yaml") {
+		t.Fatalf("invalid file: code %d, %q", code, errOut)
+	}
+	unknown := write("unknown.yaml", "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\nfoo: 1\n")
+	_, errOut, code = run(t, "config", "validate", "--config", unknown)
+	if code != exitcode.Validation || !strings.Contains(errOut, `"foo"`) {
+		t.Fatalf("unknown field: code %d, %q", code, errOut)
+	}
+}
+
+func TestImagesList(t *testing.T) {
+	out, _, code := run(t, "config", "images", "list", "--kubernetes-version", "v1.36.3", "-o", "json")
+	if code != 0 {
+		t.Fatalf("code %d", code)
+	}
+	var doc struct {
+		Kind   string   `json:"kind"`
+		Images []string `json:"images"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"registry.k8s.io/kube-apiserver:v1.36.3",
+		"registry.k8s.io/kube-controller-manager:v1.36.3",
+		"registry.k8s.io/kube-scheduler:v1.36.3",
+		"registry.k8s.io/kube-proxy:v1.36.3",
+		"registry.k8s.io/coredns/coredns:v1.14.2",
+		"registry.k8s.io/pause:3.10.2",
+		"registry.k8s.io/etcd:3.6.8-0",
+	}
+	if doc.Kind != "Images" || strings.Join(doc.Images, ",") != strings.Join(want, ",") {
+		t.Fatalf("images: %+v", doc)
+	}
+}

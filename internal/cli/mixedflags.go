@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// flagsAllowedWithConfig are the flags that may accompany --config: they
+// either do not touch the configuration or only select what to run.
+// Every other flag that also exists as a configuration field is refused
+// next to --config, as upstream kubeadm does, so a value is never silently
+// taken from one place and ignored in the other.
+var flagsAllowedWithConfig = map[string]bool{
+	"config":                           true,
+	"ignore-preflight-errors":          true,
+	"dry-run":                          true,
+	"kubeconfig":                       true,
+	"node-name":                        true,
+	"kubeconfig-dir":                   true,
+	"upload-certs":                     true,
+	"print-join-command":               true,
+	"rootfs":                           true,
+	"v":                                true,
+	"vmodule":                          true,
+	"yes":                              true,
+	"feature-gates":                    true,
+	"allow-experimental-upgrades":      true,
+	"allow-release-candidate-upgrades": true,
+}
+
+// checkMixedArguments refuses flags set next to --config that the
+// configuration file should hold instead. Flags whose names start with
+// "skip-" are always allowed.
+func checkMixedArguments(fs *pflag.FlagSet) error {
+	if f := fs.Lookup("config"); f == nil || !f.Changed {
+		return nil
+	}
+	var mixed []string
+	fs.Visit(func(f *pflag.Flag) {
+		if flagsAllowedWithConfig[f.Name] || strings.HasPrefix(f.Name, "skip-") {
+			return
+		}
+		mixed = append(mixed, f.Name)
+	})
+	if len(mixed) > 0 {
+		return fmt.Errorf("can not mix '--config' with arguments %v", mixed)
+	}
+	return nil
+}

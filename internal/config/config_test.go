@@ -1,0 +1,228 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// fakeEnv is an Environment that never looks at the machine or the network.
+func fakeEnv() Environment {
+	return Environment{
+		Hostname:       func() (string, error) { return "Node-1", nil },
+		DefaultAddress: func() (net.IP, error) { return net.ParseIP("192.0.2.10"), nil },
+		CRISocket:      func() (string, error) { return "unix:///run/fake.sock", nil },
+		ResolveVersion: func(_ context.Context, v string) (string, error) {
+			if v == "stable-1" {
+				return "v1.36.3", nil
+			}
+			if !strings.HasPrefix(v, "v") {
+				v = "v" + v
+			}
+			return v, nil
+		},
+		NewToken: func() (string, error) { return "abcdef.0123456789abcdef", nil },
+		Warn:     func(string, ...any) {},
+	}
+}
+
+func TestDecodeV1beta3ConvertsForward(t *testing.T) {
+	docs, err := Decode([]byte(`
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+kubernetesVersion: v1.36.1
+apiServer:
+  timeoutForControlPlane: 3m
+  extraArgs:
+    b: "2"
+    a: "1"
+etcd:
+  local:
+    extraArgs:
+      z: "26"
+---
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: JoinConfiguration
+discovery:
+  timeout: 7m
+  bootstrapToken:
+    token: abcdef.0123456789abcdef
+    apiServerEndpoint: 192.0.2.1:6443
+    unsafeSkipCAVerification: true
+`), Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs.Warnings) != 2 {
+		t.Errorf("want a deprecation warning per v1beta3 document, got %q", docs.Warnings)
+	}
+	args := docs.Cluster.APIServer.ExtraArgs
+	if len(args) != 2 || args[0].Name != "a" || args[1].Name != "b" {
+		t.Errorf("extraArgs not converted to a sorted list: %+v", args)
+	}
+	if got := docs.Cluster.Etcd.Local.ExtraArgs; len(got) != 1 || got[0].Value != "26" {
+		t.Errorf("etcd extraArgs: %+v", got)
+	}
+	if docs.Init == nil || docs.Init.Timeouts.ControlPlaneComponentHealthCheck.Duration.Minutes() != 3 {
+		t.Errorf("timeoutForControlPlane not moved to timeouts: %+v", docs.Init)
+	}
+	if docs.Join.Timeouts.Discovery.Duration.Minutes() != 7 {
+		t.Errorf("discovery.timeout not moved to timeouts")
+	}
+}
+
+func TestDecodeRefusals(t *testing.T) {
+	cases := map[string]struct {
+		in, want string
+	}{
+		"old version":     {"apiVersion: kubeadm.k8s.io/v1beta2\nkind: InitConfiguration\n", "kubeadm v1.22"},
+		"unknown version": {"apiVersion: kubeadm.k8s.io/v1alpha9\nkind: InitConfiguration\n", "unknown API version"},
+		"unknown kind":    {"apiVersion: kubeadm.k8s.io/v1beta4\nkind: FooConfiguration\n", `unknown kind "FooConfiguration"`},
+		"not yaml":        {"{{{ this is : not yaml", "not valid YAML"},
+		"scalar":          {"just a string\n", "not a YAML mapping"},
+		"no kind":         {"apiVersion: kubeadm.k8s.io/v1beta4\n", "has no kind"},
+		"no apiVersion":   {"kind: InitConfiguration\n", "has no apiVersion"},
+		"bad token":       {"apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nbootstrapTokens:\n- token: nope\n", "is not of the form"},
+		"twice":           {"apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n", "more than one InitConfiguration"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode([]byte(tc.in), Lenient)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestBadTokenSecretNotInError(t *testing.T) {
+	_, err := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nbootstrapTokens:\n- token: abcdef.SECRETSECRETSECRETX\n"), Lenient)
+	if err == nil {
+		t.Fatal("expected an error")
+	}
+	if strings.Contains(err.Error(), "SECRET") {
+		t.Fatalf("the token secret leaked into the error: %v", err)
+	}
+}
+
+func TestUnknownAndDuplicateFields(t *testing.T) {
+	in := []byte(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+clusterName: a
+clusterName: b
+networking:
+  podSubnetz: 10.0.0.0/16
+`)
+	docs, err := Decode(in, Lenient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(docs.Warnings, "\n")
+	if !strings.Contains(joined, "networking.podSubnetz") || !strings.Contains(joined, "clusterName") {
+		t.Errorf("warnings should name both fields: %q", joined)
+	}
+	if docs.Cluster.ClusterName != "b" {
+		t.Errorf("the last duplicate should win, got %q", docs.Cluster.ClusterName)
+	}
+	if _, err := Decode(in, Strict); err == nil || !strings.Contains(err.Error(), "networking.podSubnetz") && !strings.Contains(err.Error(), "clusterName") {
+		t.Errorf("strict decoding should refuse naming the field, got %v", err)
+	}
+}
+
+func TestInitConfigurationDefaults(t *testing.T) {
+	cfg, err := fakeEnv().InitConfiguration(context.Background(), nil, DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][2]string{
+		"node name":      {cfg.NodeRegistration.Name, "node-1"},
+		"cri socket":     {cfg.NodeRegistration.CRISocket, "unix:///run/fake.sock"},
+		"address":        {cfg.LocalAPIEndpoint.AdvertiseAddress, "192.0.2.10"},
+		"version":        {cfg.KubernetesVersion, "v1.36.3"},
+		"service subnet": {cfg.Networking.ServiceSubnet, "10.96.0.0/12"},
+		"dns domain":     {cfg.Networking.DNSDomain, "cluster.local"},
+		"certs dir":      {cfg.CertificatesDir, "/etc/kubernetes/pki"},
+		"repository":     {cfg.ImageRepository, "registry.k8s.io"},
+		"etcd data dir":  {cfg.Etcd.Local.DataDir, "/var/lib/etcd"},
+		"token":          {cfg.BootstrapTokens[0].Token.String(), "abcdef.0123456789abcdef"},
+		"token ttl":      {cfg.BootstrapTokens[0].TTL.Duration.String(), "24h0m0s"},
+		"token group":    {cfg.BootstrapTokens[0].Groups[0], v1beta4.DefaultTokenGroup},
+		"taint":          {cfg.NodeRegistration.Taints[0].Key, "node-role.kubernetes.io/control-plane"},
+		"kubelet dns":    {cfg.ComponentConfigs.Kubelet.ClusterDNS[0], "10.96.0.10"},
+		"kubelet cgroup": {cfg.ComponentConfigs.Kubelet.CgroupDriver, "systemd"},
+		"kubelet ca":     {cfg.ComponentConfigs.Kubelet.Authentication.X509.ClientCAFile, "/etc/kubernetes/pki/ca.crt"},
+		"proxy bind":     {cfg.ComponentConfigs.KubeProxy.BindAddress, "0.0.0.0"},
+	}
+	for name, c := range checks {
+		if c[0] != c[1] {
+			t.Errorf("%s: got %q, want %q", name, c[0], c[1])
+		}
+	}
+}
+
+func TestEmptyTaintsStayEmpty(t *testing.T) {
+	docs, err := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  taints: []\n"), Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NodeRegistration.Taints == nil || len(cfg.NodeRegistration.Taints) != 0 {
+		t.Fatalf("an explicit empty taint list must stay empty, got %+v", cfg.NodeRegistration.Taints)
+	}
+}
+
+func TestTooOldControlPlane(t *testing.T) {
+	docs, _ := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.34.2\n"), Strict)
+	_, err := fakeEnv().ClusterConfiguration(context.Background(), docs)
+	if err == nil || !strings.Contains(err.Error(), "1.35.0") {
+		t.Fatalf("want a too-old error naming the minimum, got %v", err)
+	}
+}
+
+func TestCIVersionUsesCIRepository(t *testing.T) {
+	env := fakeEnv()
+	env.ResolveVersion = func(context.Context, string) (string, error) { return "v1.36.4-alpha.0.1+abc", nil }
+	docs, _ := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: ci/v1.36.4-alpha.0.1+abc\n"), Strict)
+	cfg, err := env.ClusterConfiguration(context.Background(), docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CIImageRepository == "" {
+		t.Fatal("a ci/ version should select the CI image repository")
+	}
+}
+
+func TestResolveErrorsPropagate(t *testing.T) {
+	env := fakeEnv()
+	env.ResolveVersion = func(context.Context, string) (string, error) { return "", errors.New("boom") }
+	if _, err := env.ClusterConfiguration(context.Background(), nil); err == nil {
+		t.Fatal("expected the resolver's error")
+	}
+}
+
+func TestNthServiceIP(t *testing.T) {
+	cases := map[string]string{
+		"10.96.0.0/12":                  "10.96.0.10",
+		"fd00:10:96::/112":              "fd00:10:96::a",
+		"10.96.0.0/12,fd00:10:96::/112": "10.96.0.10",
+	}
+	for in, want := range cases {
+		ip, err := DNSServiceIP(in)
+		if err != nil || ip.String() != want {
+			t.Errorf("DNSServiceIP(%q) = %v, %v; want %s", in, ip, err, want)
+		}
+	}
+	if _, err := DNSServiceIP("10.0.0.0/29"); err == nil {
+		t.Error("a /29 has no tenth address")
+	}
+	if _, err := DNSServiceIP("nope"); err == nil {
+		t.Error("expected a parse error")
+	}
+}

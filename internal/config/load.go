@@ -1,0 +1,260 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// Groups and versions of the component configuration documents.
+var (
+	KubeletGroupVersion   = schema.GroupVersion{Group: "kubelet.config.k8s.io", Version: "v1beta1"}
+	KubeProxyGroupVersion = schema.GroupVersion{Group: "kubeproxy.config.k8s.io", Version: "v1alpha1"}
+)
+
+const (
+	kindKubelet   = "KubeletConfiguration"
+	kindKubeProxy = "KubeProxyConfiguration"
+)
+
+// oldVersions maps kubeadm API versions this tool no longer reads to the
+// last upstream kubeadm release that can still migrate them.
+var oldVersions = map[string]string{
+	"v1alpha1": "v1.11",
+	"v1alpha2": "v1.12",
+	"v1alpha3": "v1.14",
+	"v1beta1":  "v1.15",
+	"v1beta2":  "v1.22",
+}
+
+// Strictness says what to do with unknown or duplicated fields.
+type Strictness int
+
+const (
+	// Lenient reports unknown and duplicated fields as warnings, as init and
+	// join do.
+	Lenient Strictness = iota
+	// Strict refuses them, as "config validate" does.
+	Strict
+)
+
+// Documents is a decoded configuration file: every document it held, in
+// the internal form, with what was said about them along the way.
+type Documents struct {
+	// Source names the file for messages ("" when it came from elsewhere).
+	Source string
+
+	Init    *v1beta4.InitConfiguration
+	Cluster *v1beta4.ClusterConfiguration
+	Join    *v1beta4.JoinConfiguration
+	Reset   *v1beta4.ResetConfiguration
+	Upgrade *v1beta4.UpgradeConfiguration
+
+	Kubelet   *kubeletv1beta1.KubeletConfiguration
+	KubeProxy *kubeproxyv1alpha1.KubeProxyConfiguration
+
+	// Warnings are problems that did not stop decoding.
+	Warnings []string
+}
+
+// ReadFile reads and decodes a configuration file.
+func ReadFile(path string, strict Strictness) (*Documents, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("unable to read config from %q: %w", path, err)
+	}
+	docs, err := Decode(data, strict)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	docs.Source = path
+	return docs, nil
+}
+
+// Decode splits data into documents and decodes each into its v1beta4 form
+// (converting v1beta3 on the way). Component configurations are decoded as
+// they are; defaults come later.
+func Decode(data []byte, strict Strictness) (*Documents, error) {
+	split, err := SplitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	out := &Documents{}
+	seen := map[schema.GroupVersionKind]bool{}
+	var v1beta3Cluster *v1beta3.ClusterConfiguration
+	var v1beta3Init bool
+	for _, d := range split {
+		gvk := d.GVK
+		if seen[gvk] {
+			return nil, fmt.Errorf("the file holds more than one %s document (apiVersion %s)", gvk.Kind, gvk.GroupVersion())
+		}
+		seen[gvk] = true
+
+		var obj any
+		switch gvk.Group {
+		case v1beta4.GroupName:
+			switch gvk.Version {
+			case "v1beta4":
+				obj, err = newV1beta4(gvk.Kind)
+			case "v1beta3":
+				obj, err = newV1beta3(gvk.Kind)
+				if err == nil {
+					out.Warnings = append(out.Warnings, fmt.Sprintf("the %s document uses the deprecated API version %s; convert the file with 'kubeadm config migrate --old-config OLD --new-config NEW'", gvk.Kind, gvk.GroupVersion()))
+				}
+			default:
+				if release, ok := oldVersions[gvk.Version]; ok {
+					return nil, fmt.Errorf("the %s document uses the API version %s, which this kubeadm no longer reads; kubeadm %s can still read it: use that release's 'kubeadm config migrate --old-config OLD --new-config NEW' to convert the file to a newer version first", gvk.Kind, gvk.GroupVersion(), release)
+				}
+				return nil, fmt.Errorf("the %s document uses the unknown API version %s; supported versions are %s and %s", gvk.Kind, gvk.GroupVersion(), v1beta4.SchemeGroupVersion, v1beta3.SchemeGroupVersion)
+			}
+			if err != nil {
+				return nil, err
+			}
+		case KubeletGroupVersion.Group:
+			if gvk.GroupVersion() != KubeletGroupVersion || gvk.Kind != kindKubelet {
+				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeletGroupVersion, kindKubelet)
+			}
+			obj = &kubeletv1beta1.KubeletConfiguration{}
+		case KubeProxyGroupVersion.Group:
+			if gvk.GroupVersion() != KubeProxyGroupVersion || gvk.Kind != kindKubeProxy {
+				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeProxyGroupVersion, kindKubeProxy)
+			}
+			obj = &kubeproxyv1alpha1.KubeProxyConfiguration{}
+		default:
+			out.Warnings = append(out.Warnings, fmt.Sprintf("ignoring document %d: kubeadm does not know apiVersion %s kind %s", d.Index+1, gvk.GroupVersion(), gvk.Kind))
+			continue
+		}
+
+		problems, err := d.Strict(obj)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s (%s): %w", gvk.Kind, gvk.GroupVersion(), cleanJSONError(err))
+		}
+		for _, p := range problems {
+			msg := fmt.Sprintf("%s (%s): %s", gvk.Kind, gvk.GroupVersion(), p)
+			if strict == Strict {
+				return nil, fmt.Errorf("strict decoding failed: %s", msg)
+			}
+			out.Warnings = append(out.Warnings, msg)
+		}
+
+		switch o := obj.(type) {
+		case *v1beta4.InitConfiguration:
+			out.Init = o
+		case *v1beta4.ClusterConfiguration:
+			out.Cluster = o
+		case *v1beta4.JoinConfiguration:
+			out.Join = o
+		case *v1beta4.ResetConfiguration:
+			out.Reset = o
+		case *v1beta4.UpgradeConfiguration:
+			out.Upgrade = o
+		case *v1beta3.InitConfiguration:
+			out.Init = initFromV1beta3(o)
+			v1beta3Init = true
+		case *v1beta3.ClusterConfiguration:
+			v1beta3Cluster = o
+		case *v1beta3.JoinConfiguration:
+			out.Join = joinFromV1beta3(o)
+		case *kubeletv1beta1.KubeletConfiguration:
+			out.Kubelet = o
+		case *kubeproxyv1alpha1.KubeProxyConfiguration:
+			out.KubeProxy = o
+		}
+	}
+	if v1beta3Cluster != nil {
+		cluster, timeout := clusterFromV1beta3(v1beta3Cluster)
+		out.Cluster = cluster
+		if timeout != nil {
+			if out.Init == nil {
+				out.Init = &v1beta4.InitConfiguration{TypeMeta: typeMeta(v1beta4.KindInitConfiguration)}
+			}
+			if out.Init.Timeouts == nil {
+				out.Init.Timeouts = &v1beta4.Timeouts{}
+			}
+			out.Init.Timeouts.ControlPlaneComponentHealthCheck = timeout
+		}
+	}
+	_ = v1beta3Init
+	return out, nil
+}
+
+func newV1beta4(kind string) (any, error) {
+	switch kind {
+	case v1beta4.KindInitConfiguration:
+		return &v1beta4.InitConfiguration{}, nil
+	case v1beta4.KindClusterConfiguration:
+		return &v1beta4.ClusterConfiguration{}, nil
+	case v1beta4.KindJoinConfiguration:
+		return &v1beta4.JoinConfiguration{}, nil
+	case v1beta4.KindResetConfiguration:
+		return &v1beta4.ResetConfiguration{}, nil
+	case v1beta4.KindUpgradeConfiguration:
+		return &v1beta4.UpgradeConfiguration{}, nil
+	}
+	return nil, unknownKind(kind, v1beta4.SchemeGroupVersion, "InitConfiguration, ClusterConfiguration, JoinConfiguration, ResetConfiguration, UpgradeConfiguration")
+}
+
+func newV1beta3(kind string) (any, error) {
+	switch kind {
+	case v1beta4.KindInitConfiguration:
+		return &v1beta3.InitConfiguration{}, nil
+	case v1beta4.KindClusterConfiguration:
+		return &v1beta3.ClusterConfiguration{}, nil
+	case v1beta4.KindJoinConfiguration:
+		return &v1beta3.JoinConfiguration{}, nil
+	}
+	return nil, unknownKind(kind, v1beta3.SchemeGroupVersion, "InitConfiguration, ClusterConfiguration, JoinConfiguration")
+}
+
+func unknownKind(kind string, gv schema.GroupVersion, known string) error {
+	return fmt.Errorf("unknown kind %q for apiVersion %s; the kinds of that version are %s", kind, gv, known)
+}
+
+// cleanJSONError drops the decoder's internal prefixes so the message says
+// what was wrong with the field.
+func cleanJSONError(err error) error {
+	msg := err.Error()
+	for _, p := range []string{"error unmarshaling JSON: while decoding JSON: ", "json: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// Has reports whether the file held any document of the given kinds.
+func (d *Documents) Has(kinds ...string) bool {
+	for _, k := range kinds {
+		switch k {
+		case v1beta4.KindInitConfiguration:
+			if d.Init != nil {
+				return true
+			}
+		case v1beta4.KindClusterConfiguration:
+			if d.Cluster != nil {
+				return true
+			}
+		case v1beta4.KindJoinConfiguration:
+			if d.Join != nil {
+				return true
+			}
+		case v1beta4.KindResetConfiguration:
+			if d.Reset != nil {
+				return true
+			}
+		case v1beta4.KindUpgradeConfiguration:
+			if d.Upgrade != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var _ = kubeadm.InitConfiguration{}

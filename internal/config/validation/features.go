@@ -1,0 +1,75 @@
+package validation
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// FeatureStage is the maturity of a kubeadm feature gate.
+type FeatureStage string
+
+// Feature gate stages.
+const (
+	FeatureAlpha      FeatureStage = "ALPHA"
+	FeatureBeta       FeatureStage = "BETA"
+	FeatureGA         FeatureStage = "GA"
+	FeatureDeprecated FeatureStage = "DEPRECATED"
+)
+
+// FeatureGate describes one gate of ClusterConfiguration.featureGates.
+type FeatureGate struct {
+	Name    string
+	Default bool
+	// LockToDefault means the gate may be named but only with its default.
+	LockToDefault bool
+	Stage         FeatureStage
+}
+
+// KnownFeatureGates are the gates kubeadm v1.36 recognizes, by name. Any
+// other name, including a different spelling or case, is refused. None is
+// locked in this release. Gates that were removed earlier (for example
+// ControlPlaneKubeletLocalMode, WaitForAllControlPlaneComponents,
+// EtcdLearnerMode, UpgradeAddonsBeforeControlPlane) are unknown names now.
+//
+// This table belongs to a future internal/features package once something
+// other than validation needs it (flag help, feature checks); keep one copy.
+var KnownFeatureGates = []FeatureGate{
+	{Name: "NodeLocalCRISocket", Default: true, Stage: FeatureGA},
+	{Name: "PublicKeysECDSA", Default: false, Stage: FeatureDeprecated},
+	{Name: "RootlessControlPlane", Default: false, Stage: FeatureAlpha},
+}
+
+// LookupFeatureGate returns the gate called name (case-sensitive).
+func LookupFeatureGate(name string) (FeatureGate, bool) {
+	for _, g := range KnownFeatureGates {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return FeatureGate{}, false
+}
+
+// validateFeatureGates refuses unknown gate names and locked gates set
+// against their default. Names are reported in sorted order so the output
+// is stable.
+func validateFeatureGates(gates map[string]bool, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := make([]string, 0, len(gates))
+	for name := range gates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		g, ok := LookupFeatureGate(name)
+		if !ok {
+			errs = append(errs, field.Invalid(p, gates, fmt.Sprintf("%q is not a known feature gate", name)))
+			continue
+		}
+		if g.LockToDefault && gates[name] != g.Default {
+			errs = append(errs, field.Invalid(p, gates, fmt.Sprintf("feature gate %q is locked to %t", name, g.Default)))
+		}
+	}
+	return errs
+}
