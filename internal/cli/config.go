@@ -314,9 +314,7 @@ func migrate(ctx context.Context, env config.Environment, path string) ([]byte, 
 		}
 		objs = append(objs, config.UpgradeToV1beta4(cfg))
 	}
-	if len(objs) == 0 {
-		return nil, exitcode.ValidationError(fmt.Errorf("%s: no kubeadm configuration document (InitConfiguration, ClusterConfiguration, JoinConfiguration, ResetConfiguration or UpgradeConfiguration) found", path))
-	}
+	// A file without kubeadm documents converts to nothing, as upstream's does.
 	return config.MarshalDocuments(objs...)
 }
 
@@ -366,22 +364,22 @@ func validateFile(ctx context.Context, env config.Environment, path string) erro
 	}
 	printWarnings(env, path, docs.Warnings)
 	var errs field.ErrorList
-	found := false
-	opts := config.DefaultOptions{SkipAddress: true, SkipCRISocket: true}
-	if docs.Init != nil || docs.Cluster != nil {
-		found = true
+	opts := config.DefaultOptions{}
+	// A file without any kubeadm document stands for the init defaults
+	// (plus whatever component configurations it holds).
+	found := docs.Has(v1beta4.KindJoinConfiguration, v1beta4.KindResetConfiguration, v1beta4.KindUpgradeConfiguration)
+	if docs.Init != nil || docs.Cluster != nil || !found {
 		cfg, err := env.InitConfiguration(ctx, docs, opts)
 		if err != nil {
 			return exitcode.ValidationError(err)
 		}
-		if docs.Init != nil {
+		if docs.Init != nil || docs.Cluster == nil {
 			errs = append(errs, validation.ValidateInitConfiguration(cfg)...)
 		} else {
 			errs = append(errs, validation.ValidateClusterConfiguration(&cfg.ClusterConfiguration)...)
 		}
 	}
 	if docs.Join != nil {
-		found = true
 		cfg, err := env.JoinConfiguration(docs, opts)
 		if err != nil {
 			return exitcode.ValidationError(err)
@@ -389,7 +387,6 @@ func validateFile(ctx context.Context, env config.Environment, path string) erro
 		errs = append(errs, validation.ValidateJoinConfiguration(cfg)...)
 	}
 	if docs.Reset != nil {
-		found = true
 		cfg, err := env.ResetConfiguration(docs, opts)
 		if err != nil {
 			return exitcode.ValidationError(err)
@@ -397,11 +394,7 @@ func validateFile(ctx context.Context, env config.Environment, path string) erro
 		errs = append(errs, validation.ValidateResetConfiguration(cfg)...)
 	}
 	if docs.Upgrade != nil {
-		found = true
 		errs = append(errs, validation.ValidateUpgradeConfiguration(env.UpgradeConfiguration(docs))...)
-	}
-	if !found {
-		return exitcode.ValidationError(fmt.Errorf("%s: no kubeadm configuration document (InitConfiguration, ClusterConfiguration, JoinConfiguration, ResetConfiguration or UpgradeConfiguration) found", path))
 	}
 	return validationError(path, errs)
 }

@@ -247,11 +247,14 @@ func clusterFromV1beta3(in *v1beta3.ClusterConfiguration) (*v1beta4.ClusterConfi
 		}
 	}
 	if e := in.Etcd.External; e != nil {
+		// v1beta3 had one list for gRPC and HTTP traffic; v1beta4 splits
+		// them and starts both from the old list.
 		out.Etcd.External = &v1beta4.ExternalEtcd{
-			Endpoints: e.Endpoints,
-			CAFile:    e.CAFile,
-			CertFile:  e.CertFile,
-			KeyFile:   e.KeyFile,
+			Endpoints:     e.Endpoints,
+			HTTPEndpoints: e.Endpoints,
+			CAFile:        e.CAFile,
+			CertFile:      e.CertFile,
+			KeyFile:       e.KeyFile,
 		}
 	}
 	// v1beta3 chose ECDSA keys through a feature gate; v1beta4 has a field.

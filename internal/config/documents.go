@@ -41,13 +41,15 @@ func SplitDocuments(data []byte) ([]Document, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading YAML document %d: %w", i+1, err)
 		}
-		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
-			i--
+		if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "---" {
 			continue
 		}
 		js, err := yaml.YAMLToJSON(raw)
 		if err != nil {
 			return nil, fmt.Errorf("document %d is not valid YAML: %w", len(docs)+1, err)
+		}
+		if string(js) == "null" {
+			return nil, fmt.Errorf("document %d has no content: every document needs an apiVersion and a kind", len(docs)+1)
 		}
 		if len(js) == 0 || js[0] != '{' {
 			return nil, fmt.Errorf("document %d is not a YAML mapping of fields (got %s)", len(docs)+1, describeJSON(js))
@@ -105,19 +107,4 @@ func describeJSON(js []byte) string {
 		s = s[:40] + "..."
 	}
 	return s
-}
-
-// stripComments drops full-line comments so a document made only of
-// comments counts as empty.
-func stripComments(b []byte) []byte {
-	var out bytes.Buffer
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		t := bytes.TrimSpace(line)
-		if len(t) == 0 || t[0] == '#' || bytes.Equal(t, []byte("---")) {
-			continue
-		}
-		out.Write(line)
-		out.WriteByte('\n')
-	}
-	return out.Bytes()
 }

@@ -21,6 +21,7 @@ package validation
 //     version below v1.35.0 (pre-releases of v1.35.0 included; "ci/" is
 //     stripped first). There is no upper bound: v1.38.0 or v2.0.0 pass
 //     validation (only preflight complains).
+//   - bootstrapTokens: [] still yields one generated default token.
 //   - bootstrap tokens: a malformed token fails while decoding; a token with
 //     "expires" and no "ttl" still gets ttl=24h, so it always fails the
 //     ttl/expires exclusivity check below; groups are always defaulted, so a
@@ -245,7 +246,12 @@ func socketScheme() string {
 	return "unix"
 }
 
+// validateSocket checks a CRI socket URL. Empty means "detect it later"
+// (the loader may skip detection for commands that do not need it).
 func validateSocket(s string, p *field.Path) field.ErrorList {
+	if s == "" {
+		return nil
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return field.ErrorList{field.Invalid(p, s, fmt.Sprintf("not a valid URL: %v", err))}
@@ -329,7 +335,9 @@ func parseIPSloppy(s string) net.IP {
 
 func validateAPIEndpoint(e *kubeadm.APIEndpoint, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if parseIPSloppy(e.AdvertiseAddress) == nil {
+	// Empty means the loader was told not to detect it (it always does
+	// before the reference tool validates).
+	if e.AdvertiseAddress != "" && parseIPSloppy(e.AdvertiseAddress) == nil {
 		errs = append(errs, field.Invalid(p.Child("advertiseAddress"), e.AdvertiseAddress, "not an IPv4 or IPv6 address"))
 	}
 	for _, msg := range k8svalidation.IsValidPortNum(int(e.BindPort)) {

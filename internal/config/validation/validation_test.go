@@ -83,7 +83,6 @@ func goodReset() *kubeadm.ResetConfiguration {
 
 func goodUpgrade() *kubeadm.UpgradeConfiguration {
 	c := &kubeadm.UpgradeConfiguration{}
-	v1beta4.SetDefaults_Timeouts(&v1beta4.Timeouts{})
 	c.Apply.ImagePullPolicy = corev1.PullIfNotPresent
 	c.Node.ImagePullPolicy = corev1.PullIfNotPresent
 	return c
@@ -166,6 +165,8 @@ func TestInitConfiguration(t *testing.T) {
 
 		// API endpoint
 		{"advertise address", func(c *kubeadm.InitConfiguration) { c.LocalAPIEndpoint.AdvertiseAddress = "1.2.3" }, []want{inv("localAPIEndpoint.advertiseAddress")}},
+		{"advertise address left for later", func(c *kubeadm.InitConfiguration) { c.LocalAPIEndpoint.AdvertiseAddress = "" }, nil},
+		{"cri socket left for later", func(c *kubeadm.InitConfiguration) { c.NodeRegistration.CRISocket = "" }, nil},
 		{"advertise address leading zeros", func(c *kubeadm.InitConfiguration) { c.LocalAPIEndpoint.AdvertiseAddress = "01.2.3.4" }, nil},
 		{"advertise address IPv6", func(c *kubeadm.InitConfiguration) { c.LocalAPIEndpoint.AdvertiseAddress = "fd00::1" }, nil},
 		{"bind port too big", func(c *kubeadm.InitConfiguration) { c.LocalAPIEndpoint.BindPort = 70000 }, []want{inv("localAPIEndpoint.bindPort")}},
