@@ -270,18 +270,17 @@ input must be a valid configuration.`,
 }
 
 func migrate(ctx context.Context, env config.Environment, path string) ([]byte, error) {
-	docs, err := config.ReadFile(path, config.Lenient)
+	// Migrating is how users leave an old format, so no deprecation
+	// warnings here; unknown fields are refused so nothing is dropped
+	// silently.
+	docs, err := readConfig(env, path, config.Strict, true)
 	if err != nil {
 		return nil, err
 	}
-	printWarnings(env, path, docs.Warnings)
 	var objs []any
 	if docs.Init != nil || docs.Cluster != nil {
-		cfg, err := env.InitConfiguration(ctx, docs, config.DefaultOptions{})
+		cfg, err := loadInitConfig(ctx, env, docs, config.DefaultOptions{})
 		if err != nil {
-			return nil, err
-		}
-		if err := validationError(path, validation.ValidateInitConfiguration(cfg)); err != nil {
 			return nil, err
 		}
 		init, cluster := config.InitToV1beta4(cfg)
@@ -358,26 +357,19 @@ The exit code is 0 for a valid file and 3 for an invalid one.`,
 }
 
 func validateFile(ctx context.Context, env config.Environment, path string) error {
-	docs, err := config.ReadFile(path, config.Strict)
+	docs, err := readConfig(env, path, config.Strict, false)
 	if err != nil {
-		return exitcode.ValidationError(err)
+		return err
 	}
-	printWarnings(env, path, docs.Warnings)
 	var errs field.ErrorList
 	opts := config.DefaultOptions{}
-	// A file without any kubeadm document stands for the init defaults
-	// (plus whatever component configurations it holds).
-	found := docs.Has(v1beta4.KindJoinConfiguration, v1beta4.KindResetConfiguration, v1beta4.KindUpgradeConfiguration)
-	if docs.Init != nil || docs.Cluster != nil || !found {
+	if docs.Init != nil || docs.Cluster != nil {
 		cfg, err := env.InitConfiguration(ctx, docs, opts)
 		if err != nil {
 			return exitcode.ValidationError(err)
 		}
-		if docs.Init != nil || docs.Cluster == nil {
-			errs = append(errs, validation.ValidateInitConfiguration(cfg)...)
-		} else {
-			errs = append(errs, validation.ValidateClusterConfiguration(&cfg.ClusterConfiguration)...)
-		}
+		errs = append(errs, validation.ValidateInitConfiguration(cfg)...)
+		warnAll(env, "", validation.ClusterConfigurationWarnings(&cfg.ClusterConfiguration))
 	}
 	if docs.Join != nil {
 		cfg, err := env.JoinConfiguration(docs, opts)
@@ -454,30 +446,34 @@ the flags that set them are ignored.`,
 }
 
 func (o *imagesListOptions) images(ctx context.Context, env config.Environment) ([]string, error) {
-	var docs *config.Documents
+	// Only the cluster-wide settings matter for images; the node's address
+	// and CRI socket are not looked up.
+	opts := config.DefaultOptions{SkipAddress: true, SkipCRISocket: true}
 	if o.configPath != "" {
-		d, err := config.ReadFile(o.configPath, config.Lenient)
+		docs, err := readConfig(env, o.configPath, config.Lenient, false)
 		if err != nil {
 			return nil, err
 		}
-		printWarnings(env, o.configPath, d.Warnings)
-		docs = d
-	} else {
-		docs = &config.Documents{Cluster: &v1beta4.ClusterConfiguration{
-			KubernetesVersion: o.kubernetesVersion,
-			ImageRepository:   o.imageRepository,
-		}}
-		gates, err := parseFeatureGates(o.featureGates)
+		cfg, err := loadInitConfig(ctx, env, docs, opts)
 		if err != nil {
-			return nil, exitcode.ValidationError(err)
+			return nil, err
 		}
-		docs.Cluster.FeatureGates = gates
+		return images.List(&cfg.ClusterConfiguration), nil
 	}
+	gates, err := parseFeatureGates(o.featureGates)
+	if err != nil {
+		return nil, exitcode.ValidationError(err)
+	}
+	docs := &config.Documents{Source: "flags", Cluster: &v1beta4.ClusterConfiguration{
+		KubernetesVersion: o.kubernetesVersion,
+		ImageRepository:   o.imageRepository,
+		FeatureGates:      gates,
+	}}
 	cfg, err := env.ClusterConfiguration(ctx, docs)
 	if err != nil {
 		return nil, err
 	}
-	if err := validationError(o.configPath, validation.ValidateClusterConfiguration(cfg)); err != nil {
+	if err := validationError("flags", validation.ValidateClusterConfiguration(cfg)); err != nil {
 		return nil, err
 	}
 	return images.List(cfg), nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 
@@ -32,16 +31,5 @@ func hostEnvironment(errOut io.Writer) config.Environment {
 		},
 		NewToken: config.GenerateToken,
 		Warn:     warn,
-	}
-}
-
-// printWarnings reports the problems a decoder tolerated.
-func printWarnings(env config.Environment, source string, warnings []string) {
-	for _, w := range warnings {
-		if source != "" {
-			env.Warn("%s", fmt.Sprintf("%s: %s", source, w))
-		} else {
-			env.Warn("%s", w)
-		}
 	}
 }

@@ -33,7 +33,7 @@ func printVersion(cmd *cobra.Command, output string, info version.Info) error {
 	}{info}
 	switch output {
 	case "":
-		_, err := fmt.Fprintf(out, "kubeadm version: &version.Info{Major:%q, Minor:%q, GitVersion:%q, GitCommit:%q, GitTreeState:%q, BuildDate:%q, GoVersion:%q, Compiler:%q, Platform:%q, ProjectVersion:%q}\n",
+		_, err := fmt.Fprintf(out, "kubeadm version: &version.Info{Major:%q, Minor:%q, EmulationMajor:\"\", EmulationMinor:\"\", MinCompatibilityMajor:\"\", MinCompatibilityMinor:\"\", GitVersion:%q, GitCommit:%q, GitTreeState:%q, BuildDate:%q, GoVersion:%q, Compiler:%q, Platform:%q, ProjectVersion:%q}\n",
 			info.Major, info.Minor, info.GitVersion, info.GitCommit, info.GitTreeState, info.BuildDate, info.GoVersion, info.Compiler, info.Platform, info.ProjectVersion)
 		return err
 	case "short":
@@ -51,7 +51,7 @@ func printVersion(cmd *cobra.Command, output string, info version.Info) error {
 		if err != nil {
 			return err
 		}
-		_, err = out.Write(b)
+		_, err = fmt.Fprintln(out, string(b))
 		return err
 	default:
 		return fmt.Errorf("invalid output format: %s", output)

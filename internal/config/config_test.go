@@ -57,8 +57,8 @@ discovery:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(docs.Warnings) != 2 {
-		t.Errorf("want a deprecation warning per v1beta3 document, got %q", docs.Warnings)
+	if len(docs.Deprecations) != 2 {
+		t.Errorf("want a deprecation warning per v1beta3 document, got %q", docs.Deprecations)
 	}
 	args := docs.Cluster.APIServer.ExtraArgs
 	if len(args) != 2 || args[0].Name != "a" || args[1].Name != "b" {

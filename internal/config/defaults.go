@@ -59,6 +59,11 @@ func (e Environment) InitConfiguration(ctx context.Context, docs *Documents, opt
 	if docs != nil && docs.Cluster != nil {
 		cluster = docs.Cluster
 	}
+	// An explicitly empty token list still gets the one default token,
+	// as with upstream kubeadm.
+	if init.BootstrapTokens != nil && len(init.BootstrapTokens) == 0 {
+		init.BootstrapTokens = nil
+	}
 	v1beta4.SetDefaults_InitConfiguration(init)
 	v1beta4.SetDefaults_ClusterConfiguration(cluster)
 	cfg := initToInternal(init, cluster)
@@ -131,6 +136,7 @@ func (e Environment) ResetConfiguration(docs *Documents, opts DefaultOptions) (*
 	}
 	v1beta4.SetDefaults_ResetConfiguration(reset)
 	cfg := resetToInternal(reset)
+	cfg.CRISocket = e.socketURL(cfg.CRISocket)
 	if cfg.CRISocket == "" && !opts.SkipCRISocket {
 		sock, err := e.CRISocket()
 		if err != nil {
@@ -160,14 +166,15 @@ func (e Environment) newToken() (*v1beta4.BootstrapTokenString, error) {
 }
 
 func (e Environment) nodeRegistration(nr *kubeadm.NodeRegistrationOptions, controlPlane bool, opts DefaultOptions) error {
+	nr.Name = strings.ToLower(strings.TrimSpace(nr.Name))
 	if nr.Name == "" {
 		host, err := e.Hostname()
 		if err != nil {
 			return fmt.Errorf("finding the node name from the host name: %w", err)
 		}
-		nr.Name = host
+		nr.Name = strings.ToLower(strings.TrimSpace(host))
 	}
-	nr.Name = strings.ToLower(nr.Name)
+	nr.CRISocket = e.socketURL(nr.CRISocket)
 	if nr.CRISocket == "" && !opts.SkipCRISocket {
 		sock, err := e.CRISocket()
 		if err != nil {
@@ -181,8 +188,35 @@ func (e Environment) nodeRegistration(nr *kubeadm.NodeRegistrationOptions, contr
 	return nil
 }
 
+// socketURL turns a bare socket path into a unix:// URL, as upstream still
+// accepts (with a warning) for old configurations.
+func (e Environment) socketURL(s string) string {
+	if s == "" || strings.HasPrefix(s, "unix") {
+		return s
+	}
+	fixed := "unix://" + strings.TrimPrefix(strings.TrimPrefix(s, "npipe://"), "unix://")
+	e.Warn("the CRI socket %q has no unix:// scheme; using %q (write the URL form in your configuration)", s, fixed)
+	return fixed
+}
+
 func (e Environment) advertiseAddress(ep *kubeadm.APIEndpoint, opts DefaultOptions) error {
-	if ep.AdvertiseAddress != "" || opts.SkipAddress {
+	if ep.AdvertiseAddress != "" {
+		ip := net.ParseIP(ep.AdvertiseAddress)
+		if ip == nil {
+			ip = parseIPv4LeadingZeros(ep.AdvertiseAddress)
+		}
+		if ip == nil {
+			return fmt.Errorf("the advertise address %q (localAPIEndpoint.advertiseAddress or --apiserver-advertise-address) is not an IPv4 or IPv6 address", ep.AdvertiseAddress)
+		}
+		if ip.IsLoopback() {
+			return fmt.Errorf("the advertise address %s is a loopback address, which other nodes cannot reach; use an address of a network interface", ep.AdvertiseAddress)
+		}
+		if !ip.IsUnspecified() {
+			return nil
+		}
+		// 0.0.0.0 and :: mean "pick for me".
+	}
+	if opts.SkipAddress {
 		return nil
 	}
 	ip, err := e.DefaultAddress()
@@ -223,3 +257,30 @@ func CheckControlPlaneVersion(v string) error {
 
 // GenerateToken returns a new random bootstrap token.
 func GenerateToken() (string, error) { return bootstraputil.GenerateBootstrapToken() }
+
+// parseIPv4LeadingZeros accepts dotted IPv4 with leading zeros ("010.0.0.1"),
+// which the standard library refuses but upstream kubeadm takes as decimal.
+func parseIPv4LeadingZeros(s string) net.IP {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return nil
+	}
+	b := make([]byte, 4)
+	for i, p := range parts {
+		if p == "" || len(p) > 3 {
+			return nil
+		}
+		n := 0
+		for _, c := range p {
+			if c < '0' || c > '9' {
+				return nil
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n > 255 {
+			return nil
+		}
+		b[i] = byte(n)
+	}
+	return net.IPv4(b[0], b[1], b[2], b[3])
+}

@@ -10,6 +10,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -63,9 +64,13 @@ type Documents struct {
 
 	// Warnings are problems that did not stop decoding.
 	Warnings []string
+	// Deprecations say which documents use an old format version.
+	Deprecations []string
 }
 
-// ReadFile reads and decodes a configuration file.
+// ReadFile reads and decodes a configuration file. A file that cannot be
+// read is a plain error; one that does not decode is invalid input (exit
+// code 3).
 func ReadFile(path string, strict Strictness) (*Documents, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -73,7 +78,7 @@ func ReadFile(path string, strict Strictness) (*Documents, error) {
 	}
 	docs, err := Decode(data, strict)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, exitcode.ValidationError(fmt.Errorf("%s: %w", path, err))
 	}
 	docs.Source = path
 	return docs, nil
@@ -107,7 +112,7 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			case "v1beta3":
 				obj, err = newV1beta3(gvk.Kind)
 				if err == nil {
-					out.Warnings = append(out.Warnings, fmt.Sprintf("the %s document uses the deprecated API version %s; convert the file with 'kubeadm config migrate --old-config OLD --new-config NEW'", gvk.Kind, gvk.GroupVersion()))
+					out.Deprecations = append(out.Deprecations, fmt.Sprintf("the %s document uses the deprecated API version %s; convert the file with 'kubeadm config migrate --old-config OLD --new-config NEW'", gvk.Kind, gvk.GroupVersion()))
 				}
 			default:
 				if release, ok := oldVersions[gvk.Version]; ok {

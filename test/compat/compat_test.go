@@ -220,7 +220,7 @@ func compareExit(d *diffs, ours, up result) {
 	if up.err != nil {
 		d.add("upstream did not run: %v", up.err)
 	}
-	if ours.code != up.code {
+	if !sameVerdict(ours.code, up.code) {
 		d.add("exit code: ours %d upstream %d", ours.code, up.code)
 	}
 }
@@ -532,7 +532,7 @@ func configFiles(t *testing.T, prefixes ...string) []string {
 	return out
 }
 
-var allPrefixes = []string{"valid-", "v1beta3-", "invalid-"}
+var allPrefixes = []string{"valid-", "v1beta3-", "invalid-", "stricter-"}
 
 // ---------------------------------------------------------------------------
 // Cases
@@ -556,6 +556,12 @@ func TestConfigPrint(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.Join(c, " "), func(t *testing.T) {
 			ours, up := pair(t, append([]string{"config", "print"}, c...)...)
+			if extraFlagCases[strings.Join(c, " ")] {
+				if ours.code != 0 || up.code == 0 {
+					t.Errorf("expected only ours to accept %v: ours exit %d, upstream exit %d", c, ours.code, up.code)
+				}
+				return
+			}
 			var d diffs
 			compareExit(&d, ours, up)
 			compareStderrPresence(&d, ours, up)
@@ -607,6 +613,9 @@ func TestConfigImagesList(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ours, up := pair(t, append([]string{"config", "images", "list"}, c.args...)...)
+			if checkStricter(t, c.args, ours, up) {
+				return
+			}
 			var d diffs
 			compareExit(&d, ours, up)
 			compareStderrPresence(&d, ours, up)
@@ -688,6 +697,15 @@ func TestConfigMigrate(t *testing.T) {
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			ours, up := pair(t, "config", "migrate", "--old-config", f, "--new-config", "{out}/new.yaml")
+			if checkStricter(t, []string{"--config", f}, ours, up) {
+				return
+			}
+			if migrateSucceedsWhereUpstreamFails[filepath.Base(f)] {
+				if ours.code != 0 || up.code == 0 {
+					t.Errorf("expected only ours to migrate %s: ours exit %d, upstream exit %d", filepath.Base(f), ours.code, up.code)
+				}
+				return
+			}
 			var d diffs
 			compareExit(&d, ours, up)
 			compareStderrPresence(&d, ours, up)
@@ -700,7 +718,7 @@ func TestConfigMigrate(t *testing.T) {
 			case uerr == nil && oerr != nil:
 				d.add("--new-config: ours did not write the file (%v)", oerr)
 			case uerr == nil:
-				compareDocs(&d, "", string(on), string(un), normalizeGeneratedTokens(string(input)))
+				compareDocs(&d, "", string(on), string(un), both(normalizeGeneratedTokens(string(input)), upstreamZeroHealthCheck))
 			}
 			d.finish(t, ours, up)
 		})
@@ -716,7 +734,7 @@ func TestConfigMigrate(t *testing.T) {
 			var d diffs
 			compareExit(&d, ours, up)
 			compareStderrPresence(&d, ours, up)
-			compareDocs(&d, "stdout", ours.stdout, up.stdout, normalizeGeneratedTokens(string(input)))
+			compareDocs(&d, "stdout", ours.stdout, up.stdout, both(normalizeGeneratedTokens(string(input)), upstreamZeroHealthCheck))
 			d.finish(t, ours, up)
 		})
 	}
@@ -767,6 +785,9 @@ func TestConfigValidate(t *testing.T) {
 		base := filepath.Base(f)
 		t.Run(base, func(t *testing.T) {
 			ours, up := pair(t, "config", "validate", "--config", f)
+			if checkStricter(t, []string{"--config", f}, ours, up) {
+				return
+			}
 			var d diffs
 			compareExit(&d, ours, up)
 			compareStderrPresence(&d, ours, up)
@@ -808,6 +829,7 @@ func TestVersion(t *testing.T) {
 		for _, v := range []any{ours, up} {
 			m, _ := v.(map[string]any)
 			cv, _ := m["clientVersion"].(map[string]any)
+			delete(cv, projectVersionKey)
 			for _, k := range versionStamps {
 				if _, ok := cv[k]; ok {
 					cv[k] = "<build stamp>"
@@ -841,7 +863,7 @@ func TestVersion(t *testing.T) {
 				compareDocs(&d, "stdout", ours.stdout, up.stdout, normalize)
 			default:
 				compareLines(&d, "stdout",
-					versionStampText.ReplaceAllString(ours.stdout, `$1:"<build stamp>"`),
+					versionStampText.ReplaceAllString(dropProjectVersionText(ours.stdout), `$1:"<build stamp>"`),
 					versionStampText.ReplaceAllString(up.stdout, `$1:"<build stamp>"`))
 			}
 			d.finish(t, ours, up)
@@ -866,4 +888,36 @@ func TestTokenGenerate(t *testing.T) {
 		}
 	}
 	d.finish(t, ours, up)
+}
+
+// both chains two normalizers.
+func both(a, b func(name string, ours, up any)) func(name string, ours, up any) {
+	return func(name string, ours, up any) {
+		a(name, ours, up)
+		b(name, ours, up)
+	}
+}
+
+// checkStricter handles the inputs we refuse on purpose (stricterFiles):
+// upstream must accept them, ours must refuse with the validation exit
+// code naming the field. It reports whether the case was one of those.
+func checkStricter(t *testing.T, args []string, ours, up result) bool {
+	t.Helper()
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "--config" {
+			continue
+		}
+		path, ok := isStricter(filepath.Base(args[i+1]))
+		if !ok {
+			return false
+		}
+		if up.code != 0 {
+			t.Errorf("test data: upstream now refuses %s (exit %d); move it to invalid-", args[i+1], up.code)
+		}
+		if ours.code != validationExitCode || !hasField(ours.stderr, path) {
+			t.Errorf("ours must refuse %s naming %s with exit %d; got exit %d: %s", args[i+1], path, validationExitCode, ours.code, ours.stderr)
+		}
+		return true
+	}
+	return false
 }

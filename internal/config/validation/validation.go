@@ -34,11 +34,14 @@ package validation
 // the CA's (ClusterConfigurationWarnings). Negative periods and timeouts are
 // accepted.
 //
+// Deliberately stricter than the reference: taints (key, value, effect,
+// duplicates) and pod/service subnet overlap are errors here, because both
+// only fail much later, on a half-built cluster.
+//
 // Not validated at all by the reference (so not here either, to accept the
-// same files): taints, extraEnvs, extraVolumes (names, paths, pathType),
+// same files): extraEnvs, extraVolumes (names, paths, pathType),
 // duplicate extraArgs, caCertHashes format (checked during discovery),
-// timeouts, skipPhases, patches, image tags, clusterName, component configs,
-// pod/service subnet overlap (reported here as a warning instead). The
+// // timeouts, skipPhases, patches, image tags, clusterName, component configs. The
 // "all plus other names" rule of ignorePreflightErrors is applied by the
 // commands after merging flags and config (ValidateIgnorePreflightErrors),
 // not by "config validate".
@@ -102,6 +105,7 @@ func ValidateClusterConfiguration(c *kubeadm.ClusterConfiguration) field.ErrorLi
 	var errs field.ErrorList
 	errs = append(errs, validateImageRepository(c.DNS.ImageRepository, field.NewPath("dns", "imageRepository"))...)
 	errs = append(errs, validateNetworking(c, field.NewPath("networking"))...)
+	errs = append(errs, validateSubnetOverlap(&c.Networking, field.NewPath("networking"))...)
 	errs = append(errs, validateCertSANs(c.APIServer.CertSANs, field.NewPath("apiServer", "certSANs"))...)
 	errs = append(errs, validateExtraArgs(c.APIServer.ExtraArgs, field.NewPath("apiServer", "extraArgs"))...)
 	errs = append(errs, validateExtraArgs(c.ControllerManager.ExtraArgs, field.NewPath("controllerManager", "extraArgs"))...)
@@ -140,11 +144,19 @@ func ClusterConfigurationWarnings(c *kubeadm.ClusterConfiguration) []string {
 		out = append(out, fmt.Sprintf("certificateValidityPeriod: %s is longer than caCertificateValidityPeriod (%s); certificates cannot outlive their CA",
 			leaf.Duration, ca.Duration))
 	}
-	for _, pair := range overlappingSubnets(c.Networking.PodSubnet, c.Networking.ServiceSubnet) {
-		out = append(out, fmt.Sprintf("networking.podSubnet: %s overlaps networking.serviceSubnet %s; pod and service addresses may collide",
-			pair[0], pair[1]))
-	}
 	return out
+}
+
+// validateSubnetOverlap refuses pod and service subnets that share
+// addresses: pods and Services would then collide. Upstream kubeadm accepts
+// such a file; refusing it is a deliberate difference.
+func validateSubnetOverlap(n *kubeadm.Networking, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, pair := range overlappingSubnets(n.PodSubnet, n.ServiceSubnet) {
+		errs = append(errs, field.Invalid(p.Child("podSubnet"), n.PodSubnet,
+			fmt.Sprintf("the pod subnet %s overlaps the service subnet %s; pod and Service addresses would collide", pair[0], pair[1])))
+	}
+	return errs
 }
 
 // ValidateJoinConfiguration checks a defaulted JoinConfiguration.
@@ -235,6 +247,36 @@ func validateNodeRegistration(n *kubeadm.NodeRegistrationOptions, p *field.Path)
 	errs = append(errs, validateSocket(n.CRISocket, p.Child("criSocket"))...)
 	errs = append(errs, validateExtraArgs(n.KubeletExtraArgs, p.Child("kubeletExtraArgs"))...)
 	errs = append(errs, validatePullPolicy(n.ImagePullPolicy, p.Child("imagePullPolicy"))...)
+	errs = append(errs, validateTaints(n.Taints, p.Child("taints"))...)
+	return errs
+}
+
+// validateTaints checks taint keys and effects. Upstream kubeadm does not,
+// and a bad taint then fails much later when the node registers; refusing it
+// here is a deliberate difference.
+func validateTaints(taints []corev1.Taint, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	effects := []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
+	seen := map[[2]string]bool{}
+	for i, t := range taints {
+		tp := p.Index(i)
+		for _, msg := range k8svalidation.IsQualifiedName(t.Key) {
+			errs = append(errs, field.Invalid(tp.Child("key"), t.Key, msg))
+		}
+		if t.Value != "" {
+			for _, msg := range k8svalidation.IsValidLabelValue(t.Value) {
+				errs = append(errs, field.Invalid(tp.Child("value"), t.Value, msg))
+			}
+		}
+		if !sets.New(effects...).Has(string(t.Effect)) {
+			errs = append(errs, field.NotSupported(tp.Child("effect"), t.Effect, effects))
+		}
+		k := [2]string{t.Key, string(t.Effect)}
+		if seen[k] {
+			errs = append(errs, field.Duplicate(tp, fmt.Sprintf("%s:%s", t.Key, t.Effect)))
+		}
+		seen[k] = true
+	}
 	return errs
 }
 

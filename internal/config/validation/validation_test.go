@@ -136,9 +136,9 @@ func TestInitConfiguration(t *testing.T) {
 			c.NodeRegistration.KubeletExtraArgs = []kubeadm.Arg{{Name: "v", Value: "1"}, {Name: "v", Value: "2"}, {Value: "x"}}
 		}, []want{inv("nodeRegistration.kubeletExtraArgs")}},
 		{"pull policy", func(c *kubeadm.InitConfiguration) { c.NodeRegistration.ImagePullPolicy = "always" }, []want{inv("nodeRegistration.imagePullPolicy")}},
-		{"taints are not validated", func(c *kubeadm.InitConfiguration) {
+		{"taints are validated (stricter than upstream)", func(c *kubeadm.InitConfiguration) {
 			c.NodeRegistration.Taints = []corev1.Taint{{Key: "bad key!", Effect: "Bad"}, {Key: "a", Effect: "NoSchedule"}, {Key: "a", Effect: "NoSchedule"}}
-		}, nil},
+		}, []want{inv("nodeRegistration.taints[0].key"), {field.ErrorTypeNotSupported, "nodeRegistration.taints[0].effect"}, {field.ErrorTypeDuplicate, "nodeRegistration.taints[2]"}}},
 		{"ignorePreflightErrors mix is not validated here", func(c *kubeadm.InitConfiguration) {
 			c.NodeRegistration.IgnorePreflightErrors = []string{"all", "Swap"}
 		}, nil},
@@ -226,8 +226,8 @@ func TestClusterConfiguration(t *testing.T) {
 		{"pod subnet unparsable", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "bar" }, []want{inv("networking.podSubnet")}},
 		{"pod subnet ok", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.244.0.0/16,fd00:1::/56" }, nil},
 		{"pod subnet smaller than node range", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.244.0.0/25" }, []want{inv("networking.podSubnet")}},
-		{"pod subnet too many node ranges", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.0.0.0/7" }, []want{inv("networking.podSubnet")}},
-		{"pod subnet /8 is the limit", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.0.0.0/8" }, nil},
+		{"pod subnet too many node ranges", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "100.0.0.0/7" }, []want{inv("networking.podSubnet")}},
+		{"pod subnet /8 is the limit", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "100.0.0.0/8" }, nil},
 		{"pod subnet IPv6 smaller than node range", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "fd00::/65" }, []want{inv("networking.podSubnet")}},
 		{"pod subnet too small and smaller than node range", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.244.0.0/30" }, []want{inv("networking.podSubnet"), inv("networking.podSubnet")}},
 		{"pod subnet two IPv4", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.244.0.0/16,10.1.0.0/16" }, []want{inv("networking.podSubnet")}},
@@ -247,7 +247,7 @@ func TestClusterConfiguration(t *testing.T) {
 			c.Networking.PodSubnet = "10.244.0.0/16,fd00::/48"
 			c.ControllerManager.ExtraArgs = cmArgs("node-cidr-mask-size-ipv6", "xyz")
 		}, []want{inv("networking.podSubnet")}},
-		{"pod and service overlap is only a warning", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.96.0.0/16" }, nil},
+		{"pod and service overlap is refused (stricter than upstream)", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.96.0.0/16" }, []want{inv("networking.podSubnet")}},
 
 		{"dns domain", func(c *kubeadm.ClusterConfiguration) { c.Networking.DNSDomain = "Cluster.Local" }, []want{inv("networking.dnsDomain")}},
 		{"dns domain trailing dot", func(c *kubeadm.ClusterConfiguration) { c.Networking.DNSDomain = "cluster.local." }, []want{inv("networking.dnsDomain")}},
@@ -363,9 +363,9 @@ func TestClusterConfiguration(t *testing.T) {
 func TestSubnetErrorValues(t *testing.T) {
 	c := goodCluster()
 	c.Networking.ServiceSubnet = "10.96.0.0/8"
-	c.Networking.PodSubnet = "10.0.0.0/4"
+	c.Networking.PodSubnet = "200.0.0.0/4"
 	errs := ValidateClusterConfiguration(&c)
-	if len(errs) != 2 || errs[0].BadValue != "10.0.0.0/8" || errs[1].BadValue != "0.0.0.0/4" {
+	if len(errs) != 2 || errs[0].BadValue != "10.0.0.0/8" || errs[1].BadValue != "192.0.0.0/4" {
 		t.Fatalf("the masked network should be reported: %v", errs)
 	}
 }
@@ -532,9 +532,8 @@ func TestClusterConfigurationWarnings(t *testing.T) {
 	}
 	c.CertificateValidityPeriod = dur(300000 * time.Hour)
 	c.CACertificateValidityPeriod = dur(200000 * time.Hour)
-	c.Networking.PodSubnet = "10.96.0.0/16,fd00:1::/56"
 	w := ClusterConfigurationWarnings(&c)
-	prefixes := []string{"certificateValidityPeriod:", "caCertificateValidityPeriod:", "certificateValidityPeriod:", "networking.podSubnet:"}
+	prefixes := []string{"certificateValidityPeriod:", "caCertificateValidityPeriod:", "certificateValidityPeriod:"}
 	if len(w) != len(prefixes) {
 		t.Fatalf("got %q", w)
 	}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/validation"
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// readConfig reads a configuration file and reports what the decoder
+// tolerated: unknown or duplicated fields (lenient mode) and old format
+// versions (unless quiet).
+func readConfig(env config.Environment, path string, strict config.Strictness, quietDeprecations bool) (*config.Documents, error) {
+	docs, err := config.ReadFile(path, strict)
+	if err != nil {
+		return nil, err
+	}
+	warnAll(env, path, docs.Warnings)
+	if !quietDeprecations {
+		warnAll(env, path, docs.Deprecations)
+	}
+	return docs, nil
+}
+
+// loadInitConfig builds the validated init configuration of a command like
+// "config images list --config" or "init --config": the file's
+// InitConfiguration and ClusterConfiguration with every default applied.
+// Documents of other kinds are ignored with a warning; a file without
+// either kind is refused.
+func loadInitConfig(ctx context.Context, env config.Environment, docs *config.Documents, opts config.DefaultOptions) (*kubeadm.InitConfiguration, error) {
+	for kind, present := range map[string]bool{
+		v1beta4.KindJoinConfiguration:    docs.Join != nil,
+		v1beta4.KindResetConfiguration:   docs.Reset != nil,
+		v1beta4.KindUpgradeConfiguration: docs.Upgrade != nil,
+	} {
+		if present {
+			env.Warn("%s: ignoring the %s document: this command does not use it", docs.Source, kind)
+		}
+	}
+	if docs.Init == nil && docs.Cluster == nil {
+		return nil, exitcode.ValidationError(fmt.Errorf("%s: neither an InitConfiguration nor a ClusterConfiguration document was found in the file", docs.Source))
+	}
+	cfg, err := env.InitConfiguration(ctx, docs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := validationError(docs.Source, validation.ValidateInitConfiguration(cfg)); err != nil {
+		return nil, err
+	}
+	warnAll(env, "", validation.ClusterConfigurationWarnings(&cfg.ClusterConfiguration))
+	return cfg, nil
+}
+
+// warnAll reports each message as a warning, prefixed with its source.
+func warnAll(env config.Environment, source string, msgs []string) {
+	for _, m := range msgs {
+		if source != "" {
+			m = source + ": " + m
+		}
+		env.Warn("%s", m)
+	}
+}
