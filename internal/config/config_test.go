@@ -226,3 +226,17 @@ func TestNthServiceIP(t *testing.T) {
 		t.Error("expected a parse error")
 	}
 }
+
+func TestDecodeErrorsNameTheField(t *testing.T) {
+	cases := map[string]string{
+		"apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncertificateValidityPeriod: forever\n":                          "certificateValidityPeriod:",
+		"apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nbootstrapTokens:\n- token: abcdef.0123456789abcdef\n- token: x\n": "bootstrapTokens[1].token:",
+		"apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ntimeouts:\n  discovery: soon\n":                                   "timeouts.discovery:",
+	}
+	for in, want := range cases {
+		_, err := Decode([]byte(in), Strict)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to name %q", err, want)
+		}
+	}
+}

@@ -140,7 +140,7 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 
 		problems, err := d.Strict(obj)
 		if err != nil {
-			return nil, fmt.Errorf("decoding %s (%s): %w", gvk.Kind, gvk.GroupVersion(), cleanJSONError(err))
+			return nil, fmt.Errorf("decoding %s (%s): %w", gvk.Kind, gvk.GroupVersion(), decodeError(d.JSON, obj, cleanJSONError(err)))
 		}
 		for _, p := range problems {
 			msg := fmt.Sprintf("%s (%s): %s", gvk.Kind, gvk.GroupVersion(), p)
