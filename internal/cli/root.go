@@ -55,6 +55,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newCompletionCmd(streams, cmd),
 		newConfigCmd(streams),
 		newTokenCmd(streams),
+		newInitCmd(streams),
 	)
 	return cmd
 }

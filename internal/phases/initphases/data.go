@@ -1,0 +1,51 @@
+package initphases
+
+import (
+	"io"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+)
+
+// Default locations, as upstream kubeadm uses them.
+const (
+	KubernetesDir = "/etc/kubernetes"
+	ManifestsDir  = "/etc/kubernetes/manifests"
+	KubeletDir    = "/var/lib/kubelet"
+)
+
+// Data is what the init phases share. It is built once per run by the init
+// command, from the configuration file and flags, fully defaulted and
+// validated. Phases must treat Cfg as read-only except where documented.
+type Data struct {
+	Cfg *kubeadm.InitConfiguration
+
+	// Where output goes. Under --dry-run they all point into DryRunDir.
+	CertDir       string // certificates and keys (Cfg.CertificatesDir normally)
+	KubeconfigDir string // admin.conf, kubelet.conf, ...
+	ManifestDir   string // static pod manifests
+	KubeletDir    string // kubelet config.yaml, kubeadm-flags.env, instance-config.yaml
+
+	// PatchesDir holds patch files for the generated manifests ("" = none).
+	PatchesDir string
+
+	// DryRun makes phases write into DryRunDir and print what they wrote.
+	DryRun    bool
+	DryRunDir string
+
+	// IgnorePreflightErrors lists the preflight checks whose failure only
+	// warns (lower case; "all" ignores every check).
+	IgnorePreflightErrors sets.Set[string]
+
+	// UploadCerts and SkipCertificateKeyPrint come from flags of the same names.
+	UploadCerts             bool
+	SkipCertificateKeyPrint bool
+	SkipTokenPrint          bool
+
+	// Out receives the phases' progress messages.
+	Out io.Writer
+	// Now is the clock certificates are dated by.
+	Now func() time.Time
+}
