@@ -159,3 +159,21 @@ func TestImagesList(t *testing.T) {
 		t.Fatalf("images: %+v", doc)
 	}
 }
+
+func TestInitRefusesFlagsMixedWithConfig(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := run(t, "init", "--config", p, "--pod-network-cidr", "10.0.0.0/16", "--skip-phases", "preflight")
+	if code != exitcode.Generic || !strings.Contains(errOut, "can not mix '--config' with arguments [pod-network-cidr]") {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+}
+
+func TestInitUnknownSkipPhase(t *testing.T) {
+	_, errOut, code := run(t, "init", "--skip-phases", "nope", "--kubernetes-version", "v1.36.3")
+	if code == 0 || !strings.Contains(errOut, "nope") {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+}

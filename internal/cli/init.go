@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
@@ -74,7 +72,17 @@ pod manifests of etcd and the control plane, and the kubelet's configuration.`,
   kubeadm init phase certs all --config kubeadm.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runner.Run(cmd.Context(), args)
+			if err := runner.Run(cmd.Context(), args); err != nil {
+				return err
+			}
+			data, err := runner.Data(args)
+			if err != nil {
+				return err
+			}
+			if err := initphases.PrintDryRun(data); err != nil {
+				return err
+			}
+			return errAPIPhasesMissing
 		},
 	}
 	flags = cmd.Flags()
@@ -231,8 +239,7 @@ func (o *initOptions) documentsFromFlags(flags *pflag.FlagSet) (*config.Document
 	return &config.Documents{Source: "flags", Init: init, Cluster: cluster}, nil
 }
 
-// errNotYet reports that the rest of init, which needs the API server,
-// is not part of this build yet.
-var _ = errors.New
-var _ = strings.TrimSpace
-var _ kubeadm.InitConfiguration
+// errAPIPhasesMissing reports, after the local phases succeeded, that the
+// phases needing a running API server are not part of this build yet, so a
+// script never mistakes this for a finished init.
+var errAPIPhasesMissing = errors.New("the node's files are in place, but the init phases that need the API server (wait-control-plane, upload-config, upload-certs, mark-control-plane, bootstrap-token, kubelet-finalize, addon, show-join-command) are not implemented in this build yet")
