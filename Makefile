@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream
+.PHONY: build test compat upstream bench
 
 build:
 	$(GO) build -o bin/kubeadm ./cmd/kubeadm
@@ -19,3 +19,8 @@ upstream:
 # test's own timeout only covers the comparisons.
 compat: upstream
 	$(GO) test -tags compat ./test/compat/ -count=1 -v -timeout 30m
+
+# Runs the offline init phases with our kubeadm and upstream's side by side
+# and prints wall, CPU and peak memory (figures go to docs/benchmarks.md).
+bench: build upstream
+	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 7
