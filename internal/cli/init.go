@@ -184,7 +184,16 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		d.PatchesDir = o.patchesDir
 	}
 	if d.DryRun {
-		dir, err := os.MkdirTemp("", "kubeadm-init-dryrun")
+		// The system's temporary folder, or upstream's choice when there is
+		// none (a bare --rootfs).
+		parent := os.TempDir()
+		if _, err := os.Stat(parent); err != nil {
+			parent = filepath.Join(initphases.KubernetesDir, "tmp")
+			if err := os.MkdirAll(parent, 0o700); err != nil {
+				return nil, fmt.Errorf("creating the dry-run folder: %w", err)
+			}
+		}
+		dir, err := os.MkdirTemp(parent, "kubeadm-init-dryrun")
 		if err != nil {
 			return nil, fmt.Errorf("creating the dry-run folder: %w", err)
 		}

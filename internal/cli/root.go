@@ -56,6 +56,8 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newConfigCmd(streams),
 		newTokenCmd(streams),
 		newInitCmd(streams),
+		newKubeconfigCmd(streams),
+		newCertsCmd(streams),
 	)
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // Known CRI sockets, in the order kubeadm prefers them.
@@ -50,11 +51,28 @@ func Hostname() (string, error) {
 }
 
 // DefaultRouteAddress returns the first global unicast address of the
-// interface that holds the IPv4 default route (read from routeFile, usually
-// /proc/net/route), falling back to the IPv6 default route (ipv6RouteFile,
-// usually /proc/net/ipv6_route).
+// interface that holds the IPv4 default route, else of the IPv6 default
+// route. It asks the kernel over netlink, and falls back to reading
+// routeFile and ipv6RouteFile (usually /proc/net/route and
+// /proc/net/ipv6_route).
 func DefaultRouteAddress(routeFile, ipv6RouteFile string) (net.IP, error) {
 	var errs []error
+	// The kernel's own answer first: it works inside a --rootfs chroot.
+	for _, fam := range []struct {
+		family int
+		want4  bool
+	}{{syscall.AF_INET, true}, {syscall.AF_INET6, false}} {
+		iface, err := defaultRouteInterfaceNetlink(fam.family)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ip, err := globalAddress(iface.Name, fam.want4); err == nil {
+			return ip, nil
+		} else {
+			errs = append(errs, err)
+		}
+	}
 	if ifname, err := defaultRouteInterface(routeFile, false); err == nil {
 		if ip, err := globalAddress(ifname, true); err == nil {
 			return ip, nil

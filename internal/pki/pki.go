@@ -31,6 +31,9 @@ const (
 	KeyMode  os.FileMode = 0o600
 	CertMode os.FileMode = 0o644
 	DirMode  os.FileMode = 0o700
+	// CertDirMode is the mode of the certificate folders kubeadm creates
+	// (the certificate folder and its etcd sub-folder).
+	CertDirMode os.FileMode = 0o755
 )
 
 // NewPrivateKey creates a key of the given algorithm ("" means RSA-2048).
@@ -71,7 +74,7 @@ func serial() (*big.Int, error) {
 	return n.Add(n, big.NewInt(1)), nil
 }
 
-func template(spec CertSpec, pub crypto.PublicKey, now time.Time) (*x509.Certificate, error) {
+func template(spec CertSpec, now time.Time) (*x509.Certificate, error) {
 	sn, err := serial()
 	if err != nil {
 		return nil, err
@@ -83,26 +86,29 @@ func template(spec CertSpec, pub crypto.PublicKey, now time.Time) (*x509.Certifi
 		IPAddresses:  spec.IPs,
 		NotBefore:    now.Add(-Backdate).UTC(),
 		NotAfter:     now.Add(spec.Validity).UTC(),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  spec.Usages,
-	}
-	if _, ok := pub.(*ecdsa.PublicKey); ok {
-		// Key encipherment only makes sense for RSA keys.
-		t.KeyUsage = x509.KeyUsageDigitalSignature
+		// kubeadm asks for key encipherment whatever the key type, ECDSA
+		// included, and marks every certificate with basic constraints.
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:           spec.Usages,
+		BasicConstraintsValid: true,
 	}
 	if spec.IsCA {
 		t.KeyUsage |= x509.KeyUsageCertSign
-		t.BasicConstraintsValid = true
 		t.IsCA = true
 		t.ExtKeyUsage = nil
 	}
 	return t, nil
 }
 
-// NewSelfSignedCA creates a self-signed CA certificate for key.
+// NewSelfSignedCA creates a self-signed CA certificate for key. Without
+// DNS names in spec, the CA's common name is its only one, as kubeadm's CAs
+// carry it.
 func NewSelfSignedCA(spec CertSpec, key crypto.Signer, now time.Time) (*x509.Certificate, error) {
 	spec.IsCA = true
-	t, err := template(spec, key.Public(), now)
+	if len(spec.DNSNames) == 0 && len(spec.IPs) == 0 && spec.CommonName != "" {
+		spec.DNSNames = []string{spec.CommonName}
+	}
+	t, err := template(spec, now)
 	if err != nil {
 		return nil, err
 	}
@@ -113,15 +119,13 @@ func NewSelfSignedCA(spec CertSpec, key crypto.Signer, now time.Time) (*x509.Cer
 	return x509.ParseCertificate(der)
 }
 
-// NewSignedCert creates a certificate for pub signed by the CA. It never
-// outlives the CA: its end is capped at the CA's.
+// NewSignedCert creates a certificate for pub signed by the CA. Like
+// kubeadm's, its end is not capped at the CA's: configuration validation
+// warns when certificateValidityPeriod exceeds caCertificateValidityPeriod.
 func NewSignedCert(spec CertSpec, pub crypto.PublicKey, ca *x509.Certificate, caKey crypto.Signer, now time.Time) (*x509.Certificate, error) {
-	t, err := template(spec, pub, now)
+	t, err := template(spec, now)
 	if err != nil {
 		return nil, err
-	}
-	if t.NotAfter.After(ca.NotAfter) {
-		t.NotAfter = ca.NotAfter
 	}
 	der, err := x509.CreateCertificate(rand.Reader, t, ca, pub, caKey)
 	if err != nil {
@@ -258,32 +262,21 @@ func PublicKeysEqual(a, b crypto.PublicKey) bool {
 	return false
 }
 
-// WriteCert writes cert to "<dir>/<base>.crt" (0644), creating dir (0700).
+// WriteCert writes cert to "<dir>/<base>.crt" (0644), creating the folders
+// (0755).
 func WriteCert(dir, base string, cert *x509.Certificate) error {
-	if err := os.MkdirAll(dir, DirMode); err != nil {
-		return err
-	}
-	return atomicfile.Write(CertPath(dir, base), EncodeCertPEM(cert), CertMode)
+	return writeCert(atomicfile.Write, dir, base, cert)
 }
 
-// WriteKey writes key to "<dir>/<base>.key" (0600), creating dir (0700).
+// WriteKey writes key to "<dir>/<base>.key" (0600), creating the folders
+// (0755).
 func WriteKey(dir, base string, key crypto.Signer) error {
-	b, err := EncodeKeyPEM(key)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, DirMode); err != nil {
-		return err
-	}
-	return atomicfile.Write(KeyPath(dir, base), b, KeyMode)
+	return writeKey(atomicfile.Write, dir, base, key)
 }
 
 // WriteCertAndKey writes both files of a pair; the key first, so a crash in
 // between leaves a key without a certificate (regenerated next time), never
 // a certificate whose key is missing.
 func WriteCertAndKey(dir, base string, cert *x509.Certificate, key crypto.Signer) error {
-	if err := WriteKey(dir, base, key); err != nil {
-		return err
-	}
-	return WriteCert(dir, base, cert)
+	return writeCertAndKey(atomicfile.Write, dir, base, cert, key)
 }

@@ -2,16 +2,211 @@ package initphases
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
-// CertsPhase is a placeholder until the phase is written.
-func CertsPhase() workflow.Phase[*Data] {
+// certsFlags are the flags of "kubeadm init" that the certificate phase
+// of name accepts: those that shape its certificate, plus the common ones.
+func certsFlags(name string) []string {
+	if name == "apiserver" || name == "all" {
+		return []string{
+			"apiserver-advertise-address", "apiserver-cert-extra-sans", "cert-dir", "config",
+			"control-plane-endpoint", "dry-run", "kubernetes-version", "service-cidr", "service-dns-domain",
+		}
+	}
+	return []string{"cert-dir", "config", "dry-run", "kubernetes-version"}
+}
+
+// certsShort is the one-line description of the sub-phase of a certificate.
+func certsShort(name string) string {
+	switch name {
+	case pki.CAName:
+		return "Create the self-signed Kubernetes CA that signs the identities of the other components"
+	case "apiserver":
+		return "Create the serving certificate of the Kubernetes API server"
+	case "apiserver-kubelet-client":
+		return "Create the client certificate the API server uses to reach the kubelets"
+	case pki.FrontProxyCAName:
+		return "Create the self-signed CA of the front proxy"
+	case "front-proxy-client":
+		return "Create the client certificate of the front proxy"
+	case pki.EtcdCAName:
+		return "Create the self-signed CA that signs the identities of etcd"
+	case "etcd-server":
+		return "Create the serving certificate of etcd"
+	case "etcd-peer":
+		return "Create the certificate etcd members use with each other"
+	case "etcd-healthcheck-client":
+		return "Create the client certificate of etcd's liveness probe"
+	case "apiserver-etcd-client":
+		return "Create the client certificate the API server uses to reach etcd"
+	}
+	return "Create the " + name + " certificate and key"
+}
+
+// CertsPhase creates the certificate authorities, certificates and keys of
+// the control plane in Data.CertDir. Each sub-phase re-detects what is on
+// disk and converges: valid files are reused untouched, missing ones are
+// created, unusable ones are reported by name. Running it twice, or again
+// after an interruption, leaves the same files.
+//
+// Run as a whole ("all", or within init), the group starts making every
+// key the run will need at once, in parallel; the sub-phases then take
+// them in order, so progress lines come in kubeadm's order.
+func CertsPhase() workflow.Phase[*Data] { return certsPhase(nil) }
+
+// certsRun is the state one certificate phase tree shares between the
+// group's Run and its sub-phases: the keys made ahead for one Data.
+type certsRun struct {
+	newKey pki.KeyGenerator // nil: pki.NewPrivateKey
+
+	mu   sync.Mutex
+	data *Data
+	pool *pki.KeyPool
+}
+
+// certsPhase is CertsPhase with an injected key generator (for tests).
+func certsPhase(newKey pki.KeyGenerator) workflow.Phase[*Data] {
+	r := &certsRun{newKey: newKey}
+	sub := []workflow.Phase[*Data]{{
+		Name:           "all",
+		Short:          "Create every certificate and key",
+		RunAllSiblings: true,
+		InheritFlags:   certsFlags("all"),
+	}}
+	for _, c := range pki.CertTable() {
+		sub = append(sub, workflow.Phase[*Data]{
+			Name:         c.Name,
+			Short:        certsShort(c.Name),
+			Long:         certLong(c),
+			InheritFlags: certsFlags(c.Name),
+			Run: func(ctx context.Context, d *Data) error {
+				return r.runCert(d, c)
+			},
+		})
+	}
+	sub = append(sub, workflow.Phase[*Data]{
+		Name:  pki.ServiceAccountKeyBase,
+		Short: "Create the key pair that signs and verifies service account tokens",
+		Long: "Create the private key that signs service account tokens and its public half, " +
+			"as sa.key and sa.pub.\n\nAn existing sa.key is kept (a missing sa.pub is derived from it).",
+		InheritFlags: certsFlags(pki.ServiceAccountKeyBase),
+		Run:          r.runServiceAccount,
+	})
 	return workflow.Phase[*Data]{
 		Name:  "certs",
-		Short: "not implemented yet",
-		Run:   func(context.Context, *Data) error { return errors.New("not implemented yet") },
+		Short: "Create the certificates and keys of the control plane",
+		Long: "Create the certificate authorities, certificates and keys of the control plane.\n\n" +
+			"Files already present and valid are kept.",
+		Phases: sub,
+		Run:    r.prepare,
 	}
+}
+
+func certLong(c pki.Cert) string {
+	what := "certificate and key"
+	if c.IsCA() {
+		what = "CA certificate and key"
+	}
+	s := fmt.Sprintf("%s, written as %s.crt and %s.key.\n\n", certsShort(c.Name), c.BaseName, c.BaseName)
+	if c.SANs != nil && c.Name != "apiserver" {
+		s += "Besides the configured ones, its names are the node name, localhost, the advertise address, 127.0.0.1 and ::1.\n\n"
+	}
+	if c.LocalEtcd {
+		s += "Nothing is done when etcd is external.\n\n"
+	}
+	return s + fmt.Sprintf("When the %s already exist and are valid, they are kept.", what)
+}
+
+// prepare announces the folder and starts making, in the background, the
+// keys the sub-phases will need.
+func (r *certsRun) prepare(ctx context.Context, d *Data) error {
+	fmt.Fprintf(d.Out, "[certs] Using certificateDir folder %q\n", d.CertDir)
+	names := pki.KeysNeeded(d.Cfg, d.CertDir)
+	pool := pki.NewKeyPool(ctx, r.newKey, d.Cfg.EncryptionAlgorithm, names, runtime.GOMAXPROCS(0))
+	r.mu.Lock()
+	r.data, r.pool = d, pool
+	r.mu.Unlock()
+	return nil
+}
+
+// options returns the pki options for the sub-phase of name.
+func (r *certsRun) options(d *Data, name string) pki.Options {
+	opts := pki.Options{Now: d.Now, NewKey: r.newKey}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.data == d && r.pool != nil {
+		opts.NewKey = r.pool.Generator(name)
+	}
+	return opts
+}
+
+func (r *certsRun) runCert(d *Data, c pki.Cert) error {
+	if c.LocalEtcd && pki.ExternalEtcd(&d.Cfg.ClusterConfiguration) {
+		if c.IsCA() {
+			fmt.Fprintf(d.Out, "[certs] External etcd mode: Skipping %s certificate authority generation\n", c.BaseName)
+		} else {
+			fmt.Fprintf(d.Out, "[certs] External etcd mode: Skipping %s certificate generation\n", c.BaseName)
+		}
+		return nil
+	}
+	res, err := pki.EnsureCert(d.Cfg, d.CertDir, c, r.options(d, c.Name))
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.Outcome == pki.Generated:
+		fmt.Fprintf(d.Out, "[certs] Generating %q certificate and key\n", c.BaseName)
+		if c.SANs != nil {
+			fmt.Fprintf(d.Out, "[certs] %s serving cert is signed for DNS names [%s] and IPs [%s]\n",
+				c.BaseName, strings.Join(res.Certificate.DNSNames, " "), joinIPs(res.Certificate.IPAddresses))
+		}
+	case res.Outcome == pki.Keyless:
+		fmt.Fprintf(d.Out, "[certs] Using existing %s keyless certificate authority\n", c.BaseName)
+	case c.IsCA():
+		fmt.Fprintf(d.Out, "[certs] Using existing %s certificate authority\n", c.BaseName)
+	default:
+		fmt.Fprintf(d.Out, "[certs] Using existing %s certificate and key on disk\n", c.BaseName)
+	}
+	return nil
+}
+
+func (r *certsRun) runServiceAccount(_ context.Context, d *Data) error {
+	outcome, err := pki.EnsureServiceAccountKey(d.Cfg, d.CertDir, r.options(d, pki.ServiceAccountKeyBase))
+	if err != nil {
+		return err
+	}
+	switch {
+	case outcome == pki.Generated:
+		fmt.Fprintf(d.Out, "[certs] Generating %q key and public key\n", pki.ServiceAccountKeyBase)
+	case pki.KeylessCA(d.CertDir, mustCert(pki.CAName)):
+		fmt.Fprintf(d.Out, "[certs] Using existing %s keys\n", pki.ServiceAccountKeyBase)
+	default:
+		fmt.Fprintf(d.Out, "[certs] Using the existing %q key\n", pki.ServiceAccountKeyBase)
+	}
+	return nil
+}
+
+func mustCert(name string) pki.Cert {
+	c, _ := pki.LookupCert(name)
+	return c
+}
+
+func joinIPs(ips []net.IP) string {
+	s := make([]string, len(ips))
+	for i, ip := range ips {
+		s[i] = ip.String()
+	}
+	return strings.Join(s, " ")
 }

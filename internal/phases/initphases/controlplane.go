@@ -3,15 +3,171 @@ package initphases
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeadm-go/kubeadm/internal/patches"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
-// ControlPlanePhase is a placeholder until the phase is written.
+// Flags of "kubeadm init" each control-plane sub-command accepts, as
+// upstream's do; "all" takes them all.
+func apiServerFlags() []string {
+	return []string{
+		"apiserver-advertise-address", "apiserver-bind-port", "cert-dir", "config",
+		"control-plane-endpoint", "dry-run", "feature-gates", "image-repository",
+		"kubernetes-version", "patches", "service-cidr",
+	}
+}
+
+func controllerManagerFlags() []string {
+	return []string{
+		"cert-dir", "config", "dry-run", "image-repository", "kubernetes-version",
+		"patches", "pod-network-cidr",
+	}
+}
+
+func schedulerFlags() []string {
+	return []string{"cert-dir", "config", "dry-run", "image-repository", "kubernetes-version", "patches"}
+}
+
+func allControlPlaneFlags() []string {
+	return []string{
+		"apiserver-advertise-address", "apiserver-bind-port", "cert-dir", "config",
+		"control-plane-endpoint", "dry-run", "feature-gates", "image-repository",
+		"kubernetes-version", "patches", "pod-network-cidr", "service-cidr",
+	}
+}
+
+// ControlPlanePhase writes the static Pod manifests of the API server, the
+// controller manager and the scheduler.
 func ControlPlanePhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
 		Name:  "control-plane",
-		Short: "not implemented yet",
-		Run:   func(context.Context, *Data) error { return errors.New("not implemented yet") },
+		Short: "Write the static Pod manifests of the control plane",
+		Long: `Write the static Pod manifests of the API server, the controller manager and
+the scheduler, which the kubelet starts.`,
+		Run: func(_ context.Context, d *Data) error {
+			fmt.Fprintf(d.Out, "[control-plane] Using manifest folder %q\n", d.ManifestDir)
+			return nil
+		},
+		Phases: []workflow.Phase[*Data]{
+			{
+				Name:  "all",
+				Short: "Write every control-plane static Pod manifest",
+				Example: `  # Write the control-plane manifests as "kubeadm init" would
+  kubeadm init phase control-plane all
+
+  # Write them from a configuration file
+  kubeadm init phase control-plane all --config kubeadm.yaml`,
+				RunAllSiblings: true,
+				InheritFlags:   allControlPlaneFlags(),
+			},
+			controlPlaneComponentPhase("apiserver", staticpod.KubeAPIServer, apiServerFlags()),
+			controlPlaneComponentPhase("controller-manager", staticpod.KubeControllerManager, controllerManagerFlags()),
+			controlPlaneComponentPhase("scheduler", staticpod.KubeScheduler, schedulerFlags()),
+		},
+	}
+}
+
+func controlPlaneComponentPhase(name, component string, flags []string) workflow.Phase[*Data] {
+	return workflow.Phase[*Data]{
+		Name:  name,
+		Short: fmt.Sprintf("Write the %s static Pod manifest", component),
+		Long: fmt.Sprintf(`Write the %s static Pod manifest into the manifest folder, with the
+user's patches applied. A manifest that is already right is left untouched.`, component),
+		InheritFlags: flags,
+		Run: func(_ context.Context, d *Data) error {
+			return runControlPlaneComponent(d, component)
+		},
+	}
+}
+
+// runControlPlaneComponent writes the manifest of component. Idempotent.
+func runControlPlaneComponent(d *Data, component string) error {
+	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
+	if err := checkRootless(d); err != nil {
+		return err
+	}
+	opts := staticpod.HostOptions(klog.Warningf)
+	if component == staticpod.KubeControllerManager {
+		ext, err := usesExternalCA(d.CertDir)
+		if err != nil {
+			return err
+		}
+		opts.ExternalCA = ext
+	}
+	cfg := d.Cfg
+	pod, err := staticpod.Build(component, &cfg.ClusterConfiguration, staticpod.NodeOf(cfg), opts)
+	if err != nil {
+		return err
+	}
+	return writeStaticPod(d, component, pod)
+}
+
+// writeStaticPod applies the user's patches for component to pod and
+// writes its manifest, leaving a manifest with the same content alone.
+func writeStaticPod(d *Data, component string, pod *corev1.Pod) error {
+	if d.PatchesDir != "" {
+		set, err := loadPatches(d)
+		if err != nil {
+			return fmt.Errorf("patching the %s manifest: %w", component, err)
+		}
+		if pod, err = staticpod.Patch(component, pod, set, d.Out); err != nil {
+			return err
+		}
+	}
+	data, err := staticpod.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	written, err := staticpod.WriteManifest(d.ManifestDir, component, data)
+	if err != nil {
+		return err
+	}
+	if !written {
+		klog.V(1).Infof("[%s] %s already holds this manifest; left untouched", component, staticpod.ManifestPath(d.ManifestDir, component))
+	}
+	return nil
+}
+
+// loadPatches reads the patches folder. Each static Pod phase reads it
+// anew (and so repeats the "[patches]" listing), where upstream reads it
+// once per command: sharing one Set would need a field in Data.
+func loadPatches(d *Data) (*patches.Set, error) {
+	return patches.Load(d.PatchesDir, d.Out)
+}
+
+// checkRootless refuses the RootlessControlPlane feature gate: running the
+// components as their own users needs users, groups and file owners this
+// build does not create yet.
+func checkRootless(d *Data) error {
+	if d.Cfg.FeatureGates["RootlessControlPlane"] {
+		return errors.New("the RootlessControlPlane feature gate is not supported by this kubeadm build yet")
+	}
+	return nil
+}
+
+// usesExternalCA reports whether the cluster CA certificate in certDir is
+// usable while its key is absent: the CA is managed outside this node and
+// the controller manager must not sign certificates.
+func usesExternalCA(certDir string) (bool, error) {
+	if _, err := pki.LoadCert(pki.CertPath(certDir, "ca")); err != nil {
+		return false, nil
+	}
+	keyPath := pki.KeyPath(certDir, "ca")
+	switch _, err := os.Stat(keyPath); {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	default:
+		return false, fmt.Errorf("checking for the cluster CA key: %w", err)
 	}
 }

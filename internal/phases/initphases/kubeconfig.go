@@ -2,16 +2,229 @@ package initphases
 
 import (
 	"context"
-	"errors"
+	"crypto"
+	"fmt"
+	"sync"
 
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
-// KubeconfigPhase is a placeholder until the phase is written.
+// KubeconfigDirFlag is the flag of the "init phase kubeconfig ..." commands
+// that chooses the kubeconfig folder. "kubeadm init" itself has no such flag.
+const KubeconfigDirFlag = "kubeconfig-dir"
+
+// kubeconfigFlags returns the flags of "kubeadm init" that the kubeconfig
+// phase commands accept, with node-name when the phase writes kubelet.conf.
+func kubeconfigFlags(withNodeName bool) []string {
+	flags := []string{"config", "cert-dir", "kubernetes-version", "apiserver-advertise-address",
+		"apiserver-bind-port", "control-plane-endpoint", "dry-run"}
+	if withNodeName {
+		flags = append(flags, "node-name")
+	}
+	return flags
+}
+
+// KubeconfigPhase writes the kubeconfig files of the control-plane node:
+// admin.conf, super-admin.conf, kubelet.conf, controller-manager.conf and
+// scheduler.conf. It is idempotent: an existing file that trusts the
+// cluster CA is kept unchanged, a missing one is created (see
+// kubeconfig.Files.Ensure). With an external CA (ca.crt without ca.key)
+// every file must already exist.
+//
+// When the group runs as a whole, it first generates, in parallel, the keys
+// of the files that are missing; each sub-phase then uses its key. The keys
+// live only as long as the phase tree this call returns, i.e. one command.
 func KubeconfigPhase() workflow.Phase[*Data] {
+	keys := &preparedKeys{}
+	local := pflag.NewFlagSet("kubeconfig", pflag.ContinueOnError)
+	dirFlag := local.String(KubeconfigDirFlag, KubernetesDir, "Folder the kubeconfig files are written to.")
+	dir := func(d *Data) string {
+		// A dry run always writes into its own folder.
+		if f := local.Lookup(KubeconfigDirFlag); f.Changed && !d.DryRun {
+			return *dirFlag
+		}
+		return d.KubeconfigDir
+	}
+
+	leaf := func(file, name, short, long string, withNodeName bool) workflow.Phase[*Data] {
+		return workflow.Phase[*Data]{
+			Name:         name,
+			Short:        short,
+			Long:         long,
+			InheritFlags: kubeconfigFlags(withNodeName),
+			LocalFlags:   local,
+			Run: func(_ context.Context, d *Data) error {
+				return ensureKubeconfig(d, dir(d), file, keys.take(file))
+			},
+		}
+	}
+
 	return workflow.Phase[*Data]{
 		Name:  "kubeconfig",
-		Short: "not implemented yet",
-		Run:   func(context.Context, *Data) error { return errors.New("not implemented yet") },
+		Short: "Write the kubeconfig files of the control plane and of the administrator",
+		Long: `Write the kubeconfig files the control-plane components, the kubelet and the
+cluster administrators use to reach the API server. Each holds the cluster CA
+and a client certificate the CA signs. An existing file is kept when it trusts
+the cluster CA.`,
+		Run: func(_ context.Context, d *Data) error {
+			return prepareKubeconfigs(d, dir(d), keys)
+		},
+		Phases: []workflow.Phase[*Data]{
+			{
+				Name:           "all",
+				Short:          "Write every kubeconfig file",
+				InheritFlags:   kubeconfigFlags(true),
+				LocalFlags:     local,
+				RunAllSiblings: true,
+			},
+			leaf(kubeconfig.AdminFile, "admin",
+				"Write the kubeconfig file of the cluster administrator and of kubeadm itself",
+				`Write admin.conf, the kubeconfig file of the cluster administrator and of
+kubeadm, for the user "kubernetes-admin" in the group "kubeadm:cluster-admins".`, false),
+			leaf(kubeconfig.SuperAdminFile, "super-admin",
+				"Write the kubeconfig file of the super-administrator",
+				`Write super-admin.conf, the kubeconfig file of "kubernetes-super-admin" in the
+group "system:masters", which bypasses authorization. Keep it offline.`, false),
+			leaf(kubeconfig.KubeletFile, "kubelet",
+				"Write the kubeconfig file the kubelet uses to bootstrap the cluster",
+				`Write kubelet.conf, the kubeconfig file of this node's kubelet
+("system:node:<node name>" in the group "system:nodes").
+
+Use it only to bring up the cluster: once the control plane runs, the kubelet
+gets its credentials through certificate signing requests.`, true),
+			leaf(kubeconfig.ControllerManagerFile, "controller-manager",
+				"Write the kubeconfig file of the controller manager",
+				`Write controller-manager.conf, the kubeconfig file of the controller manager
+("system:kube-controller-manager"), which talks to this node's API server.`, false),
+			leaf(kubeconfig.SchedulerFile, "scheduler",
+				"Write the kubeconfig file of the scheduler",
+				`Write scheduler.conf, the kubeconfig file of the scheduler
+("system:kube-scheduler"), which talks to this node's API server.`, false),
+		},
 	}
+}
+
+// kubeconfigFiles returns the file manager of dir for the cluster CA in
+// d.CertDir.
+func kubeconfigFiles(d *Data, dir string) (kubeconfig.Files, error) {
+	ca, err := kubeconfig.LoadCA(d.CertDir)
+	if err != nil {
+		return kubeconfig.Files{}, err
+	}
+	validity := v1beta4.DefaultCertificateValidityPeriod
+	if p := d.Cfg.CertificateValidityPeriod; p != nil {
+		validity = p.Duration
+	}
+	return kubeconfig.Files{Dir: dir, Issuer: kubeconfig.Issuer{
+		CA:        ca,
+		Validity:  validity,
+		Algorithm: d.Cfg.EncryptionAlgorithm,
+		Now:       d.Now,
+	}}, nil
+}
+
+// CheckExternalCAKubeconfigs checks, when the cluster CA in d.CertDir has
+// no key (an external CA), that every kubeconfig file is present in dir and
+// trusts the CA: kubeadm cannot create them then. Upstream kubeadm makes
+// this check while preparing any init phase, so the init command may call
+// it from its data builder. It changes nothing and returns nil when the CA
+// has its key or cannot be read (the phases report that).
+func CheckExternalCAKubeconfigs(d *Data, dir string) error {
+	files, err := kubeconfigFiles(d, dir)
+	if err != nil || !files.Issuer.CA.External() {
+		return nil
+	}
+	specs, err := kubeconfig.ControlPlaneSpecs(d.Cfg, nil)
+	if err != nil {
+		return err
+	}
+	// The warnings come again from the sub-phases, which report them.
+	_, err = files.CheckProvided(specs)
+	return err
+}
+
+// prepareKubeconfigs runs before the sub-phases of a whole-group run. With
+// an external CA it checks that every file is provided; otherwise it
+// generates in parallel the keys of the missing files. Problems loading the
+// CA are left to the sub-phases, which report them under their names.
+func prepareKubeconfigs(d *Data, dir string, keys *preparedKeys) error {
+	if err := CheckExternalCAKubeconfigs(d, dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.Out, "[kubeconfig] Using kubeconfig folder %q\n", dir)
+	files, err := kubeconfigFiles(d, dir)
+	if err != nil || files.Issuer.CA.External() {
+		return nil
+	}
+	specs, err := kubeconfig.ControlPlaneSpecs(d.Cfg, nil)
+	if err != nil {
+		return err
+	}
+	missing := files.Missing(specs)
+	generated, err := kubeconfig.GenerateKeys(files.Issuer.Algorithm, len(missing))
+	if err != nil {
+		return err
+	}
+	byFile := make(map[string]crypto.Signer, len(missing))
+	for i, s := range missing {
+		byFile[s.FileName] = generated[i]
+	}
+	keys.set(byFile)
+	return nil
+}
+
+// ensureKubeconfig makes sure one file exists and trusts the cluster CA,
+// creating it with key (or a new key when nil).
+func ensureKubeconfig(d *Data, dir, file string, key crypto.Signer) error {
+	files, err := kubeconfigFiles(d, dir)
+	if err != nil {
+		return fmt.Errorf("cannot create kubeconfig files: %w", err)
+	}
+	spec, err := kubeconfig.ControlPlaneSpec(file, d.Cfg, klog.Warningf)
+	if err != nil {
+		return err
+	}
+	res, err := files.Ensure(spec, key)
+	for _, w := range res.Warnings {
+		klog.Warning(w)
+	}
+	if err != nil {
+		return err
+	}
+	switch res.Action {
+	case kubeconfig.Created:
+		fmt.Fprintf(d.Out, "[kubeconfig] Writing %q kubeconfig file\n", file)
+	case kubeconfig.Kept:
+		fmt.Fprintf(d.Out, "[kubeconfig] Using existing kubeconfig file: %q\n", res.Path)
+	case kubeconfig.KeptExternal:
+		fmt.Fprintf(d.Out, "[kubeconfig] External CA mode: Using user provided %s\n", file)
+	}
+	return nil
+}
+
+// preparedKeys holds the client keys prepareKubeconfigs generated, by file
+// name, until a sub-phase takes its own.
+type preparedKeys struct {
+	mu   sync.Mutex
+	keys map[string]crypto.Signer
+}
+
+func (p *preparedKeys) set(keys map[string]crypto.Signer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.keys = keys
+}
+
+// take returns the key prepared for file, or nil, and forgets it.
+func (p *preparedKeys) take(file string) crypto.Signer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := p.keys[file]
+	delete(p.keys, file)
+	return k
 }

@@ -3,15 +3,98 @@ package initphases
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/kubeadm-go/kubeadm/internal/config/validation"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/machine"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
-// KubeletStartPhase is a placeholder until the phase is written.
+// nodeLocalCRISocketGate moves the CRI socket from the kubelet's flags to
+// instance-config.yaml.
+const nodeLocalCRISocketGate = "NodeLocalCRISocket"
+
+// kubeletStartHost is what the kubelet-start phase needs from the machine.
+type kubeletStartHost struct {
+	system   kubelet.Host
+	hostname func() (string, error)
+}
+
+// KubeletStartPhase writes the kubelet's files and (re)starts it.
 func KubeletStartPhase() workflow.Phase[*Data] {
+	host := kubeletStartHost{system: kubelet.OSHost{}, hostname: machine.Hostname}
 	return workflow.Phase[*Data]{
 		Name:  "kubelet-start",
-		Short: "not implemented yet",
-		Run:   func(context.Context, *Data) error { return errors.New("not implemented yet") },
+		Short: "Write the kubelet's configuration and flags, then (re)start it",
+		Long: `Write the kubelet's files into /var/lib/kubelet: config.yaml (the cluster's
+KubeletConfiguration, with any "kubeletconfiguration" patches applied),
+instance-config.yaml (this node's own settings) and kubeadm-flags.env (the
+node-specific command-line flags). The kubelet service is stopped while they
+are written and restarted afterwards, through systemd or OpenRC; on a machine
+with neither, start the kubelet yourself.`,
+		Example: `  # Write the kubelet's files from a configuration file and restart it
+  kubeadm init phase kubelet-start --config kubeadm.yaml`,
+		InheritFlags: []string{"config", "cri-socket", "dry-run", "image-repository", "node-name", "patches"},
+		Run: func(ctx context.Context, d *Data) error {
+			return runKubeletStart(ctx, d, host)
+		},
 	}
+}
+
+// runKubeletStart writes kubeadm-flags.env, instance-config.yaml (with the
+// NodeLocalCRISocket gate on) and config.yaml, in that order, with the
+// kubelet stopped meanwhile. It is idempotent: the files are rewritten from
+// the configuration every time and restarting a running kubelet is fine.
+// Under --dry-run the files go to d.KubeletDir (the dry-run folder) and the
+// service is left alone.
+func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost) error {
+	cfg := d.Cfg
+	if cfg == nil || cfg.ComponentConfigs.Kubelet == nil {
+		return errors.New("writing the kubelet's files: the configuration holds no KubeletConfiguration")
+	}
+	hostname, err := h.hostname()
+	if err != nil {
+		return fmt.Errorf("writing the kubelet's flags: finding the host name: %w", err)
+	}
+	svc := kubelet.NewService(h.system, d.Out)
+	if !d.DryRun {
+		svc.Stop(ctx)
+	}
+
+	nodeLocal := featureEnabled(cfg.FeatureGates, nodeLocalCRISocketGate)
+	flags := kubelet.FlagOptions{
+		NodeRegistration:   &cfg.NodeRegistration,
+		Hostname:           hostname,
+		NodeLocalCRISocket: nodeLocal,
+	}
+	if err := kubelet.WriteFlagsEnv(d.KubeletDir, flags, d.Out); err != nil {
+		return err
+	}
+	opts := kubelet.ConfigOptions{PatchesDir: d.PatchesDir}
+	if nodeLocal {
+		if err := kubelet.WriteInstanceConfig(d.KubeletDir, cfg.NodeRegistration.CRISocket, d.Out); err != nil {
+			return err
+		}
+		opts.CRISocket = cfg.NodeRegistration.CRISocket
+	}
+	opts.ResolvConf = svc.ResolvConf(ctx)
+	if err := kubelet.WriteConfig(d.KubeletDir, cfg.ComponentConfigs.Kubelet, opts, d.Out); err != nil {
+		return err
+	}
+
+	if !d.DryRun {
+		svc.Start(ctx)
+	}
+	return nil
+}
+
+// featureEnabled reports whether a kubeadm feature gate is on: as set in
+// gates, else its default.
+func featureEnabled(gates map[string]bool, name string) bool {
+	if on, ok := gates[name]; ok {
+		return on
+	}
+	g, _ := validation.LookupFeatureGate(name)
+	return g.Default
 }

@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+)
+
+func certsTestNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+
+// certsTestEnv points the certs commands at dir/kubernetes and a fixed
+// clock and machine.
+func certsTestEnv(dir string) certsEnv {
+	return certsEnv{
+		kubernetesDir: filepath.Join(dir, "kubernetes"),
+		now:           certsTestNow,
+		loadEnv: func(io.Writer) config.Environment {
+			return config.Environment{
+				Hostname:       func() (string, error) { return "node1", nil },
+				DefaultAddress: func() (net.IP, error) { return net.ParseIP("192.168.1.10"), nil },
+				CRISocket:      func() (string, error) { return "unix:///run/containerd/containerd.sock", nil },
+				ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
+				NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
+				Warn:           func(string, ...any) {},
+			}
+		},
+	}
+}
+
+func runCerts(t *testing.T, env certsEnv, args ...string) (string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := newCertsCmdWith(Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, env)
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.Execute()
+	if err != nil {
+		exitcode.Print(&out, err)
+	}
+	return out.String(), exitcode.Of(err)
+}
+
+// certsTestConfig writes a configuration file using ECDSA keys (quick to
+// make) and dir/pki, and returns its path.
+func certsTestConfig(t *testing.T, dir, extra string) string {
+	t.Helper()
+	path := filepath.Join(dir, "kubeadm.yaml")
+	data := `apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: 192.168.1.10
+nodeRegistration:
+  name: node1
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.36.3
+encryptionAlgorithm: ECDSA-P256
+certificatesDir: ` + filepath.Join(dir, "pki") + "\n" + extra
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// certsTestTree creates the certificates of the configuration at path and
+// the kubeconfig files of dir/kubernetes.
+func certsTestTree(t *testing.T, env certsEnv, path string) *kubeadm.InitConfiguration {
+	t.Helper()
+	cc, err := loadCertsConfig(context.Background(), env.loadEnv(io.Discard), path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cc.cfg
+	if _, _, err := pki.EnsureAll(context.Background(), cfg, cfg.CertificatesDir, pki.Options{Now: certsTestNow}, 2); err != nil {
+		t.Fatal(err)
+	}
+	ca, caKey, err := pki.LoadCertAndKey(cfg.CertificatesDir, "ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(env.kubernetesDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range pki.KubeconfigTable() {
+		key, _ := pki.NewPrivateKey(cfg.EncryptionAlgorithm)
+		partial, err := pki.PartialKubeconfig(cfg, k, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := pki.NewSignedCert(k.Spec(cfg), key.Public(), ca, caKey, certsTestNow())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		yaml.Unmarshal(partial, &doc)
+		doc["users"].([]any)[0].(map[string]any)["user"].(map[string]any)["client-certificate-data"] = base64.StdEncoding.EncodeToString(pki.EncodeCertPEM(cert))
+		b, _ := yaml.Marshal(doc)
+		if err := os.WriteFile(filepath.Join(env.kubernetesDir, k.File), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+func TestCertsCertificateKey(t *testing.T) {
+	env := certsTestEnv(t.TempDir())
+	a, code := runCerts(t, env, "certificate-key")
+	b, _ := runCerts(t, env, "certificate-key")
+	raw, err := hex.DecodeString(strings.TrimSuffix(a, "\n"))
+	if code != 0 || err != nil || len(raw) != 32 || a == b {
+		t.Errorf("%q %q (code %d, %v)", a, b, code, err)
+	}
+}
+
+func TestCertsCheckExpiration(t *testing.T) {
+	dir := t.TempDir()
+	env := certsTestEnv(dir)
+	cfgPath := certsTestConfig(t, dir, "")
+	cfg := certsTestTree(t, env, cfgPath)
+	os.Remove(filepath.Join(env.kubernetesDir, "scheduler.conf"))
+	os.Remove(pki.KeyPath(cfg.CertificatesDir, "front-proxy-ca"))
+	env.now = func() time.Time { return certsTestNow().Add(30 * 24 * time.Hour) }
+
+	out, code := runCerts(t, env, "check-expiration", "--config", cfgPath)
+	want := `CERTIFICATE                EXPIRES                  RESIDUAL TIME   CERTIFICATE AUTHORITY   EXTERNALLY MANAGED
+admin.conf                 Mar 04, 2027 05:06 UTC   335d            ca                      no      
+apiserver                  Mar 04, 2027 05:06 UTC   335d            ca                      no      
+apiserver-etcd-client      Mar 04, 2027 05:06 UTC   335d            etcd-ca                 no      
+apiserver-kubelet-client   Mar 04, 2027 05:06 UTC   335d            ca                      no      
+controller-manager.conf    Mar 04, 2027 05:06 UTC   335d            ca                      no      
+etcd-healthcheck-client    Mar 04, 2027 05:06 UTC   335d            etcd-ca                 no      
+etcd-peer                  Mar 04, 2027 05:06 UTC   335d            etcd-ca                 no      
+etcd-server                Mar 04, 2027 05:06 UTC   335d            etcd-ca                 no      
+front-proxy-client         Mar 04, 2027 05:06 UTC   335d            front-proxy-ca          yes     
+!MISSING! scheduler.conf                                                                    
+super-admin.conf           Mar 04, 2027 05:06 UTC   335d            ca                      no      
+
+CERTIFICATE AUTHORITY   EXPIRES                  RESIDUAL TIME   EXTERNALLY MANAGED
+ca                      Mar 01, 2036 05:06 UTC   9y              no      
+etcd-ca                 Mar 01, 2036 05:06 UTC   9y              no      
+front-proxy-ca          Mar 01, 2036 05:06 UTC   9y              yes     
+`
+	if code != 0 || out != want {
+		t.Errorf("code %d, output:\n%s\nwant:\n%s", code, out, want)
+	}
+
+	// Without --config: the defaults, and the flag's folder.
+	out, code = runCerts(t, env, "check-expiration", "--cert-dir", cfg.CertificatesDir)
+	if code != 0 || !strings.HasPrefix(out, "[check-expiration] ") || !strings.Contains(out, "\n\nCERTIFICATE ") {
+		t.Errorf("code %d:\n%s", code, out)
+	}
+
+	out, code = runCerts(t, env, "check-expiration", "--config", cfgPath, "-o", "json")
+	var doc struct {
+		Kind         string `json:"kind"`
+		APIVersion   string `json:"apiVersion"`
+		Certificates []struct {
+			Name           string  `json:"name"`
+			ExpirationDate *string `json:"expirationDate"`
+			ResidualTime   int64   `json:"residualTime"`
+			CAName         string  `json:"caName"`
+			Missing        bool    `json:"missing"`
+		} `json:"certificates"`
+		CertificateAuthorities []json.RawMessage `json:"certificateAuthorities"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("%v (code %d):\n%s", err, code, out)
+	}
+	if doc.Kind != "CertificateExpirationInfo" || doc.APIVersion != "output.kubeadm.k8s.io/v1alpha3" ||
+		len(doc.Certificates) != 11 || len(doc.CertificateAuthorities) != 3 {
+		t.Errorf("json: %s", out)
+	}
+	if c := doc.Certificates[1]; c.Name != "apiserver" || c.ResidualTime != 335*24*3600 || c.CAName != "ca" || *c.ExpirationDate != "2027-03-04T05:06:07Z" {
+		t.Errorf("apiserver entry %+v", c)
+	}
+	if c := doc.Certificates[9]; !c.Missing || c.ExpirationDate != nil || c.CAName != "" {
+		t.Errorf("missing entry %+v", c)
+	}
+	if !strings.HasPrefix(out, "{\n    \"kind\": \"CertificateExpirationInfo\",\n    \"apiVersion\"") {
+		t.Errorf("json layout:\n%s", out)
+	}
+	out, code = runCerts(t, env, "check-expiration", "--config", cfgPath, "-o", "yaml")
+	if code != 0 || !strings.Contains(out, "kind: CertificateExpirationInfo\n") || !strings.Contains(out, "- expirationDate: null\n") {
+		t.Errorf("yaml:\n%s", out)
+	}
+	if _, code := runCerts(t, env, "check-expiration", "-o", "wide"); code != exitcode.Validation {
+		t.Errorf("unknown format: code %d", code)
+	}
+
+	os.Remove(pki.CertPath(cfg.CertificatesDir, "front-proxy-client"))
+	if out, code := runCerts(t, env, "check-expiration", "--config", cfgPath); code == 0 || !strings.Contains(out, "front-proxy-client.crt") {
+		t.Errorf("incomplete external CA: code %d\n%s", code, out)
+	}
+}
+
+func TestCertsGenerateCSR(t *testing.T) {
+	dir := t.TempDir()
+	env := certsTestEnv(dir)
+	cfgPath := certsTestConfig(t, dir, "")
+	out, code := runCerts(t, env, "generate-csr", "--config", cfgPath, "--kubeconfig-dir", filepath.Join(dir, "k"))
+	pkiDir := filepath.Join(dir, "pki")
+	want := "generating keys and CSRs in " + pkiDir + `
+  apiserver
+  apiserver-kubelet-client
+  front-proxy-client
+  etcd/server
+  etcd/peer
+  etcd/healthcheck-client
+  apiserver-etcd-client
+generating keys and CSRs in ` + filepath.Join(dir, "k") + `
+  admin.conf
+  super-admin.conf
+  kubelet.conf
+  controller-manager.conf
+  scheduler.conf
+`
+	if code != 0 || out != want {
+		t.Fatalf("code %d:\n%s\nwant:\n%s", code, out, want)
+	}
+	for _, p := range pki.CSRTargets(pkiDir, filepath.Join(dir, "k")) {
+		if info, err := os.Stat(p); err != nil || info.Mode() != 0o600 {
+			t.Errorf("%s: %v %v", p, info, err)
+		}
+	}
+	// --cert-dir wins over the configuration.
+	other := filepath.Join(dir, "other")
+	if _, code := runCerts(t, env, "generate-csr", "--config", cfgPath, "--cert-dir", other, "--kubeconfig-dir", filepath.Join(dir, "k2")); code != 0 {
+		t.Fatal(code)
+	}
+	if _, err := os.Stat(pki.CSRPath(other, "etcd/peer")); err != nil {
+		t.Error(err)
+	}
+	if out, code := runCerts(t, env, "generate-csr", "--config", cfgPath, "--kubeconfig-dir", filepath.Join(dir, "k")); code == 0 || !strings.Contains(out, "already exists") {
+		t.Errorf("second run: %d %s", code, out)
+	}
+}
+
+func TestCertsRenew(t *testing.T) {
+	dir := t.TempDir()
+	env := certsTestEnv(dir)
+	cfgPath := certsTestConfig(t, dir, "")
+	cfg := certsTestTree(t, env, cfgPath)
+	env.now = func() time.Time { return certsTestNow().Add(200 * 24 * time.Hour) }
+	oldAdmin, _ := pki.ReadKubeconfigClientCert(filepath.Join(env.kubernetesDir, "admin.conf"))
+	oldKubelet, _ := os.ReadFile(filepath.Join(env.kubernetesDir, "kubelet.conf"))
+
+	out, code := runCerts(t, env, "renew", "all", "--config", cfgPath)
+	if code != 0 || strings.Count(out, " renewed\n") != 11 || !strings.HasSuffix(out, "\n\nDone renewing certificates. Restart kube-apiserver, kube-controller-manager, kube-scheduler and etcd so that they use the new certificates.\n") {
+		t.Errorf("code %d:\n%s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.Contains(lines[0], "admin.conf") || !strings.Contains(lines[1], "Kubernetes API server") {
+		t.Errorf("not in kubeadm's (alphabetical) order:\n%s", out)
+	}
+	admin, err := pki.ReadKubeconfigClientCert(filepath.Join(env.kubernetesDir, "admin.conf"))
+	if err != nil || !admin.NotAfter.Equal(env.now().Add(365*24*time.Hour)) || admin.Subject.String() != oldAdmin.Subject.String() {
+		t.Errorf("admin.conf: %v %v", admin, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.kubernetesDir, "kubelet.conf")); !bytes.Equal(b, oldKubelet) {
+		t.Error("kubelet.conf must be left to the kubelet")
+	}
+	api, _ := pki.LoadCert(pki.CertPath(cfg.CertificatesDir, "apiserver"))
+	if !api.NotAfter.Equal(env.now().Add(365 * 24 * time.Hour)) {
+		t.Errorf("apiserver not renewed: %s", api.NotAfter)
+	}
+
+	os.Remove(pki.KeyPath(cfg.CertificatesDir, "front-proxy-ca"))
+	os.Remove(pki.CertPath(cfg.CertificatesDir, "apiserver"))
+	out, code = runCerts(t, env, "renew", "front-proxy-client", "--config", cfgPath)
+	if code != 0 || !strings.HasPrefix(out, "Detected external CA ("+pki.KeyPath(cfg.CertificatesDir, "front-proxy-ca")) || strings.Contains(out, "Done") {
+		t.Errorf("external CA: %d\n%s", code, out)
+	}
+	out, code = runCerts(t, env, "renew", "apiserver", "--cert-dir", cfg.CertificatesDir)
+	if code != 0 || !strings.Contains(out, "\nMISSING! serving certificate of the Kubernetes API server\n") || !strings.HasPrefix(out, "[renew] ") {
+		t.Errorf("missing: %d\n%s", code, out)
+	}
+
+	ext := certsTestConfig(t, dir, "etcd:\n  external:\n    endpoints: [\"https://10.0.0.5:2379\"]\n")
+	out, code = runCerts(t, env, "renew", "etcd-server", "--config", ext)
+	if code != 0 || out != "MISSING! serving certificate of etcd\n" {
+		t.Errorf("external etcd: %d %q", code, out)
+	}
+}
+
+func TestCertsCommandTree(t *testing.T) {
+	cmd := newCertsCmd(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	var renew []string
+	for _, c := range cmd.Commands() {
+		if c.Name() == "renew" {
+			for _, r := range c.Commands() {
+				renew = append(renew, r.Name())
+				for _, f := range []string{"cert-dir", "config", "kubeconfig"} {
+					if r.Flags().Lookup(f) == nil {
+						t.Errorf("renew %s: no --%s", r.Name(), f)
+					}
+				}
+			}
+		}
+	}
+	want := "admin.conf all apiserver apiserver-etcd-client apiserver-kubelet-client controller-manager.conf etcd-healthcheck-client etcd-peer etcd-server front-proxy-client scheduler.conf super-admin.conf"
+	if got := strings.Join(renew, " "); got != want {
+		t.Errorf("renew sub-commands %s\nwant %s", got, want)
+	}
+	if len(cmd.Aliases) != 1 || cmd.Aliases[0] != "certificates" {
+		t.Errorf("aliases %v", cmd.Aliases)
+	}
+	out, _, code := run(t, "init", "phase", "certs", "apiserver", "--help")
+	for _, f := range []string{"--apiserver-advertise-address", "--apiserver-cert-extra-sans", "--cert-dir", "--config", "--control-plane-endpoint", "--dry-run", "--kubernetes-version", "--service-cidr", "--service-dns-domain"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("init phase certs apiserver lacks %s (code %d)", f, code)
+		}
+	}
+	if strings.Contains(out, "--node-name") {
+		t.Error("init phase certs apiserver must not take --node-name")
+	}
+}

@@ -1,0 +1,259 @@
+package initphases
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+)
+
+const staticPodTestConfig = `apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: 10.0.0.5
+nodeRegistration:
+  name: node1
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.36.3
+`
+
+// staticPodData returns phase data writing under a temporary folder, from
+// the test configuration with extra appended to the ClusterConfiguration.
+func staticPodData(t *testing.T, extra string) (*Data, *bytes.Buffer) {
+	t.Helper()
+	root := t.TempDir()
+	docs, err := config.Decode([]byte(staticPodTestConfig+extra), config.Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := config.Environment{
+		Hostname:       func() (string, error) { return "node1", nil },
+		DefaultAddress: func() (net.IP, error) { return net.ParseIP("10.0.0.5"), nil },
+		CRISocket:      func() (string, error) { return "unix:///run/containerd/containerd.sock", nil },
+		ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
+		NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
+		Warn:           func(string, ...any) {},
+	}
+	cfg, err := env.InitConfiguration(context.Background(), docs, config.DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CertificatesDir = filepath.Join(root, "pki")
+	if cfg.Etcd.Local != nil {
+		cfg.Etcd.Local.DataDir = filepath.Join(root, "var", "lib", "etcd")
+	}
+	out := &bytes.Buffer{}
+	return &Data{
+		Cfg:           cfg,
+		CertDir:       cfg.CertificatesDir,
+		KubeconfigDir: root,
+		ManifestDir:   filepath.Join(root, "manifests"),
+		KubeletDir:    filepath.Join(root, "kubelet"),
+		Out:           out,
+		Now:           time.Now,
+	}, out
+}
+
+func findPhase(t *testing.T, phases []workflow.Phase[*Data], name string) workflow.Phase[*Data] {
+	t.Helper()
+	for _, p := range phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no phase %q", name)
+	return workflow.Phase[*Data]{}
+}
+
+func inodeOf(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+func TestEtcdLocalPhase(t *testing.T) {
+	d, out := staticPodData(t, "")
+	local := findPhase(t, EtcdPhase().Phases, "local")
+	for i := range 2 {
+		out.Reset()
+		if err := local.Run(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+		want := "[etcd] Creating static Pod manifest for local etcd in \"" + d.ManifestDir + "\"\n"
+		if out.String() != want {
+			t.Errorf("run %d: output %q, want %q", i+1, out.String(), want)
+		}
+	}
+	fi, err := os.Stat(d.Cfg.Etcd.Local.DataDir)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("etcd data folder: %v, %v", fi, err)
+	}
+	data, err := os.ReadFile(filepath.Join(d.ManifestDir, "etcd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte("--initial-cluster=node1=https://10.0.0.5:2380")) {
+		t.Errorf("unexpected manifest:\n%s", data)
+	}
+}
+
+func TestEtcdLocalPhaseDryRun(t *testing.T) {
+	d, out := staticPodData(t, "")
+	d.DryRun = true
+	if err := findPhase(t, EtcdPhase().Phases, "local").Run(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.Cfg.Etcd.Local.DataDir); !os.IsNotExist(err) {
+		t.Errorf("dry run created the data folder: %v", err)
+	}
+	if !strings.HasPrefix(out.String(), "[etcd] Would ensure that \""+d.Cfg.Etcd.Local.DataDir+"\" directory is present\n") {
+		t.Errorf("output %q", out.String())
+	}
+}
+
+func TestEtcdLocalPhaseExternal(t *testing.T) {
+	d, out := staticPodData(t, "etcd:\n  external:\n    endpoints: [\"https://10.1.0.1:2379\"]\n")
+	if err := findPhase(t, EtcdPhase().Phases, "local").Run(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("output %q", out.String())
+	}
+	if _, err := os.Stat(d.ManifestDir); !os.IsNotExist(err) {
+		t.Errorf("manifest folder created for external etcd: %v", err)
+	}
+}
+
+func TestControlPlanePhases(t *testing.T) {
+	d, out := staticPodData(t, "")
+	d.PatchesDir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(d.PatchesDir, "kube-scheduler+merge.yaml"), []byte("metadata: {annotations: {patched: \"yes\"}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp := ControlPlanePhase()
+	run := func() {
+		t.Helper()
+		out.Reset()
+		if err := cp.Run(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"apiserver", "controller-manager", "scheduler"} {
+			if err := findPhase(t, cp.Phases, name).Run(context.Background(), d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run()
+	for _, want := range []string{
+		"[control-plane] Using manifest folder \"" + d.ManifestDir + "\"\n[control-plane] Creating static Pod manifest for \"kube-apiserver\"\n",
+		"[control-plane] Creating static Pod manifest for \"kube-controller-manager\"\n",
+		"[control-plane] Creating static Pod manifest for \"kube-scheduler\"\n",
+		"[patches] Applied patch of type \"application/merge-patch+json\" to target \"kube-scheduler\"\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	inodes := map[string]uint64{}
+	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		p := filepath.Join(d.ManifestDir, c+".yaml")
+		inodes[p] = inodeOf(t, p)
+	}
+	sched, _ := os.ReadFile(filepath.Join(d.ManifestDir, "kube-scheduler.yaml"))
+	if !bytes.Contains(sched, []byte("patched: \"yes\"")) {
+		t.Errorf("patch not applied:\n%s", sched)
+	}
+	// A second run converges without touching the files.
+	run()
+	for p, ino := range inodes {
+		if inodeOf(t, p) != ino {
+			t.Errorf("%s was rewritten with the same content", p)
+		}
+	}
+	if all := findPhase(t, cp.Phases, "all"); !all.RunAllSiblings || all.Run != nil {
+		t.Error(`"all" must run its siblings`)
+	}
+}
+
+func TestControlPlaneExternalCA(t *testing.T) {
+	d, _ := staticPodData(t, "")
+	if err := os.MkdirAll(d.CertDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.CertDir, "ca.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cm := findPhase(t, ControlPlanePhase().Phases, "controller-manager")
+	if err := cm.Run(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(d.ManifestDir, "kube-controller-manager.yaml"))
+	if !bytes.Contains(data, []byte("- --cluster-signing-cert-file=\n")) || !bytes.Contains(data, []byte("- --cluster-signing-key-file=\n")) {
+		t.Errorf("external CA not detected:\n%s", data)
+	}
+	// With the key present the controller manager signs again.
+	if err := os.WriteFile(filepath.Join(d.CertDir, "ca.key"), []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cm.Run(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(filepath.Join(d.ManifestDir, "kube-controller-manager.yaml"))
+	if !bytes.Contains(data, []byte("- --cluster-signing-key-file="+filepath.Join(d.CertDir, "ca.key")+"\n")) {
+		t.Errorf("signing flags not restored:\n%s", data)
+	}
+}
+
+func TestStaticPodPhasesRefuseRootless(t *testing.T) {
+	d, _ := staticPodData(t, "featureGates:\n  RootlessControlPlane: true\n")
+	if err := findPhase(t, EtcdPhase().Phases, "local").Run(context.Background(), d); err == nil {
+		t.Error("etcd: no error")
+	}
+	if err := findPhase(t, ControlPlanePhase().Phases, "scheduler").Run(context.Background(), d); err == nil {
+		t.Error("scheduler: no error")
+	}
+}
+
+func TestStaticPodPhasePatchErrors(t *testing.T) {
+	d, _ := staticPodData(t, "")
+	d.PatchesDir = filepath.Join(t.TempDir(), "missing")
+	if err := findPhase(t, ControlPlanePhase().Phases, "scheduler").Run(context.Background(), d); err == nil {
+		t.Error("missing patches folder accepted")
+	}
+	if _, err := os.Stat(filepath.Join(d.ManifestDir, "kube-scheduler.yaml")); !os.IsNotExist(err) {
+		t.Errorf("manifest written despite the error: %v", err)
+	}
+}

@@ -1,0 +1,147 @@
+package preflight
+
+import (
+	"net"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/images"
+)
+
+// Well-known ports of the node's components.
+const (
+	KubeletPort           = 10250
+	SchedulerPort         = 10259
+	ControllerManagerPort = 10257
+	EtcdClientPort        = 2379
+	EtcdPeerPort          = 2380
+)
+
+// Sysctl files that must hold "1" for Pod networking to work.
+const (
+	IPv4ForwardingFile = "/proc/sys/net/ipv4/ip_forward"
+	IPv6ForwardingFile = "/proc/sys/net/ipv6/conf/default/forwarding"
+)
+
+// Executables a node needs in the PATH.
+func requiredExecutables() []string { return []string{"losetup", "mount", "cp"} }
+
+// InitChecks returns the checks "kubeadm init" runs after
+// IsPrivilegedUser, in upstream kubeadm's order. manifestDir is where the
+// static pod manifests will be written.
+func InitChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir string) []Check {
+	bindPort := int(cfg.LocalAPIEndpoint.BindPort)
+	cpVersion := cfg.KubernetesVersion
+	criSocket := cfg.NodeRegistration.CRISocket
+
+	checks := []Check{
+		NumCPU(h, ControlPlaneCPUs),
+		Mem(h, ControlPlaneMemoryMB),
+		KubernetesVersion(cpVersion),
+		Firewalld(h, []int{bindPort, KubeletPort}),
+		Port(h, bindPort),
+		Port(h, SchedulerPort),
+		Port(h, ControllerManagerPort),
+		FileAvailable(h, filepath.Join(manifestDir, "kube-apiserver.yaml")),
+		FileAvailable(h, filepath.Join(manifestDir, "kube-controller-manager.yaml")),
+		FileAvailable(h, filepath.Join(manifestDir, "kube-scheduler.yaml")),
+		FileAvailable(h, filepath.Join(manifestDir, "etcd.yaml")),
+		HTTPProxy(h, cfg.LocalAPIEndpoint.AdvertiseAddress),
+	}
+	for _, cidr := range splitList(cfg.Networking.ServiceSubnet) {
+		checks = append(checks, HTTPProxyCIDR(h, cidr))
+	}
+	for _, cidr := range splitList(cfg.Networking.PodSubnet) {
+		checks = append(checks, HTTPProxyCIDR(h, cidr))
+	}
+	checks = append(checks,
+		ContainerRuntime(h, criSocket),
+		ContainerRuntimeVersion(h, criSocket),
+		Swap(h),
+	)
+	for _, exe := range requiredExecutables() {
+		checks = append(checks, InPath(h, exe))
+	}
+	checks = append(checks,
+		SystemVerification(h),
+		Hostname(h, cfg.NodeRegistration.Name),
+		KubeletVersion(h, cpVersion),
+		ServiceEnabled(h, "kubelet"),
+		Port(h, KubeletPort),
+	)
+	checks = append(checks, ForwardingChecks(h, cfg.LocalAPIEndpoint.AdvertiseAddress, cfg.Networking.ServiceSubnet, cfg.Networking.PodSubnet)...)
+	if ext := cfg.Etcd.External; ext != nil {
+		checks = append(checks, ExternalEtcdVersion(h, ext))
+		checks = append(checks, ExternalEtcdClientCertificates(h, ext)...)
+	} else {
+		checks = append(checks, Port(h, EtcdClientPort), Port(h, EtcdPeerPort))
+		if cfg.Etcd.Local != nil && cfg.Etcd.Local.DataDir != "" {
+			checks = append(checks, DirAvailable(h, cfg.Etcd.Local.DataDir))
+		}
+	}
+	return checks
+}
+
+// ForwardingChecks returns the IP forwarding checks for the address
+// families in use: IPv4 when the address or any of the comma-separated
+// subnets is IPv4, IPv6 likewise.
+func ForwardingChecks(h Host, address string, subnets ...string) []Check {
+	var v4, v6 bool
+	note := func(ip net.IP) {
+		if ip == nil {
+			return
+		}
+		if ip.To4() != nil {
+			v4 = true
+		} else {
+			v6 = true
+		}
+	}
+	note(net.ParseIP(address))
+	for _, list := range subnets {
+		for _, cidr := range splitList(list) {
+			if ip, _, err := net.ParseCIDR(cidr); err == nil {
+				note(ip)
+			}
+		}
+	}
+	var checks []Check
+	if v4 {
+		checks = append(checks, FileContent(h, IPv4ForwardingFile, "1"))
+	}
+	if v6 {
+		checks = append(checks, FileContent(h, IPv6ForwardingFile, "1"))
+	}
+	return checks
+}
+
+// InitImagePull returns the ImagePull check of "kubeadm init": every image
+// of the cluster, with the node's pull policy and seriality.
+func InitImagePull(h Host, cfg *kubeadm.InitConfiguration, warnf func(string, ...any)) Check {
+	policy := cfg.NodeRegistration.ImagePullPolicy
+	if policy == "" {
+		policy = corev1.PullIfNotPresent
+	}
+	serial := cfg.NodeRegistration.ImagePullSerial == nil || *cfg.NodeRegistration.ImagePullSerial
+	return ImagePull(h, cfg.NodeRegistration.CRISocket, ImagePullOptions{
+		Images:       images.List(&cfg.ClusterConfiguration),
+		Policy:       policy,
+		Serial:       serial,
+		SandboxImage: images.PauseImage(&cfg.ClusterConfiguration),
+		Warnf:        warnf,
+	})
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
