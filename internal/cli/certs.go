@@ -57,6 +57,7 @@ func newCertsCmdWith(streams Streams, env certsEnv) *cobra.Command {
 		Long: `Create, inspect and renew the certificates kubeadm manages on a
 control-plane node.`,
 		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	cmd.AddCommand(
 		newCertificateKeyCmd(streams),
@@ -421,6 +422,7 @@ func newRenewCmd(streams Streams, env certsEnv) *cobra.Command {
 		Long: `Renew the certificates kubeadm manages on this node, one at a time or all
 together, with the certificate authorities in the certificate folder.`,
 		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	addFlags := func(c *cobra.Command, o *renewOptions) {
 		f := c.Flags()

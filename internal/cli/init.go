@@ -184,9 +184,13 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		d.PatchesDir = o.patchesDir
 	}
 	if d.DryRun {
-		// The system's temporary folder, or upstream's choice when there is
-		// none (a bare --rootfs).
-		parent := os.TempDir()
+		// KUBEADM_INIT_DRYRUN_DIR as upstream honours it, else the system's
+		// temporary folder, else upstream's choice when there is none (a
+		// bare --rootfs).
+		parent := os.Getenv("KUBEADM_INIT_DRYRUN_DIR")
+		if parent == "" {
+			parent = os.TempDir()
+		}
 		if _, err := os.Stat(parent); err != nil {
 			parent = filepath.Join(initphases.KubernetesDir, "tmp")
 			if err := os.MkdirAll(parent, 0o700); err != nil {
@@ -203,6 +207,11 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		d.ManifestDir = filepath.Join(dir, "manifests")
 		d.KubeletDir = filepath.Join(dir, "kubelet")
 		fmt.Fprintf(streams.Out, "[dryrun] Writing every file into %s instead of its real place\n", dir)
+	}
+	// With an external CA kubeadm cannot create kubeconfig files, so they
+	// must all be there and trust that CA before any phase runs.
+	if err := initphases.CheckExternalCAKubeconfigs(d, d.KubeconfigDir); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -318,7 +318,9 @@ func TestEnsureExistingFiles(t *testing.T) {
 			})
 		}},
 		{name: "a bundle starting with the cluster CA", change: func(t *testing.T, p string) {
-			rewrite(t, p, func(c *clientcmdapi.Config) { cluster(c).CertificateAuthorityData = append(append([]byte{}, caPEM...), otherPEM...) })
+			rewrite(t, p, func(c *clientcmdapi.Config) {
+				cluster(c).CertificateAuthorityData = append(append([]byte{}, caPEM...), otherPEM...)
+			})
 		}},
 		{name: "the CA as a file next to the kubeconfig", change: func(t *testing.T, p string) {
 			if err := os.WriteFile(filepath.Join(filepath.Dir(p), "ca.crt"), caPEM, 0o644); err != nil {
@@ -333,7 +335,9 @@ func TestEnsureExistingFiles(t *testing.T) {
 			rewrite(t, p, func(c *clientcmdapi.Config) { cluster(c).CertificateAuthorityData = otherPEM })
 		}, wantErr: `trusts a CA ("CN=other-ca", the first of 1 certificates) other than the cluster CA`},
 		{name: "a bundle where the cluster CA is second", change: func(t *testing.T, p string) {
-			rewrite(t, p, func(c *clientcmdapi.Config) { cluster(c).CertificateAuthorityData = append(append([]byte{}, otherPEM...), caPEM...) })
+			rewrite(t, p, func(c *clientcmdapi.Config) {
+				cluster(c).CertificateAuthorityData = append(append([]byte{}, otherPEM...), caPEM...)
+			})
 		}, wantErr: "the first of 2 certificates"},
 		{name: "no CA", change: func(t *testing.T, p string) {
 			rewrite(t, p, func(c *clientcmdapi.Config) { cluster(c).CertificateAuthorityData = nil })
