@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,10 +78,7 @@ pod manifests of etcd and the control plane, and the kubelet's configuration.`,
 			if err != nil {
 				return err
 			}
-			if err := initphases.PrintDryRun(data); err != nil {
-				return err
-			}
-			return errAPIPhasesMissing
+			return initphases.PrintDryRun(data)
 		},
 	}
 	flags = cmd.Flags()
@@ -256,8 +252,3 @@ func (o *initOptions) documentsFromFlags(flags *pflag.FlagSet) (*config.Document
 	init.BootstrapTokens = []v1beta4.BootstrapToken{tok}
 	return &config.Documents{Source: "flags", Init: init, Cluster: cluster}, nil
 }
-
-// errAPIPhasesMissing reports, after the local phases succeeded, that the
-// phases needing a running API server are not part of this build yet, so a
-// script never mistakes this for a finished init.
-var errAPIPhasesMissing = errors.New("the node's files are in place, but the init phases that need the API server (wait-control-plane, upload-config, upload-certs, mark-control-plane, bootstrap-token, kubelet-finalize, addon, show-join-command) are not implemented in this build yet")
