@@ -335,4 +335,3 @@ func envFacts(b []byte) any {
 	}
 	return set
 }
-
