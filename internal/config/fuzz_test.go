@@ -2,12 +2,12 @@ package config_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 )
 
@@ -21,14 +21,7 @@ func FuzzLoad(f *testing.F) {
 		}
 	}
 	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n"))
-	env := config.Environment{
-		Hostname:       func() (string, error) { return "node", nil },
-		DefaultAddress: func() (net.IP, error) { return net.ParseIP("192.0.2.1"), nil },
-		CRISocket:      func() (string, error) { return "unix:///run/x.sock", nil },
-		ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
-		NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
-		Warn:           func(string, ...any) {},
-	}
+	env := configtest.Environment("192.0.2.1")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, strict := range []config.Strictness{config.Strict, config.Lenient} {
 			docs, err := config.Decode(data, strict)

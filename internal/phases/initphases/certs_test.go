@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -37,22 +36,7 @@ encryptionAlgorithm: ECDSA-P256
 // folder, from certsTestConfig with extra appended.
 func certsData(t *testing.T, extra string) (*Data, *bytes.Buffer) {
 	t.Helper()
-	docs, err := config.Decode([]byte(certsTestConfig+extra), config.Strict)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := config.Environment{
-		Hostname:       func() (string, error) { return "node1", nil },
-		DefaultAddress: func() (net.IP, error) { return net.ParseIP("192.168.1.10"), nil },
-		CRISocket:      func() (string, error) { return "unix:///run/containerd/containerd.sock", nil },
-		ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
-		NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
-		Warn:           func(string, ...any) {},
-	}
-	cfg, err := env.InitConfiguration(context.Background(), docs, config.DefaultOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configtest.InitConfiguration(t, certsTestConfig+extra, "192.168.1.10")
 	out := &bytes.Buffer{}
 	root := t.TempDir()
 	return &Data{

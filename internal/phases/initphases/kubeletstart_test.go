@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
 
@@ -48,22 +47,7 @@ func (s *ksSystem) Run(_ context.Context, name string, args ...string) ([]byte, 
 // from the test configuration with extra appended to the ClusterConfiguration.
 func kubeletStartData(t *testing.T, extra string) (*Data, *bytes.Buffer) {
 	t.Helper()
-	docs, err := config.Decode([]byte(kubeletStartTestConfig+extra), config.Strict)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := config.Environment{
-		Hostname:       func() (string, error) { return "node1", nil },
-		DefaultAddress: func() (net.IP, error) { return net.ParseIP("10.0.0.5"), nil },
-		CRISocket:      func() (string, error) { return "unix:///run/containerd/containerd.sock", nil },
-		ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
-		NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
-		Warn:           func(string, ...any) {},
-	}
-	cfg, err := env.InitConfiguration(context.Background(), docs, config.DefaultOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configtest.InitConfiguration(t, kubeletStartTestConfig+extra, "10.0.0.5")
 	out := &bytes.Buffer{}
 	return &Data{
 		Cfg:        cfg,

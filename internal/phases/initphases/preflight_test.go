@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -17,7 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 )
@@ -141,22 +140,7 @@ kubernetesVersion: v1.36.3
 
 func preflightData(t *testing.T) (*Data, *bytes.Buffer) {
 	t.Helper()
-	docs, err := config.Decode([]byte(preflightTestConfig), config.Strict)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := config.Environment{
-		Hostname:       func() (string, error) { return "node1", nil },
-		DefaultAddress: func() (net.IP, error) { return net.ParseIP("10.0.0.5"), nil },
-		CRISocket:      func() (string, error) { return "unix:///run/containerd/containerd.sock", nil },
-		ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
-		NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
-		Warn:           func(string, ...any) {},
-	}
-	cfg, err := env.InitConfiguration(context.Background(), docs, config.DefaultOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configtest.InitConfiguration(t, preflightTestConfig, "10.0.0.5")
 	out := &bytes.Buffer{}
 	return &Data{Cfg: cfg, ManifestDir: ManifestsDir, Out: out, Now: time.Now}, out
 }

@@ -10,7 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -39,22 +38,7 @@ kubernetesVersion: v1.36.3
 func staticPodData(t *testing.T, extra string) (*Data, *bytes.Buffer) {
 	t.Helper()
 	root := t.TempDir()
-	docs, err := config.Decode([]byte(staticPodTestConfig+extra), config.Strict)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := config.Environment{
-		Hostname:       func() (string, error) { return "node1", nil },
-		DefaultAddress: func() (net.IP, error) { return net.ParseIP("10.0.0.5"), nil },
-		CRISocket:      func() (string, error) { return "unix:///run/containerd/containerd.sock", nil },
-		ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
-		NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
-		Warn:           func(string, ...any) {},
-	}
-	cfg, err := env.InitConfiguration(context.Background(), docs, config.DefaultOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configtest.InitConfiguration(t, staticPodTestConfig+extra, "10.0.0.5")
 	cfg.CertificatesDir = filepath.Join(root, "pki")
 	if cfg.Etcd.Local != nil {
 		cfg.Etcd.Local.DataDir = filepath.Join(root, "var", "lib", "etcd")
