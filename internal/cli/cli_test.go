@@ -177,3 +177,32 @@ func TestInitUnknownSkipPhase(t *testing.T) {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
 }
+
+func TestValidationNeverPrintsSecrets(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "join.yaml")
+	if err := os.WriteFile(p, []byte(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    token: abcdef.TOPSECRETVALUE1
+    apiServerEndpoint: 192.0.2.1:6443
+    unsafeSkipCAVerification: true
+  tlsBootstrapToken: abcdef.TOPSECRETVALUE2
+controlPlane:
+  certificateKey: TOPSECRETKEY3
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "config", "validate", "--config", p)
+	if code != exitcode.Validation {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	if strings.Contains(out+errOut, "TOPSECRET") {
+		t.Fatalf("a secret reached the output:\n%s%s", out, errOut)
+	}
+	for _, path := range []string{"discovery.bootstrapToken.token", "discovery.tlsBootstrapToken", "controlPlane.certificateKey"} {
+		if !strings.Contains(errOut, path) {
+			t.Errorf("the error should still name %s:\n%s", path, errOut)
+		}
+	}
+}

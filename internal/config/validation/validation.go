@@ -330,7 +330,7 @@ func validateBootstrapTokens(tokens []kubeadm.BootstrapToken, p *field.Path) fie
 		tp := p.Child(strconv.Itoa(i))
 		if t.Token != nil {
 			if s := t.Token.String(); !bootstraputil.IsValidBootstrapToken(s) {
-				errs = append(errs, field.Invalid(tp.Child("token"), s, `not a bootstrap token of the form "[a-z0-9]{6}.[a-z0-9]{16}"`))
+				errs = append(errs, field.Invalid(tp.Child("token"), redactToken(s), `not a bootstrap token of the form "[a-z0-9]{6}.[a-z0-9]{16}"`))
 			}
 		}
 		if err := bootstraputil.ValidateUsages(t.Usages); err != nil {
@@ -392,12 +392,14 @@ func validateCertificateKey(key string, p *field.Path) field.ErrorList {
 	if key == "" {
 		return nil
 	}
+	// The key is a secret: errors describe it, never show it.
+	const shown = "<redacted>"
 	b, err := hex.DecodeString(key)
 	if err != nil {
-		return field.ErrorList{field.Invalid(p, key, fmt.Sprintf("the certificate key is not hexadecimal: %v", err))}
+		return field.ErrorList{field.Invalid(p, shown, "the certificate key is not hexadecimal")}
 	}
 	if len(b) != certificateKeyBytes {
-		return field.ErrorList{field.Invalid(p, key, fmt.Sprintf("the certificate key is %d bytes long; an AES-256 key of %d bytes (%d hex characters) is required",
+		return field.ErrorList{field.Invalid(p, shown, fmt.Sprintf("the certificate key is %d bytes long; an AES-256 key of %d bytes (%d hex characters) is required",
 			len(b), certificateKeyBytes, 2*certificateKeyBytes))}
 	}
 	return nil
@@ -567,7 +569,20 @@ func validateToken(token string, p *field.Path) field.ErrorList {
 	if bootstraputil.IsValidBootstrapToken(token) {
 		return nil
 	}
-	return field.ErrorList{field.Invalid(p, token, `not a bootstrap token of the form "[a-z0-9]{6}.[a-z0-9]{16}"`)}
+	return field.ErrorList{field.Invalid(p, redactToken(token), `not a bootstrap token of the form "[a-z0-9]{6}.[a-z0-9]{16}"`)}
+}
+
+// redactToken keeps what may be shown of a malformed token: the part
+// before the dot (the public ID) when there is one. Secrets never reach an
+// error message.
+func redactToken(token string) string {
+	if id, _, ok := strings.Cut(token, "."); ok {
+		return id + ".<redacted>"
+	}
+	if token == "" {
+		return ""
+	}
+	return "<redacted>"
 }
 
 func validateBootstrapTokenDiscovery(b *kubeadm.BootstrapTokenDiscovery, p *field.Path) field.ErrorList {
