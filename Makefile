@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream bench
+.PHONY: build test compat upstream bench integration
 
 build:
 	$(GO) build -o bin/kubeadm ./cmd/kubeadm
@@ -24,3 +24,10 @@ compat: upstream
 # and prints wall, CPU and peak memory (figures go to docs/benchmarks.md).
 bench: build upstream
 	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 7
+
+# Fast-tier integration tests: the real etcd, kube-apiserver and
+# kube-controller-manager run as host processes from the files our kubeadm
+# writes (test/controlplane). Needs root; see docs/testbed.md.
+integration:
+	hack/build-upstream.sh kube-apiserver kube-controller-manager etcd
+	KUBEADM_INTEGRATION=1 $(GO) test ./test/integration/ -count=1 -v
