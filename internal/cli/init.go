@@ -171,6 +171,7 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		SkipCertificateKeyPrint: o.skipCertificateKeyPrint,
 		SkipTokenPrint:          o.skipTokenPrint,
 		Out:                     streams.Out,
+		Err:                     streams.Err,
 		Now:                     time.Now,
 	}
 	if cfg.Patches != nil {

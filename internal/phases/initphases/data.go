@@ -1,10 +1,12 @@
 package initphases
 
 import (
+	"context"
 	"io"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 )
@@ -44,8 +46,14 @@ type Data struct {
 	SkipCertificateKeyPrint bool
 	SkipTokenPrint          bool
 
-	// Out receives the phases' progress messages.
+	// Out receives the phases' progress messages, Err their warnings.
 	Out io.Writer
+	Err io.Writer
 	// Now is the clock certificates are dated by.
 	Now func() time.Time
+
+	// NewClient makes the API client the API phases share (see Client);
+	// nil means admin.conf in KubeconfigDir.
+	NewClient func(ctx context.Context) (kubernetes.Interface, error)
+	client    kubernetes.Interface
 }

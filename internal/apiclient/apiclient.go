@@ -1,0 +1,154 @@
+package apiclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// ClusterAdminsGroup is the group of admin.conf's identity; the
+// ClusterRoleBinding of the same name grants it cluster-admin.
+const ClusterAdminsGroup = "kubeadm:cluster-admins"
+
+// FromKubeconfig builds a clientset from a kubeconfig file.
+func FromKubeconfig(path string) (kubernetes.Interface, *rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
+	}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("client from kubeconfig %s: %w", path, err)
+	}
+	return c, cfg, nil
+}
+
+// Poll calls fn every interval until it reports done, returns an error, or
+// timeout passes (then the last error, if any, is returned with the
+// timeout). fn's transient failures are returned as (false, nil) or as an
+// error wrapped in Retry.
+func Poll(ctx context.Context, interval, timeout time.Duration, fn func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		done, err := fn(ctx)
+		var r *retryable
+		switch {
+		case errors.As(err, &r):
+			last = r.err
+		case err != nil:
+			return err
+		case done:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return fmt.Errorf("timed out after %v: %w", timeout, last)
+			}
+			return fmt.Errorf("timed out after %v", timeout)
+		case <-time.After(interval):
+		}
+	}
+}
+
+type retryable struct{ err error }
+
+func (r *retryable) Error() string { return r.err.Error() }
+func (r *retryable) Unwrap() error { return r.err }
+
+// Retry marks err as worth another try inside Poll.
+func Retry(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryable{err}
+}
+
+// createUpdater is what typed client-go clients offer for one resource.
+type createUpdater[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+type creator[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+}
+
+// CreateOrUpdate creates obj, or replaces the existing object of that name
+// with it. Running it again with the same obj changes nothing.
+//
+//	apiclient.CreateOrUpdate(ctx, c.CoreV1().ConfigMaps("kube-system"), cm)
+func CreateOrUpdate[T any](ctx context.Context, c createUpdater[T], obj T) error {
+	if _, err := c.Create(ctx, obj, metav1.CreateOptions{}); err == nil || !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	_, err := c.Update(ctx, obj, metav1.UpdateOptions{})
+	return err
+}
+
+// CreateIfMissing creates obj and leaves an existing object of that name
+// alone.
+func CreateIfMissing[T any](ctx context.Context, c creator[T], obj T) error {
+	if _, err := c.Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// AdminClient returns a client with admin.conf's credentials, making sure
+// they are authorized first. admin.conf's identity is only a member of the
+// kubeadm:cluster-admins group; until the ClusterRoleBinding of that name
+// exists it is forbidden everything, so on the first Forbidden answer the
+// binding is created with super-admin.conf (group system:masters) and the
+// admin client is tried again until it works or timeout passes.
+func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubernetes.Interface, error) {
+	admin, _, err := FromKubeconfig(adminConf)
+	if err != nil {
+		return nil, err
+	}
+	var super kubernetes.Interface
+	err = Poll(ctx, 500*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
+		_, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, ClusterAdminsGroup, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
+			if super == nil {
+				s, _, err := FromKubeconfig(superAdminConf)
+				if err != nil {
+					return false, err
+				}
+				super = s
+			}
+			if err := CreateIfMissing(ctx, super.RbacV1().ClusterRoleBindings(), ClusterAdminsBinding()); err != nil {
+				return false, Retry(fmt.Errorf("creating ClusterRoleBinding %s with %s: %w", ClusterAdminsGroup, superAdminConf, err))
+			}
+			return false, Retry(fmt.Errorf("%s is not authorized yet: %w", adminConf, err))
+		default:
+			return false, Retry(err)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for %s to be authorized: %w", adminConf, err)
+	}
+	return admin, nil
+}
+
+// ClusterAdminsBinding grants the kubeadm:cluster-admins group cluster-admin.
+func ClusterAdminsBinding() *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterAdminsGroup},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: ClusterAdminsGroup}},
+	}
+}

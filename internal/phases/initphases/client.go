@@ -1,0 +1,39 @@
+package initphases
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+)
+
+// Client returns a client for the new cluster's API server with admin.conf's
+// credentials, made and authorized on first use (see
+// apiclient.AdminClient) and then reused by every later phase. Tests set
+// NewClient to hand in their own.
+func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
+	if d.client != nil {
+		return d.client, nil
+	}
+	newClient := d.NewClient
+	if newClient == nil {
+		newClient = func(ctx context.Context) (kubernetes.Interface, error) {
+			timeout := time.Minute
+			if t := d.Cfg.Timeouts; t != nil && t.KubernetesAPICall != nil {
+				timeout = t.KubernetesAPICall.Duration
+			}
+			return apiclient.AdminClient(ctx,
+				filepath.Join(d.KubeconfigDir, "admin.conf"),
+				filepath.Join(d.KubeconfigDir, "super-admin.conf"), timeout)
+		}
+	}
+	c, err := newClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.client = c
+	return c, nil
+}
