@@ -45,6 +45,17 @@ type initOptions struct {
 	token                   string
 	tokenTTL                time.Duration
 	uploadCerts             bool
+	kubeconfigPath          string
+	phaseFlags              *pflag.FlagSet
+}
+
+// kubeconfigPathIfSet is --kubeconfig when the user gave it; otherwise ""
+// so the API phases use admin.conf wherever this run writes kubeconfigs.
+func (o *initOptions) kubeconfigPathIfSet() string {
+	if o.phaseFlags != nil && o.phaseFlags.Changed("kubeconfig") {
+		return o.kubeconfigPath
+	}
+	return ""
 }
 
 func newInitCmd(streams Streams) *cobra.Command {
@@ -83,6 +94,11 @@ pod manifests of etcd and the control plane, and the kubelet's configuration.`,
 	}
 	flags = cmd.Flags()
 	o.addFlags(flags)
+	// Flags only the phase commands offer.
+	phaseOnly := pflag.NewFlagSet("init-phases", pflag.ContinueOnError)
+	o.phaseFlags = phaseOnly
+	phaseOnly.StringVar(&o.kubeconfigPath, "kubeconfig", filepath.Join(initphases.KubernetesDir, "admin.conf"), "Kubeconfig file used to reach the cluster.")
+	runner.AdditionalFlags = phaseOnly
 	runner.BindToCommand(cmd)
 	return cmd
 }
@@ -165,6 +181,7 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		KubeconfigDir:           initphases.KubernetesDir,
 		ManifestDir:             initphases.ManifestsDir,
 		KubeletDir:              initphases.KubeletDir,
+		KubeconfigPath:          o.kubeconfigPathIfSet(),
 		DryRun:                  cfg.DryRun,
 		IgnorePreflightErrors:   sets.New(ignored...),
 		UploadCerts:             o.uploadCerts,

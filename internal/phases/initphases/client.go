@@ -25,9 +25,11 @@ func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
 			if t := d.Cfg.Timeouts; t != nil && t.KubernetesAPICall != nil {
 				timeout = t.KubernetesAPICall.Duration
 			}
-			return apiclient.AdminClient(ctx,
-				filepath.Join(d.KubeconfigDir, "admin.conf"),
-				filepath.Join(d.KubeconfigDir, "super-admin.conf"), timeout)
+			admin := d.KubeconfigPath
+			if admin == "" {
+				admin = filepath.Join(d.KubeconfigDir, "admin.conf")
+			}
+			return apiclient.AdminClient(ctx, admin, filepath.Join(d.KubeconfigDir, "super-admin.conf"), timeout)
 		}
 	}
 	c, err := newClient(ctx)

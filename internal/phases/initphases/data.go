@@ -30,6 +30,10 @@ type Data struct {
 	ManifestDir   string // static pod manifests
 	KubeletDir    string // kubelet config.yaml, kubeadm-flags.env, instance-config.yaml
 
+	// KubeconfigPath is the admin kubeconfig the API phases use
+	// (--kubeconfig of the phase commands; KubeconfigDir/admin.conf by default).
+	KubeconfigPath string
+
 	// PatchesDir holds patch files for the generated manifests ("" = none).
 	PatchesDir string
 
