@@ -12,13 +12,20 @@ import (
 
 // Client returns a client for the new cluster's API server with admin.conf's
 // credentials, made and authorized on first use (see
-// apiclient.AdminClient) and then reused by every later phase. Tests set
-// NewClient to hand in their own.
+// apiclient.AdminClient) and then reused by every later phase; under
+// --dry-run, a client that prints each request and changes nothing. Tests
+// set NewClient to hand in their own.
 func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
 	if d.client != nil {
 		return d.client, nil
 	}
 	newClient := d.NewClient
+	if newClient == nil && d.DryRun {
+		// A dry run has no API server to talk to: print what would be
+		// sent instead.
+		d.client = apiclient.DryRunClient(d.Out, nil)
+		return d.client, nil
+	}
 	if newClient == nil {
 		newClient = func(ctx context.Context) (kubernetes.Interface, error) {
 			timeout := time.Minute

@@ -19,14 +19,14 @@ func Phases() []workflow.Phase[*Data] {
 		EtcdPhase(),
 		ControlPlanePhase(),
 		KubeletStartPhase(),
-		pending("wait-control-plane"),
-		pending("upload-config", pending("kubeadm"), pending("kubelet")),
-		pending("upload-certs"),
-		pending("mark-control-plane"),
-		pending("bootstrap-token"),
-		pending("kubelet-finalize", pending("enable-client-cert-rotation")),
-		pending("addon", pending("coredns"), pending("kube-proxy")),
-		pending("show-join-command"),
+		WaitControlPlanePhase(),
+		UploadConfigPhase(),
+		UploadCertsPhase(),
+		MarkControlPlanePhase(),
+		BootstrapTokenPhase(),
+		KubeletFinalizePhase(),
+		AddonPhase(),
+		ShowJoinCommandPhase(),
 	}
 }
 

@@ -1,0 +1,96 @@
+package coredns
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+)
+
+// Apply creates the addon's objects, or replaces existing ones with them,
+// in this order: ConfigMap, ClusterRole, ClusterRoleBinding,
+// ServiceAccount, Deployment, Service. Two things already in the cluster
+// are kept: a Corefile someone changed (see customized; the default one of
+// an older release is not told apart from a user's), and the replica count
+// of the one existing DNS Deployment. a is not modified.
+//
+// Idempotent: applying the same Addon again changes nothing.
+func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
+	cm := a.ConfigMap.DeepCopy()
+	existing, err := cs.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		if old := existing.Data[CorefileKey]; customized(old, a.dnsDomain) {
+			cm.Data[CorefileKey] = old
+		}
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading ConfigMap %s/%s: %w", Namespace, Name, err)
+	}
+
+	deploy := a.Deployment.DeepCopy()
+	list, err := cs.AppsV1().Deployments(Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelKey + "=" + LabelValue})
+	if err != nil {
+		return fmt.Errorf("listing the DNS Deployments in %s: %w", Namespace, err)
+	}
+	if len(list.Items) == 1 && list.Items[0].Spec.Replicas != nil {
+		n := *list.Items[0].Spec.Replicas
+		deploy.Spec.Replicas = &n
+	}
+
+	steps := []struct {
+		what  string
+		apply func() error
+	}{
+		{"ConfigMap " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ConfigMaps(Namespace), cm)
+		}},
+		{"ClusterRole " + ClusterRoleName, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().ClusterRoles(), a.ClusterRole.DeepCopy())
+		}},
+		{"ClusterRoleBinding " + ClusterRoleName, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().ClusterRoleBindings(), a.ClusterRoleBinding.DeepCopy())
+		}},
+		{"ServiceAccount " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ServiceAccounts(Namespace), a.ServiceAccount.DeepCopy())
+		}},
+		{"Deployment " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.AppsV1().Deployments(Namespace), deploy)
+		}},
+		{"Service " + Namespace + "/" + ServiceName, func() error {
+			return applyService(ctx, cs, a.Service.DeepCopy())
+		}},
+	}
+	for _, s := range steps {
+		if err := s.apply(); err != nil {
+			return fmt.Errorf("creating or updating %s: %w", s.what, err)
+		}
+	}
+	return nil
+}
+
+// applyService creates svc or replaces the Service of that name. Unlike
+// for other kinds, creating a Service that exists does not fail with
+// AlreadyExists when it asks for a cluster IP: the taken address makes it
+// Invalid. So the Service is looked up first.
+func applyService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service) error {
+	services := cs.CoreV1().Services(svc.Namespace)
+	_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = services.Create(ctx, svc, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// Created meanwhile.
+			_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+		}
+		return err
+	case err != nil:
+		return err
+	}
+	_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+	return err
+}

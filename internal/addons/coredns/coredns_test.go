@@ -1,0 +1,235 @@
+package coredns
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current code")
+
+// goldenCases are the configurations under testdata/configs; each one's
+// manifests are testdata/<case>.yaml. test/integration checks that upstream
+// kubeadm prints the same objects for them.
+var goldenCases = []string{"default", "custom", "ipv6", "ci"}
+
+func loadConfig(t *testing.T, name string) *kubeadm.InitConfiguration {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "configs", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := config.Decode(data, config.Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := configtest.Environment("10.0.0.5")
+	// A "ci/" label stands for the CI build of the same name.
+	env.ResolveVersion = func(_ context.Context, v string) (string, error) { return strings.TrimPrefix(v, "ci/"), nil }
+	cfg, err := env.InitConfiguration(context.Background(), docs, config.DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range goldenCases {
+		t.Run(name, func(t *testing.T) {
+			a, err := Build(&loadConfig(t, name).ClusterConfiguration)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.Manifests()
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name+".yaml")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(want, got) {
+				t.Errorf("manifests differ from %s; got:\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestBuildValues(t *testing.T) {
+	tests := []struct {
+		name                   string
+		cfg                    string
+		wantIP, wantImg, inCfg string
+	}{
+		{"default", "default", "10.96.0.10", "registry.k8s.io/coredns/coredns:v1.14.2", "kubernetes cluster.local in-addr.arpa"},
+		{"custom domain, subnet and image", "custom", "10.100.0.10", "dns.registry/x/coredns:v9.9.9", "disable denial corp.example"},
+		{"dual-stack takes the first subnet", "ipv6", "fd00:10:96::a", "registry.k8s.io/coredns/coredns:v1.14.2", "cache 30"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := Build(&loadConfig(t, tt.cfg).ClusterConfiguration)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Service.Spec.ClusterIP; got != tt.wantIP {
+				t.Errorf("clusterIP %s, want %s", got, tt.wantIP)
+			}
+			if got := a.Deployment.Spec.Template.Spec.Containers[0].Image; got != tt.wantImg {
+				t.Errorf("image %s, want %s", got, tt.wantImg)
+			}
+			if !strings.Contains(a.ConfigMap.Data[CorefileKey], tt.inCfg) {
+				t.Errorf("Corefile lacks %q:\n%s", tt.inCfg, a.ConfigMap.Data[CorefileKey])
+			}
+		})
+	}
+}
+
+func TestBuildRejectsBadSubnet(t *testing.T) {
+	c := &kubeadm.ClusterConfiguration{}
+	c.Networking.ServiceSubnet = "not-a-cidr"
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "not-a-cidr") {
+		t.Errorf("Build with a bad service subnet: %v", err)
+	}
+}
+
+func TestCustomized(t *testing.T) {
+	def := Corefile("cluster.local")
+	tests := []struct {
+		name     string
+		corefile string
+		want     bool
+	}{
+		{"empty", "", false},
+		{"blank", " \n\t\n", false},
+		{"default", def, false},
+		{"default, reindented", strings.ReplaceAll(def, "    ", "\t") + "\n\n", false},
+		{"no server block", "# custom\n", false},
+		{"default of another domain", Corefile("corp.example"), true},
+		{"extra plugin", strings.Replace(def, "errors", "errors\n    log", 1), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := customized(tt.corefile, "cluster.local"); got != tt.want {
+				t.Errorf("customized = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestApply(t *testing.T) {
+	ctx := context.Background()
+	a, err := Build(&loadConfig(t, "default").ClusterConfiguration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom := strings.Replace(a.ConfigMap.Data[CorefileKey], "errors", "errors\n    log", 1)
+	five := int32(5)
+	tests := []struct {
+		name         string
+		existing     []corev1.ConfigMap
+		deployments  []appsv1.Deployment
+		wantCorefile string
+		wantReplicas int32
+	}{
+		{name: "new cluster", wantCorefile: a.ConfigMap.Data[CorefileKey], wantReplicas: DefaultReplicas},
+		{
+			name:         "customized Corefile and scaled Deployment are kept",
+			existing:     []corev1.ConfigMap{*configMap(custom)},
+			deployments:  []appsv1.Deployment{*withReplicas(a.Deployment, &five)},
+			wantCorefile: custom,
+			wantReplicas: 5,
+		},
+		{
+			name:         "a Corefile without server block is replaced",
+			existing:     []corev1.ConfigMap{*configMap("# custom\n")},
+			wantCorefile: a.ConfigMap.Data[CorefileKey],
+			wantReplicas: DefaultReplicas,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := fake.NewClientset()
+			for i := range tt.existing {
+				if _, err := cs.CoreV1().ConfigMaps(Namespace).Create(ctx, &tt.existing[i], metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range tt.deployments {
+				if _, err := cs.AppsV1().Deployments(Namespace).Create(ctx, &tt.deployments[i], metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := a.Deployment.DeepCopy()
+			for run := 1; run <= 2; run++ {
+				if err := Apply(ctx, cs, a); err != nil {
+					t.Fatalf("run %d: %v", run, err)
+				}
+			}
+			if *a.Deployment.Spec.Replicas != *before.Spec.Replicas {
+				t.Errorf("Apply changed the Addon it was given")
+			}
+			cm, err := cs.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cm.Data[CorefileKey]; got != tt.wantCorefile {
+				t.Errorf("Corefile:\n%s\nwant:\n%s", got, tt.wantCorefile)
+			}
+			d, err := cs.AppsV1().Deployments(Namespace).Get(ctx, Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := *d.Spec.Replicas; got != tt.wantReplicas {
+				t.Errorf("replicas %d, want %d", got, tt.wantReplicas)
+			}
+			for _, get := range []func() error{
+				func() error {
+					_, err := cs.CoreV1().ServiceAccounts(Namespace).Get(ctx, Name, metav1.GetOptions{})
+					return err
+				},
+				func() error {
+					_, err := cs.RbacV1().ClusterRoles().Get(ctx, ClusterRoleName, metav1.GetOptions{})
+					return err
+				},
+				func() error {
+					_, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, ClusterRoleName, metav1.GetOptions{})
+					return err
+				},
+				func() error {
+					_, err := cs.CoreV1().Services(Namespace).Get(ctx, ServiceName, metav1.GetOptions{})
+					return err
+				},
+			} {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func withReplicas(d *appsv1.Deployment, n *int32) *appsv1.Deployment {
+	d = d.DeepCopy()
+	d.Spec.Replicas = n
+	return d
+}

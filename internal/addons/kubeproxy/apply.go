@@ -1,0 +1,54 @@
+package kubeproxy
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+)
+
+// Apply creates the addon's objects, or replaces existing ones with them,
+// in this order: ConfigMap (annotated with DataHash), DaemonSet,
+// ServiceAccount, ClusterRoleBinding, Role, RoleBinding. Changes made in
+// the cluster to these objects are overwritten. a is not modified.
+//
+// Idempotent: applying the same Addon again changes nothing.
+func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
+	cm := a.ConfigMap.DeepCopy()
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.Annotations[HashAnnotation] = DataHash(cm)
+
+	steps := []struct {
+		what  string
+		apply func() error
+	}{
+		{"ConfigMap " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ConfigMaps(Namespace), cm)
+		}},
+		{"DaemonSet " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.AppsV1().DaemonSets(Namespace), a.DaemonSet.DeepCopy())
+		}},
+		{"ServiceAccount " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ServiceAccounts(Namespace), a.ServiceAccount.DeepCopy())
+		}},
+		{"ClusterRoleBinding " + NodeProxierBinding, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().ClusterRoleBindings(), a.ClusterRoleBinding.DeepCopy())
+		}},
+		{"Role " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().Roles(Namespace), a.Role.DeepCopy())
+		}},
+		{"RoleBinding " + Namespace + "/" + Name, func() error {
+			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().RoleBindings(Namespace), a.RoleBinding.DeepCopy())
+		}},
+	}
+	for _, s := range steps {
+		if err := s.apply(); err != nil {
+			return fmt.Errorf("creating or updating %s: %w", s.what, err)
+		}
+	}
+	return nil
+}

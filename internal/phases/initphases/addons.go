@@ -1,0 +1,152 @@
+package initphases
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
+	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+)
+
+// PrintManifestFlag makes the addon sub-phases print their objects instead
+// of installing them.
+const PrintManifestFlag = "print-manifest"
+
+// Flags of "kubeadm init" each addon phase command accepts, as upstream's.
+func addonAllFlags() []string {
+	return []string{
+		"apiserver-advertise-address", "apiserver-bind-port", "config", "control-plane-endpoint", "dry-run",
+		"feature-gates", "image-repository", "kubeconfig", "kubernetes-version", "pod-network-cidr",
+		"service-cidr", "service-dns-domain",
+	}
+}
+
+func addonCoreDNSFlags() []string {
+	return []string{
+		"config", "dry-run", "feature-gates", "image-repository", "kubeconfig", "kubernetes-version",
+		"service-cidr", "service-dns-domain",
+	}
+}
+
+func addonKubeProxyFlags() []string {
+	return []string{
+		"apiserver-advertise-address", "apiserver-bind-port", "config", "control-plane-endpoint", "dry-run",
+		"image-repository", "kubeconfig", "kubernetes-version", "pod-network-cidr",
+	}
+}
+
+// AddonPhase installs the essential addons, CoreDNS and kube-proxy,
+// through the API server. Each sub-phase is passed over when the
+// configuration disables its addon (dns.disabled, proxy.disabled), unless
+// it only prints its manifests.
+func AddonPhase() workflow.Phase[*Data] {
+	local := pflag.NewFlagSet("addon", pflag.ContinueOnError)
+	printManifest := local.Bool(PrintManifestFlag, false, "Print the addon's objects as YAML instead of installing them.")
+	return workflow.Phase[*Data]{
+		Name:  "addon",
+		Short: "Install the essential addons: CoreDNS and kube-proxy",
+		Long:  "Install the addons every cluster needs to pass conformance tests, CoreDNS and kube-proxy, through the API server.",
+		Phases: []workflow.Phase[*Data]{
+			{
+				Name:           "all",
+				Short:          "Install every essential addon",
+				InheritFlags:   addonAllFlags(),
+				RunAllSiblings: true,
+			},
+			{
+				Name:  "coredns",
+				Short: "Install the CoreDNS addon",
+				Long: `Install CoreDNS through the API server: its ServiceAccount, the
+"system:coredns" ClusterRole and ClusterRoleBinding, the "coredns" ConfigMap
+and Deployment, and the "kube-dns" Service. Existing objects are replaced,
+except that a Corefile someone changed and the Deployment's replica count
+are kept. The DNS Pods are only scheduled once a Pod network add-on is
+installed.`,
+				InheritFlags: addonCoreDNSFlags(),
+				LocalFlags:   local,
+				Run: func(ctx context.Context, d *Data) error {
+					return runCoreDNSAddon(ctx, d, *printManifest)
+				},
+			},
+			{
+				Name:  "kube-proxy",
+				Short: "Install the kube-proxy addon",
+				Long: `Install kube-proxy through the API server: its ServiceAccount, the
+"kubeadm:node-proxier" ClusterRoleBinding, a Role and RoleBinding that let
+joining nodes read its ConfigMap, the "kube-proxy" ConfigMap (the
+KubeProxyConfiguration and an in-cluster kubeconfig) and DaemonSet. Existing
+objects are replaced.`,
+				InheritFlags: addonKubeProxyFlags(),
+				LocalFlags:   local,
+				Run: func(ctx context.Context, d *Data) error {
+					return runKubeProxyAddon(ctx, d, *printManifest)
+				},
+			},
+		},
+	}
+}
+
+// runCoreDNSAddon prints or applies the CoreDNS addon. Idempotent (see
+// coredns.Apply).
+func runCoreDNSAddon(ctx context.Context, d *Data, printOnly bool) error {
+	a, err := coredns.Build(&d.Cfg.ClusterConfiguration)
+	if err != nil {
+		return fmt.Errorf("building the CoreDNS addon: %w", err)
+	}
+	if printOnly {
+		return printAddon(d, a.Manifests)
+	}
+	if d.Cfg.DNS.Disabled {
+		klog.V(1).Infof("[addons] dns.disabled is set; the CoreDNS addon is not installed")
+		return nil
+	}
+	// Under --dry-run the client only prints what it would send.
+	cs, err := d.Client(ctx)
+	if err != nil {
+		return err
+	}
+	if err := coredns.Apply(ctx, cs, a); err != nil {
+		return fmt.Errorf("installing the CoreDNS addon: %w", err)
+	}
+	fmt.Fprintln(d.Out, "[addons] Applied essential addon: CoreDNS")
+	return nil
+}
+
+// runKubeProxyAddon prints or applies the kube-proxy addon. Idempotent
+// (see kubeproxy.Apply).
+func runKubeProxyAddon(ctx context.Context, d *Data, printOnly bool) error {
+	a, err := kubeproxy.Build(d.Cfg)
+	if err != nil {
+		return fmt.Errorf("building the kube-proxy addon: %w", err)
+	}
+	if printOnly {
+		return printAddon(d, a.Manifests)
+	}
+	if d.Cfg.Proxy.Disabled {
+		klog.V(1).Infof("[addons] proxy.disabled is set; the kube-proxy addon is not installed")
+		return nil
+	}
+	// Under --dry-run the client only prints what it would send.
+	cs, err := d.Client(ctx)
+	if err != nil {
+		return err
+	}
+	if err := kubeproxy.Apply(ctx, cs, a); err != nil {
+		return fmt.Errorf("installing the kube-proxy addon: %w", err)
+	}
+	fmt.Fprintln(d.Out, "[addons] Applied essential addon: kube-proxy")
+	return nil
+}
+
+func printAddon(d *Data, manifests func() ([]byte, error)) error {
+	b, err := manifests()
+	if err != nil {
+		return err
+	}
+	_, err = d.Out.Write(b)
+	return err
+}

@@ -1,0 +1,108 @@
+package initphases
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+)
+
+// bootstrapTokenPrefix starts every progress line of the phase.
+const bootstrapTokenPrefix = "[bootstrap-token] "
+
+// BootstrapTokenPhase stores the configured bootstrap tokens and sets up
+// what joining nodes use them with: the RBAC that lets a token holder get
+// its node certificate approved and issued, the RBAC for node certificate
+// rotation and the API server's kubelet client, and the public
+// kube-public/cluster-info ConfigMap. Every object is created or replaced
+// with the same content, so the phase can run again and converges (a token
+// that exists is updated, its expiration counted again from now).
+func BootstrapTokenPhase() workflow.Phase[*Data] {
+	return workflow.Phase[*Data]{
+		Name:    "bootstrap-token",
+		Aliases: []string{"bootstraptoken"},
+		Short:   "Create the bootstrap tokens, and the RBAC rules and cluster-info ConfigMap that joining nodes need",
+		Long: `Store the bootstrap tokens of the configuration (by default one new token,
+valid for 24 hours) as Secrets in kube-system, and set up what a joining node
+needs to use them:
+
+  - RBAC rules that let a token holder read Nodes and post a certificate
+    signing request, have the controller manager approve node client
+    certificates (first ones and renewals), and let the API server's kubelet
+    client certificate use the kubelet API;
+  - the kube-public/cluster-info ConfigMap, readable without credentials,
+    with the cluster's CA and API server address; the controller manager
+    signs it with every token, so a joining node can check it.
+
+The objects are created, or replaced when they exist, so running the phase
+again is harmless.`,
+		Example: `  # Create the tokens and objects "kubeadm init" would create
+  kubeadm init phase bootstrap-token --config kubeadm.yaml`,
+		InheritFlags: []string{"config", "kubeconfig", "dry-run", "skip-token-print"},
+		Run:          runBootstrapToken,
+	}
+}
+
+func runBootstrapToken(ctx context.Context, d *Data) error {
+	// cluster-info comes from the admin kubeconfig; reading it first fails
+	// early, before anything is printed or changed, when it is missing.
+	clusterInfo, err := bootstraptoken.ClusterInfo(bootstrapTokenKubeconfig(d))
+	if err != nil {
+		return fmt.Errorf("building the cluster-info ConfigMap: %w", err)
+	}
+	c, err := bootstrapTokenClient(ctx, d)
+	if err != nil {
+		return err
+	}
+	tokens := d.Cfg.BootstrapTokens
+	if !d.SkipTokenPrint {
+		switch len(tokens) {
+		case 0:
+		case 1:
+			fmt.Fprintf(d.Out, "%sUsing token: %s\n", bootstrapTokenPrefix, tokens[0].Token.String())
+		default:
+			values := make([]string, len(tokens))
+			for i, t := range tokens {
+				values[i] = t.Token.String()
+			}
+			fmt.Fprintf(d.Out, "%sUsing tokens: %v\n", bootstrapTokenPrefix, values)
+		}
+	}
+	fmt.Fprintf(d.Out, "%sConfiguring bootstrap tokens, cluster-info ConfigMap, RBAC Roles\n", bootstrapTokenPrefix)
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	if err := bootstraptoken.CreateOrUpdate(ctx, c, tokens, now()); err != nil {
+		return err
+	}
+	for _, step := range bootstraptoken.RBACSteps() {
+		fmt.Fprintf(d.Out, "%s%s\n", bootstrapTokenPrefix, step.Message)
+		if err := step.Run(ctx, c); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(d.Out, "%sCreating the %q ConfigMap in the %q namespace\n", bootstrapTokenPrefix, clusterInfo.Name, clusterInfo.Namespace)
+	return bootstraptoken.CreateClusterInfo(ctx, c, clusterInfo)
+}
+
+// bootstrapTokenKubeconfig is the kubeconfig file whose cluster
+// cluster-info describes: --kubeconfig, else admin.conf; in a dry run
+// always the admin.conf the dry run wrote, as upstream reads it.
+func bootstrapTokenKubeconfig(d *Data) string {
+	if d.KubeconfigPath != "" && !d.DryRun {
+		return d.KubeconfigPath
+	}
+	return filepath.Join(d.KubeconfigDir, "admin.conf")
+}
+
+// bootstrapTokenClient is the shared client, or in a dry run without one
+// a client that only prints what it would do.
+func bootstrapTokenClient(ctx context.Context, d *Data) (kubernetes.Interface, error) {
+	return d.Client(ctx)
+}

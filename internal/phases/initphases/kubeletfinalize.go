@@ -1,0 +1,109 @@
+package initphases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+)
+
+// kubeletClientCertFile is where, under the kubelet's folder, the kubelet
+// keeps its current client certificate and key (one PEM file, renewed in
+// place) once its TLS bootstrap is done.
+const kubeletClientCertFile = "pki/kubelet-client-current.pem"
+
+// kubeletFinalizeFlags are the flags of "kubeadm init" the kubelet-finalize
+// phase commands accept, as upstream's do.
+func kubeletFinalizeFlags() []string { return []string{"cert-dir", "config", "dry-run"} }
+
+// KubeletFinalizePhase adjusts the kubelet's settings after its TLS
+// bootstrap: kubelet.conf stops embedding the client certificate kubeadm
+// made and names the file the kubelet renews itself.
+func KubeletFinalizePhase() workflow.Phase[*Data] {
+	return kubeletFinalizePhase(kubelet.OSHost{})
+}
+
+// kubeletFinalizePhase is KubeletFinalizePhase on an injected host.
+func kubeletFinalizePhase(host kubelet.Host) workflow.Phase[*Data] {
+	return workflow.Phase[*Data]{
+		Name:  "kubelet-finalize",
+		Short: "Adjust the kubelet's settings once its TLS bootstrap is done",
+		Long: `Adjust the kubelet's settings that depend on its TLS bootstrap having
+finished.`,
+		Example: `  # Run every step with the settings of a configuration file
+  kubeadm init phase kubelet-finalize all --config kubeadm.yaml`,
+		Phases: []workflow.Phase[*Data]{
+			{
+				Name:           "all",
+				Short:          "Run every kubelet-finalize step",
+				RunAllSiblings: true,
+				InheritFlags:   kubeletFinalizeFlags(),
+			},
+			{
+				Name:  "enable-client-cert-rotation",
+				Short: "Point kubelet.conf at the client certificate the kubelet renews",
+				Long: `Once the kubelet has its own client certificate (` + KubeletDir + `/` + kubeletClientCertFile + `),
+rewrite kubelet.conf to use that file instead of the embedded certificate
+kubeadm made, and restart the kubelet, so that the kubelet's renewals take
+effect. Without that file nothing is changed.`,
+				InheritFlags: kubeletFinalizeFlags(),
+				Run: func(ctx context.Context, d *Data) error {
+					return enableClientCertRotation(ctx, d, host)
+				},
+			},
+		},
+	}
+}
+
+// enableClientCertRotation points the current user of kubelet.conf at the
+// kubelet's rotating certificate file, then restarts the kubelet (not under
+// --dry-run). It is idempotent: a kubelet.conf that already does is left
+// alone and the kubelet is not restarted. Without the certificate file
+// (the kubelet has not bootstrapped, or does not rotate) it changes
+// nothing, silently at the default verbosity, as upstream kubeadm.
+func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host) error {
+	pem := filepath.Join(d.KubeletDir, kubeletClientCertFile)
+	if _, err := os.Stat(pem); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			klog.V(1).Infof("[kubelet-finalize] %s does not exist: the kubelet's client certificate is not rotated, kubelet.conf is left as it is", pem)
+			return nil
+		}
+		return fmt.Errorf("looking for the kubelet's client certificate: %w", err)
+	}
+	path := filepath.Join(d.KubeconfigDir, "kubelet.conf")
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return fmt.Errorf("reading the kubeconfig file %s: %w", path, err)
+	}
+	cur, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok || cur == nil {
+		return fmt.Errorf("the kubeconfig file %s has no current context", path)
+	}
+	user := cfg.AuthInfos[cur.AuthInfo]
+	if user == nil {
+		return fmt.Errorf("the kubeconfig file %s has no user %q, which its current context %q uses", path, cur.AuthInfo, cfg.CurrentContext)
+	}
+	if user.ClientCertificate == pem && user.ClientKey == pem && len(user.ClientCertificateData) == 0 && len(user.ClientKeyData) == 0 {
+		klog.V(1).Infof("[kubelet-finalize] %s already uses %s", path, pem)
+		return nil
+	}
+	fmt.Fprintf(d.Out, "[kubelet-finalize] Pointing %q at the client certificate and key the kubelet renews\n", path)
+	user.ClientCertificateData, user.ClientKeyData = nil, nil
+	user.ClientCertificate, user.ClientKey = pem, pem
+	if err := kubeconfig.WriteFile(path, cfg); err != nil {
+		return err
+	}
+	if !d.DryRun {
+		kubelet.NewService(host, d.Out).Start(ctx)
+	}
+	return nil
+}

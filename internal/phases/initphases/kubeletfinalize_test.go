@@ -1,0 +1,151 @@
+package initphases
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// kfHost is a systemd machine that records the commands it is asked to run.
+type kfHost struct{ calls []string }
+
+func (h *kfHost) Exists(p string) bool { return p == "/run/systemd/system" }
+func (h *kfHost) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	h.calls = append(h.calls, strings.Join(append([]string{name}, args...), " "))
+	return nil, nil
+}
+
+// kubeletFinalizeData returns data whose kubelet.conf embeds a client
+// certificate, as kubeadm writes it before the TLS bootstrap.
+func kubeletFinalizeData(t *testing.T) (*Data, *bytes.Buffer) {
+	t.Helper()
+	root := t.TempDir()
+	d := &Data{
+		KubeconfigDir: filepath.Join(root, "etc", "kubernetes"),
+		KubeletDir:    filepath.Join(root, "var", "lib", "kubelet"),
+	}
+	out := &bytes.Buffer{}
+	d.Out = out
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["kubernetes"] = &clientcmdapi.Cluster{Server: "https://10.0.0.5:6443", CertificateAuthorityData: []byte("CA")}
+	cfg.AuthInfos["system:node:node1"] = &clientcmdapi.AuthInfo{ClientCertificateData: []byte("CERT"), ClientKeyData: []byte("KEY")}
+	cfg.Contexts["system:node:node1@kubernetes"] = &clientcmdapi.Context{Cluster: "kubernetes", AuthInfo: "system:node:node1"}
+	cfg.CurrentContext = "system:node:node1@kubernetes"
+	if err := os.MkdirAll(d.KubeconfigDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := clientcmd.WriteToFile(*cfg, filepath.Join(d.KubeconfigDir, "kubelet.conf")); err != nil {
+		t.Fatal(err)
+	}
+	return d, out
+}
+
+func writePEM(t *testing.T, d *Data) string {
+	t.Helper()
+	pem := filepath.Join(d.KubeletDir, "pki", "kubelet-client-current.pem")
+	if err := os.MkdirAll(filepath.Dir(pem), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pem, []byte("cert and key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pem
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestEnableClientCertRotation(t *testing.T) {
+	ctx := context.Background()
+	t.Run("before the TLS bootstrap nothing changes", func(t *testing.T) {
+		d, out := kubeletFinalizeData(t)
+		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
+		before := readFile(t, conf)
+		host := &kfHost{}
+		if err := enableClientCertRotation(ctx, d, host); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(readFile(t, conf), before) || out.Len() != 0 || len(host.calls) != 0 {
+			t.Errorf("changed something: output %q, commands %q", out, host.calls)
+		}
+	})
+
+	t.Run("after it kubelet.conf names the rotating file", func(t *testing.T) {
+		d, out := kubeletFinalizeData(t)
+		pem := writePEM(t, d)
+		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
+		host := &kfHost{}
+		if err := enableClientCertRotation(ctx, d, host); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientcmd.LoadFromFile(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		user := cfg.AuthInfos["system:node:node1"]
+		if user.ClientCertificate != pem || user.ClientKey != pem || len(user.ClientCertificateData) != 0 || len(user.ClientKeyData) != 0 {
+			t.Errorf("user %+v, want both files %s and no embedded data", user, pem)
+		}
+		if c := cfg.Clusters["kubernetes"]; c.Server != "https://10.0.0.5:6443" || string(c.CertificateAuthorityData) != "CA" {
+			t.Errorf("cluster changed: %+v", c)
+		}
+		if fi, _ := os.Stat(conf); fi.Mode().Perm() != 0o600 {
+			t.Errorf("kubelet.conf mode %v, want 0600", fi.Mode().Perm())
+		}
+		wantOut := "[kubelet-finalize] Pointing \"" + conf + "\" at the client certificate and key the kubelet renews\n"
+		if !strings.HasPrefix(out.String(), wantOut) {
+			t.Errorf("output %q, want it to start with %q", out, wantOut)
+		}
+		if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.calls, want) {
+			t.Errorf("commands %q, want %q", host.calls, want)
+		}
+
+		// Again: already done, nothing written or restarted.
+		after := readFile(t, conf)
+		out.Reset()
+		if err := enableClientCertRotation(ctx, d, host); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(readFile(t, conf), after) || out.Len() != 0 || len(host.calls) != 3 {
+			t.Errorf("second run changed something: output %q, commands %q", out, host.calls)
+		}
+	})
+
+	t.Run("dry run does not restart the kubelet", func(t *testing.T) {
+		d, _ := kubeletFinalizeData(t)
+		d.DryRun = true
+		writePEM(t, d)
+		host := &kfHost{}
+		if err := enableClientCertRotation(ctx, d, host); err != nil {
+			t.Fatal(err)
+		}
+		if len(host.calls) != 0 {
+			t.Errorf("commands %q under --dry-run", host.calls)
+		}
+	})
+
+	t.Run("a missing kubelet.conf is an error", func(t *testing.T) {
+		d, _ := kubeletFinalizeData(t)
+		writePEM(t, d)
+		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
+		if err := os.Remove(conf); err != nil {
+			t.Fatal(err)
+		}
+		if err := enableClientCertRotation(ctx, d, &kfHost{}); err == nil || !strings.Contains(err.Error(), conf) {
+			t.Errorf("error %v, want one naming %s", err, conf)
+		}
+	})
+}

@@ -1,0 +1,379 @@
+package initphases
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+)
+
+// Defaults of the health checks.
+const (
+	// defaultHealthTimeout is how long the kubelet, and then the control
+	// plane, may take when the configuration gives no timeout.
+	defaultHealthTimeout = 4 * time.Minute
+	// defaultHealthInterval separates two attempts at one endpoint.
+	defaultHealthInterval = 500 * time.Millisecond
+	// healthRequestTimeout bounds a single request.
+	healthRequestTimeout = 10 * time.Second
+
+	defaultKubeletHealthzAddress = "127.0.0.1"
+	defaultKubeletHealthzPort    = 10248
+	defaultControllerManagerPort = 10257
+	defaultSchedulerPort         = 10259
+	defaultComponentBindAddress  = "127.0.0.1"
+)
+
+// Clock tells the time and waits; HealthChecks take it so tests can run
+// the timeouts without waiting.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// HealthChecks are the side effects of the wait-control-plane phase. The
+// zero value asks the real endpoints with the real clock.
+type HealthChecks struct {
+	// HTTPClient asks the kubelet's and the components' health endpoints.
+	// nil: a client that does not verify serving certificates (the
+	// controller manager and the scheduler serve self-signed ones), as the
+	// kubelet's probes do not either.
+	HTTPClient *http.Client
+	// APIServer asks the API server whether it is live. nil: GET /livez
+	// with the admin client (Data.Client).
+	APIServer func(ctx context.Context, d *Data) error
+	// Clock measures the timeouts and the time between attempts (nil: the
+	// real clock).
+	Clock Clock
+	// Interval separates two attempts at one endpoint (0: 500ms).
+	Interval time.Duration
+	// SkipKubelet leaves out the kubelet check, for control planes that no
+	// kubelet runs (the test bed).
+	SkipKubelet bool
+}
+
+// WaitControlPlanePhase waits until the kubelet and then the control-plane
+// components are healthy.
+func WaitControlPlanePhase() workflow.Phase[*Data] {
+	return WaitControlPlanePhaseWith(HealthChecks{})
+}
+
+// WaitControlPlanePhaseWith is WaitControlPlanePhase with its side effects
+// replaced.
+func WaitControlPlanePhaseWith(h HealthChecks) workflow.Phase[*Data] {
+	return workflow.Phase[*Data]{
+		Name:  "wait-control-plane",
+		Short: "Wait until the kubelet has started a healthy control plane",
+		Long: `Wait until the kubelet answers on its health endpoint, then until the API
+server, the controller manager and the scheduler that the kubelet runs from
+the static Pod manifests all report healthy. The addresses asked are taken
+from the manifests. The timeouts are timeouts.kubeletHealthCheck and
+timeouts.controlPlaneComponentHealthCheck of the InitConfiguration.`,
+		Run: func(ctx context.Context, d *Data) error {
+			return WaitForControlPlane(ctx, d, h)
+		},
+	}
+}
+
+// WaitForControlPlane checks the kubelet's health endpoint until it
+// answers 200 or timeouts.kubeletHealthCheck passes, then the API server,
+// the controller manager and the scheduler side by side until each is
+// healthy or timeouts.controlPlaneComponentHealthCheck passes. On failure
+// it prints how to investigate to d.Out and returns the last error of
+// every component that failed. It changes nothing and can be run any
+// number of times. Under --dry-run nothing is asked.
+func WaitForControlPlane(ctx context.Context, d *Data, h HealthChecks) error {
+	if d.DryRun {
+		fmt.Fprintln(d.Out, "[dryrun] Would wait for the kubelet and the control-plane components to become healthy")
+		return nil
+	}
+	w := newHealthWaiter(d, h)
+	fmt.Fprintf(d.Out, "[wait-control-plane] Waiting for the kubelet to boot up the control plane as static Pods from directory %q\n", d.ManifestDir)
+	if !h.SkipKubelet {
+		if err := w.waitKubelet(ctx); err != nil {
+			return err
+		}
+	}
+	return w.waitComponents(ctx)
+}
+
+// healthWaiter runs the checks of one WaitForControlPlane call.
+type healthWaiter struct {
+	d        *Data
+	h        HealthChecks
+	client   *http.Client
+	clock    Clock
+	interval time.Duration
+	outMu    sync.Mutex
+}
+
+func newHealthWaiter(d *Data, h HealthChecks) *healthWaiter {
+	w := &healthWaiter{d: d, h: h, client: h.HTTPClient, clock: h.Clock, interval: h.Interval}
+	if w.client == nil {
+		w.client = &http.Client{Transport: &http.Transport{
+			Proxy:             nil,                                   // local endpoints only
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed serving certificates, as the kubelet's probes see them
+			DisableKeepAlives: true,
+		}}
+	}
+	if w.clock == nil {
+		w.clock = realClock{}
+	}
+	if w.interval <= 0 {
+		w.interval = defaultHealthInterval
+	}
+	return w
+}
+
+func (w *healthWaiter) printf(format string, args ...any) {
+	w.outMu.Lock()
+	defer w.outMu.Unlock()
+	fmt.Fprintf(w.d.Out, format, args...)
+}
+
+func (w *healthWaiter) timeouts() (kubelet, components time.Duration) {
+	kubelet, components = defaultHealthTimeout, defaultHealthTimeout
+	if t := w.d.Cfg.Timeouts; t != nil {
+		if t.KubeletHealthCheck != nil {
+			kubelet = t.KubeletHealthCheck.Duration
+		}
+		if t.ControlPlaneComponentHealthCheck != nil {
+			components = t.ControlPlaneComponentHealthCheck.Duration
+		}
+	}
+	return kubelet, components
+}
+
+// kubeletURL is the kubelet's health endpoint as its configuration sets it.
+func (w *healthWaiter) kubeletURL() string {
+	host, port := defaultKubeletHealthzAddress, defaultKubeletHealthzPort
+	if k := w.d.Cfg.ComponentConfigs.Kubelet; k != nil {
+		if k.HealthzBindAddress != "" {
+			host = k.HealthzBindAddress
+		}
+		if k.HealthzPort != nil && *k.HealthzPort != 0 {
+			port = int(*k.HealthzPort)
+		}
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/healthz"
+}
+
+func (w *healthWaiter) waitKubelet(ctx context.Context) error {
+	timeout, _ := w.timeouts()
+	url := w.kubeletURL()
+	w.printf("[kubelet-check] Waiting for a healthy kubelet at %s. This can take up to %v\n", url, timeout)
+	began := w.clock.Now()
+	err := w.poll(ctx, timeout, func(ctx context.Context) error { return w.get(ctx, url) })
+	took := w.clock.Now().Sub(began)
+	if err != nil {
+		w.printf("[kubelet-check] The kubelet is not healthy after %v\n", took)
+		w.printf("%s", kubeletHint)
+		return fmt.Errorf("waiting for the kubelet to become healthy at %s: %w", url, err)
+	}
+	w.printf("[kubelet-check] The kubelet is healthy after %v\n", took)
+	return nil
+}
+
+// kubeletHint is printed when the kubelet does not become healthy.
+const kubeletHint = `
+The kubelet did not answer as healthy. The usual reasons are:
+	- the kubelet service is not running;
+	- the kubelet cannot run on this node as configured (for example, cgroups it needs are disabled).
+
+On a machine managed by systemd, these commands tell more:
+	- 'systemctl status kubelet'
+	- 'journalctl -xeu kubelet'
+
+`
+
+// component is one control-plane component to check.
+type component struct {
+	name  string
+	url   string
+	check func(ctx context.Context) error
+}
+
+func (w *healthWaiter) components() ([]component, error) {
+	cfg := w.d.Cfg
+	var comps []component
+	for _, name := range staticpod.ControlPlaneComponents() {
+		args, err := manifestFlags(staticpod.ManifestPath(w.d.ManifestDir, name))
+		if err != nil {
+			return nil, err
+		}
+		c := component{name: name}
+		switch name {
+		case staticpod.KubeAPIServer:
+			host := flagOr(args, "advertise-address", cfg.LocalAPIEndpoint.AdvertiseAddress)
+			port := flagOr(args, "secure-port", strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort)))
+			c.url = "https://" + net.JoinHostPort(host, port) + "/livez"
+			c.check = func(ctx context.Context) error { return w.apiServerLive(ctx) }
+		case staticpod.KubeControllerManager:
+			c.url = componentURL(args, defaultControllerManagerPort, "/healthz")
+		case staticpod.KubeScheduler:
+			c.url = componentURL(args, defaultSchedulerPort, "/livez")
+		}
+		if c.check == nil {
+			url := c.url
+			c.check = func(ctx context.Context) error { return w.get(ctx, url) }
+		}
+		comps = append(comps, c)
+	}
+	return comps, nil
+}
+
+func componentURL(args map[string]string, defaultPort int, path string) string {
+	host := flagOr(args, "bind-address", defaultComponentBindAddress)
+	port := flagOr(args, "secure-port", strconv.Itoa(defaultPort))
+	return "https://" + net.JoinHostPort(host, port) + path
+}
+
+func flagOr(args map[string]string, name, def string) string {
+	if v, ok := args[name]; ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// manifestFlags reads a static Pod manifest and returns the "--name=value"
+// flags of its first container's command and arguments.
+func manifestFlags(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the static Pod manifest: %w", err)
+	}
+	pod := &corev1.Pod{}
+	if err := yaml.Unmarshal(data, pod); err != nil {
+		return nil, fmt.Errorf("parsing the static Pod manifest %s: %w", path, err)
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("the static Pod manifest %s has no container", path)
+	}
+	c := pod.Spec.Containers[0]
+	flags := map[string]string{}
+	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+		if name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "="); ok && strings.HasPrefix(a, "--") {
+			flags[name] = value
+		}
+	}
+	return flags, nil
+}
+
+func (w *healthWaiter) waitComponents(ctx context.Context) error {
+	_, timeout := w.timeouts()
+	comps, err := w.components()
+	if err != nil {
+		return fmt.Errorf("finding the control-plane components to check: %w", err)
+	}
+	w.printf("[control-plane-check] Waiting for healthy control plane components. This can take up to %v\n", timeout)
+	for _, c := range comps {
+		w.printf("[control-plane-check] Checking %s at %s\n", c.name, c.url)
+	}
+	began := w.clock.Now()
+	errs := make([]error, len(comps))
+	var wg sync.WaitGroup
+	for i, c := range comps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := w.poll(ctx, timeout, c.check)
+			took := w.clock.Now().Sub(began)
+			if err != nil {
+				w.printf("[control-plane-check] %s is not healthy after %v\n", c.name, took)
+				errs[i] = fmt.Errorf("%s at %s: %w", c.name, c.url, err)
+				return
+			}
+			w.printf("[control-plane-check] %s is healthy after %v\n", c.name, took)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		w.printf(componentHint, w.d.Cfg.NodeRegistration.CRISocket)
+		return fmt.Errorf("waiting for the control plane to become healthy: %w", err)
+	}
+	return nil
+}
+
+// componentHint is printed when a component does not become healthy; %[1]s
+// is the CRI socket.
+const componentHint = `
+A control-plane component did not answer as healthy: its container may have
+crashed or exited after the container runtime started it. List the
+Kubernetes containers with your runtime's command-line tool, for example:
+	- 'crictl --runtime-endpoint %[1]s ps -a | grep kube | grep -v pause'
+then read the logs of the failing one:
+	- 'crictl --runtime-endpoint %[1]s logs CONTAINERID'
+
+`
+
+// poll calls check until it succeeds, ctx ends or timeout passes on the
+// waiter's clock; it then returns check's last error. One attempt every
+// interval, so the number of attempts is bounded by timeout/interval + 1.
+func (w *healthWaiter) poll(ctx context.Context, timeout time.Duration, check func(context.Context) error) error {
+	deadline := w.clock.Now().Add(timeout)
+	for {
+		attemptCtx, cancel := context.WithTimeout(ctx, min(healthRequestTimeout, max(deadline.Sub(w.clock.Now()), time.Second)))
+		err := check(attemptCtx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if !w.clock.Now().Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+		case <-w.clock.After(w.interval):
+		}
+	}
+}
+
+// get asks url and wants 200.
+func (w *healthWaiter) get(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// apiServerLive asks the API server's /livez with the admin client.
+func (w *healthWaiter) apiServerLive(ctx context.Context) error {
+	if w.h.APIServer != nil {
+		return w.h.APIServer(ctx, w.d)
+	}
+	cs, err := w.d.Client(ctx)
+	if err != nil {
+		return err
+	}
+	return cs.Discovery().RESTClient().Get().AbsPath("/livez").Do(ctx).Error()
+}
