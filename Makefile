@@ -29,5 +29,5 @@ bench: build upstream
 # kube-controller-manager run as host processes from the files our kubeadm
 # writes (test/controlplane). Needs root; see docs/testbed.md.
 integration:
-	hack/build-upstream.sh kube-apiserver kube-controller-manager etcd
+	hack/build-upstream.sh kube-apiserver kube-controller-manager kube-scheduler etcd
 	KUBEADM_INTEGRATION=1 $(GO) test ./test/integration/ -count=1 -v
