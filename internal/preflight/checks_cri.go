@@ -3,19 +3,21 @@ package preflight
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/cri"
 )
 
 const (
 	// pullAttempts is how often an image pull is tried before it counts as
 	// failed.
-	pullAttempts = 5
+	pullAttempts = cri.DefaultPullAttempts
 	// pullParallelism bounds concurrent pulls when they are not serial.
-	pullParallelism = 4
+	pullParallelism = cri.DefaultPullParallelism
 )
 
 // dialRuntime connects to the runtime with the error wording all CRI
@@ -113,53 +115,21 @@ func ImagePull(h Host, endpoint string, o ImagePullOptions) Check {
 				o.Warnf("the container runtime uses the sandbox image %q, but kubeadm uses %q; consider configuring the runtime to use %q", img, o.SandboxImage, o.SandboxImage)
 			}
 		}
-		errs := make([]error, len(o.Images))
-		pull := func(i int) {
-			errs[i] = ensureImage(ctx, rt, o.Images[i], o.Policy)
-		}
+		errs := compact(cri.EnsureImages(ctx, rt, o.Images, cri.PullOptions{
+			Policy:      o.Policy,
+			Serial:      o.Serial,
+			Parallelism: pullParallelism,
+			Attempts:    pullAttempts,
+		}))
 		if o.Serial {
-			for i := range o.Images {
-				pull(i)
-			}
-			return Result{Errors: compact(errs)}
+			return Result{Errors: errs}
 		}
-		sem := make(chan struct{}, pullParallelism)
-		var wg sync.WaitGroup
-		for i := range o.Images {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				pull(i)
-			}()
-		}
-		wg.Wait()
-		if failed := compact(errs); len(failed) > 0 {
-			return Result{Errors: []error{aggregate(failed)}}
+		// Parallel pulls finish in any order; one error lists them all.
+		if len(errs) > 0 {
+			return Result{Errors: []error{aggregate(errs)}}
 		}
 		return Result{}
 	}}
-}
-
-// ensureImage pulls image unless the policy allows keeping a present one.
-func ensureImage(ctx context.Context, rt Runtime, image string, policy corev1.PullPolicy) error {
-	if policy != corev1.PullAlways {
-		// A failed status query is no answer; pulling settles it.
-		if present, err := rt.ImagePresent(ctx, image); err == nil && present {
-			return nil
-		}
-	}
-	var err error
-	for range pullAttempts {
-		if err = rt.PullImage(ctx, image); err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return fmt.Errorf("failed to pull image %s: %w", image, err)
 }
 
 // runtimeSandboxImage reads the sandbox image from the runtime's verbose
@@ -210,3 +180,6 @@ func (a aggregateError) Error() string {
 }
 
 func (a aggregateError) Unwrap() []error { return a }
+
+// isUnimplemented tells whether err says the runtime lacks a call.
+func isUnimplemented(err error) bool { return errors.Is(err, cri.ErrUnimplemented) }

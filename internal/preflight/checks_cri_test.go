@@ -11,6 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/cri"
 )
 
 const testSocket = "unix:///var/run/containerd/containerd.sock"
@@ -23,7 +25,7 @@ func TestContainerRuntimeChecks(t *testing.T) {
 	broken := readyRuntime()
 	broken.statusErr = errors.New("rpc error: code = Internal desc = status broken")
 	old := readyRuntime()
-	old.configErr = fmt.Errorf("%w: method RuntimeConfig not implemented", ErrUnimplemented)
+	old.configErr = fmt.Errorf("%w: method RuntimeConfig not implemented", cri.ErrUnimplemented)
 	failing := readyRuntime()
 	failing.configErr = errors.New("rpc error: code = Internal desc = boom")
 

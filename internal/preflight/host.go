@@ -3,9 +3,10 @@ package preflight
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io/fs"
 	"net/url"
+
+	"github.com/kubeadm-go/kubeadm/internal/cri"
 )
 
 // Host is the machine the checks inspect. Paths are absolute paths on that
@@ -50,13 +51,15 @@ type Host interface {
 	DialCRI(ctx context.Context, endpoint string) (Runtime, error)
 }
 
-// Runtime is a connection to a container runtime through the CRI.
+// Runtime is the part of a container runtime connection the checks use;
+// a cri.Runtime is one.
 type Runtime interface {
 	// Status returns the runtime's conditions; verbose asks for the
 	// runtime's extra information too.
 	Status(ctx context.Context, verbose bool) (*RuntimeStatus, error)
 	// RuntimeConfig asks for the runtime's configuration. A runtime that
-	// does not implement the call yields an error wrapping ErrUnimplemented.
+	// does not implement the call yields an error wrapping
+	// cri.ErrUnimplemented.
 	RuntimeConfig(ctx context.Context) error
 	// ImagePresent tells whether image is already in the runtime's store.
 	ImagePresent(ctx context.Context, image string) (bool, error)
@@ -67,21 +70,7 @@ type Runtime interface {
 }
 
 // RuntimeStatus is the answer to a CRI Status call.
-type RuntimeStatus struct {
-	Conditions []RuntimeCondition
-	// Info is only filled in by a verbose call; containerd puts its
-	// configuration, as JSON, under "config".
-	Info map[string]string
-}
+type RuntimeStatus = cri.Status
 
 // RuntimeCondition is one condition of a container runtime.
-type RuntimeCondition struct {
-	Type    string
-	Status  bool
-	Reason  string
-	Message string
-}
-
-// ErrUnimplemented is wrapped by Runtime errors for calls the runtime does
-// not implement.
-var ErrUnimplemented = errors.New("not implemented by the container runtime")
+type RuntimeCondition = cri.Condition

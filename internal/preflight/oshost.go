@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kubeadm-go/kubeadm/internal/cri"
 )
 
 // maxHTTPBody caps what HTTPGet reads; version answers are tiny.
@@ -121,5 +123,5 @@ func (h *osHost) HTTPGet(ctx context.Context, u string, tlsConfig *tls.Config) (
 }
 
 func (h *osHost) DialCRI(ctx context.Context, endpoint string) (Runtime, error) {
-	return DialCRI(ctx, endpoint)
+	return cri.Dial(ctx, endpoint, cri.Options{})
 }
