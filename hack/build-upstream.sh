@@ -7,11 +7,13 @@
 #
 # usage: hack/build-upstream.sh [binary...]   (default: kubeadm)
 #   binary: any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubelet, ...),
-#   or etcd (the version of the etcd image kubeadm v1.36.3 lists: ETCD_VERSION)
+#   or etcd (the version of the etcd image kubeadm v1.36.3 lists: ETCD_VERSION),
+#   or coredns (the version of the CoreDNS image it lists: COREDNS_VERSION)
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.8}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.14.2}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.cache/upstream/$K8S_VERSION"
@@ -79,9 +81,23 @@ GO
   mv "$eout/.etcd.tmp" "$eout/etcd"
 }
 
+# build_coredns builds CoreDNS straight from its module: its go.mod has no
+# replace lines, so "go install module@version" works.
+build_coredns() {
+  local cout="$root/.cache/upstream/coredns-$COREDNS_VERSION"
+  if [ -x "$cout/coredns" ]; then return; fi
+  mkdir -p "$cout/.tmp"
+  echo "building coredns $COREDNS_VERSION (slow the first time)..." >&2
+  (cd "$cout" && CGO_ENABLED=0 GOBIN="$cout/.tmp" GOFLAGS= go install -trimpath \
+    "github.com/coredns/coredns@$COREDNS_VERSION")
+  mv "$cout/.tmp/coredns" "$cout/coredns"
+  rmdir "$cout/.tmp"
+}
+
 cd "$wrap"
 for b in "${binaries[@]}"; do
   if [ "$b" = etcd ]; then build_etcd; continue; fi
+  if [ "$b" = coredns ]; then build_coredns; continue; fi
   if [ -x "$out/$b" ]; then continue; fi
   case "$b" in
     kubectl) pkg=k8s.io/kubernetes/cmd/kubectl ;;

@@ -1,0 +1,27 @@
+// Command pause is the test bed's pod sandbox program: it holds a pod's
+// namespaces open, reaps the children it inherits as the pod's first
+// process, and exits when asked to with SIGINT or SIGTERM.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	for sig := range sigs {
+		if sig != syscall.SIGCHLD {
+			os.Exit(0)
+		}
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package testbed
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// imagePath is the PATH of every test image: kubeadm's static pods call
+// their binaries by bare name.
+const imagePath = "PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Binaries says where the programs packed into images are.
+type Binaries struct {
+	// Kubernetes holds kube-apiserver, kube-controller-manager,
+	// kube-scheduler and kube-proxy of one version.
+	Kubernetes string
+	Etcd       string // the etcd binary
+	CoreDNS    string // the coredns binary
+	Pause      string // the pause binary (test/images/pause)
+}
+
+// Images returns the images named by refs (the lines "kubeadm config images
+// list" prints), each made of the matching binary. An unknown image name
+// is an error: the test bed would not be able to run it.
+func Images(refs []string, bins Binaries) ([]Image, error) {
+	var out []Image
+	for _, ref := range refs {
+		name := imageName(ref)
+		img := Image{Ref: ref, Env: []string{imagePath}}
+		switch name {
+		case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
+			img.Files = []ImageFile{{Path: "/usr/local/bin/" + name, Source: filepath.Join(bins.Kubernetes, name)}}
+		case "kube-proxy":
+			files, err := iptablesFiles()
+			if err != nil {
+				return nil, fmt.Errorf("image %s: %w", ref, err)
+			}
+			img.Files = append(files, ImageFile{Path: "/usr/local/bin/kube-proxy", Source: filepath.Join(bins.Kubernetes, name)})
+			img.Env = append(img.Env, "LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu")
+		case "etcd":
+			img.Files = []ImageFile{{Path: "/usr/local/bin/etcd", Source: bins.Etcd}}
+		case "coredns":
+			img.Files = []ImageFile{{Path: "/coredns", Source: bins.CoreDNS}}
+			img.Entrypoint = []string{"/coredns"}
+		case "pause":
+			img.Files = []ImageFile{{Path: "/pause", Source: bins.Pause}}
+			img.Entrypoint = []string{"/pause"}
+		default:
+			return nil, fmt.Errorf("no test image is made for %s", ref)
+		}
+		for _, f := range img.Files {
+			if f.Source == "" {
+				continue
+			}
+			if _, err := os.Stat(f.Source); err != nil {
+				return nil, fmt.Errorf("image %s needs %s: %w", ref, f.Source, err)
+			}
+		}
+		out = append(out, img)
+	}
+	return out, nil
+}
+
+// imageName is the last path element of a reference, without tag.
+func imageName(ref string) string {
+	name := ref
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.Index(name, ":"); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// ArchiveName is the file an image's archive is kept in.
+func ArchiveName(ref string) string {
+	return regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(ref, "_") + ".tar"
+}
+
+// WriteArchives writes one archive per image into dir and returns their
+// paths. An archive newer than all of its image's files is kept.
+func WriteArchives(dir string, images []Image) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, img := range images {
+		p := filepath.Join(dir, ArchiveName(img.Ref))
+		paths = append(paths, p)
+		if upToDate(p, img) {
+			continue
+		}
+		tmp, err := os.CreateTemp(dir, ".archive-*")
+		if err != nil {
+			return nil, err
+		}
+		w := bufio.NewWriterSize(tmp, 1<<20)
+		err = WriteArchive(w, img)
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), p)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return nil, fmt.Errorf("writing the archive of %s: %w", img.Ref, err)
+		}
+	}
+	return paths, nil
+}
+
+// upToDate reports whether the archive at p is newer than every source
+// file of img.
+func upToDate(p string, img Image) bool {
+	st, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	for _, f := range img.Files {
+		if f.Source == "" {
+			continue
+		}
+		src, err := os.Stat(f.Source)
+		if err != nil || src.ModTime().After(st.ModTime()) {
+			return false
+		}
+	}
+	return true
+}
+
+// iptablesFiles returns the host's iptables (nft and legacy back ends),
+// their extensions and every shared library they need, at the same paths
+// in the image: kube-proxy programs the node's packet filter through them.
+func iptablesFiles() ([]ImageFile, error) {
+	const sbin = "/usr/sbin"
+	multis := map[string][]string{
+		"xtables-nft-multi": {"iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore",
+			"iptables-nft", "iptables-nft-save", "iptables-nft-restore", "ip6tables-nft", "ip6tables-nft-save", "ip6tables-nft-restore"},
+		"xtables-legacy-multi": {"iptables-legacy", "iptables-legacy-save", "iptables-legacy-restore",
+			"ip6tables-legacy", "ip6tables-legacy-save", "ip6tables-legacy-restore"},
+	}
+	var files []ImageFile
+	var elfs []string
+	for multi, links := range multis {
+		p := filepath.Join(sbin, multi)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("iptables for the kube-proxy image: %w (install Debian's iptables)", err)
+		}
+		files = append(files, ImageFile{Path: p, Source: p})
+		elfs = append(elfs, p)
+		for _, l := range links {
+			files = append(files, ImageFile{Path: path.Join(sbin, l), Kind: Symlink, Target: multi})
+		}
+	}
+	exts, err := filepath.Glob("/usr/lib/x86_64-linux-gnu/xtables/*.so")
+	if err != nil || len(exts) == 0 {
+		return nil, fmt.Errorf("iptables extensions not found under /usr/lib/x86_64-linux-gnu/xtables")
+	}
+	for _, e := range exts {
+		files = append(files, ImageFile{Path: e, Source: e})
+		elfs = append(elfs, e)
+	}
+	libs, err := sharedLibraries(elfs)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range libs {
+		real, err := filepath.EvalSymlinks(l)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, ImageFile{Path: l, Source: real})
+	}
+	return files, nil
+}
+
+// sharedLibraries lists, with ldd, the libraries and the loader the given
+// programs and plugins load, each once.
+func sharedLibraries(elfs []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, e := range elfs {
+		out, err := exec.Command("ldd", e).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return nil, fmt.Errorf("ldd %s: %w: %s", e, err, ee.Stderr)
+			}
+			return nil, fmt.Errorf("ldd %s: %w", e, err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			for _, field := range strings.Fields(sc.Text()) {
+				if strings.HasPrefix(field, "/") {
+					seen[field] = true
+				}
+			}
+		}
+	}
+	libs := make([]string, 0, len(seen))
+	for l := range seen {
+		libs = append(libs, l)
+	}
+	sort.Strings(libs)
+	return libs, nil
+}

@@ -1,0 +1,130 @@
+package testbed
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNodeLifecycle starts two nodes without images and checks what makes
+// them nodes: own host name, own folders, their own network reaching each
+// other, containerd answering, the stand-in systemctl driving the kubelet
+// service; then that Down leaves nothing behind.
+func TestNodeLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nodes; not in -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := os.Stat("/usr/bin/containerd"); err != nil {
+		t.Skip("containerd not installed (hack/testbed prepare installs it)")
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	tb := filepath.Join(bin, "testbed")
+	if out, err := exec.Command("go", "build", "-o", tb, filepath.Join(repo, "hack", "testbed")).CombinedOutput(); err != nil {
+		t.Fatalf("building the test bed: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := &Cluster{Name: "tbt", StateDir: filepath.Join(t.TempDir(), "state"), Testbed: tb,
+		PauseImage: "registry.k8s.io/pause:3.10.2", Programs: map[string]string{"true-program": "/bin/true"}}
+	t.Cleanup(func() {
+		start := time.Now()
+		defer func() { t.Logf("down in %v", time.Since(start)) }()
+		if err := c.Down(context.Background()); err != nil {
+			t.Errorf("Down: %v", err)
+		}
+		for _, n := range []string{"tbt-hub", "tbt-n1", "tbt-n2"} {
+			if netnsExists(n) {
+				t.Errorf("network namespace %s left behind", n)
+			}
+		}
+		if _, err := os.Stat("/sys/fs/cgroup/memory/tbt-n1"); err == nil {
+			t.Errorf("cgroup tbt-n1 left behind")
+		}
+	})
+	start := time.Now()
+	nodes, err := c.Up(ctx, "n1", "n2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("two nodes up in %v", time.Since(start))
+	n1, n2 := nodes[0], nodes[1]
+	// Up a second time leaves running nodes alone.
+	if _, err := c.Up(ctx, "n1", "n2"); err != nil {
+		t.Fatalf("second Up: %v", err)
+	}
+
+	run := func(n *Node, name string, args ...string) (string, error) {
+		out, err := n.Command(ctx, name, args...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if got, err := run(n1, "hostname"); err != nil || got != "n1" {
+		t.Errorf("hostname in n1 = %q, %v", got, err)
+	}
+	if _, err := run(n1, "sh", "-c", "echo one > /etc/kubernetes/marker"); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(n1.HostPath("/etc/kubernetes/marker")); err != nil || string(data) != "one\n" {
+		t.Errorf("n1's /etc/kubernetes/marker on the host: %q, %v", data, err)
+	}
+	if got, _ := run(n2, "ls", "/etc/kubernetes"); got != "" {
+		t.Errorf("n2 sees n1's /etc/kubernetes: %q", got)
+	}
+	if _, err := os.Stat("/etc/kubernetes/marker"); err == nil {
+		t.Errorf("the host sees n1's /etc/kubernetes")
+	}
+	// n1 reaches n2 by name over the cluster network.
+	listener := n2.Command(ctx, "socat", "-T10", "TCP-LISTEN:7777,reuseaddr", "SYSTEM:echo hello-from-n2")
+	if err := listener.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for i := 0; i < 50; i++ {
+		if got, _ = run(n1, "socat", "-T2", "-", "TCP:n2:7777"); got == "hello-from-n2" {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = listener.Process.Kill()
+	_ = listener.Wait()
+	if got != "hello-from-n2" {
+		t.Errorf("n1 -> n2:7777 = %q", got)
+	}
+	if got, err := run(n1, "ip", "-4", "-o", "addr", "show", "eth0"); err != nil || !strings.Contains(got, n1.Addr().String()) {
+		t.Errorf("n1's eth0: %q, %v", got, err)
+	}
+	if got, err := run(n1, "ctr", "-a", "/run/containerd/containerd.sock", "version"); err != nil {
+		t.Errorf("containerd in n1: %v: %s", err, got)
+	}
+	if got, err := run(n1, "systemctl", "is-active", "containerd"); err != nil || got != "active" {
+		t.Errorf("systemctl is-active containerd = %q, %v", got, err)
+	}
+	// The kubelet has no configuration: it keeps exiting and coming back.
+	if got, _ := run(n1, "systemctl", "is-active", "kubelet"); got == "inactive" {
+		t.Errorf("kubelet service should be enabled at boot, is %q", got)
+	}
+	if _, err := run(n1, "systemctl", "stop", "kubelet"); err != nil {
+		t.Errorf("systemctl stop kubelet: %v", err)
+	}
+	if got, _ := run(n1, "systemctl", "is-active", "kubelet"); got != "inactive" {
+		t.Errorf("after stop, kubelet is %q", got)
+	}
+	if got, err := run(n1, "systemctl", "status", "no-such-unit"); err == nil || !strings.Contains(got, "could not be found") {
+		t.Errorf("status of an unknown unit: %q, %v", got, err)
+	}
+	if got, err := run(n1, "ps", "-e", "-o", "pid=,comm="); err == nil {
+		if !strings.Contains(got, "1 testbed") {
+			t.Errorf("the boot program is not the node's PID 1:\n%s", got)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Default versions: the Kubernetes release the project deploys and the
+// etcd and CoreDNS versions of the images kubeadm lists for it.
+const (
+	KubernetesVersion = "v1.36.3"
+	EtcdVersion       = "v3.6.8"
+	CoreDNSVersion    = "v1.14.2"
+)
+
+// Packages are the Debian packages a node needs on the host.
+var Packages = []string{"containerd", "runc", "containernetworking-plugins", "iptables",
+	"conntrack", "socat", "ethtool", "ebtables", "iproute2", "util-linux", "kmod"}
+
+// packageProbes tells whether a package is installed by a file it owns.
+var packageProbes = map[string]string{
+	"containerd": "/usr/bin/containerd", "runc": "/usr/sbin/runc", "containernetworking-plugins": "/usr/lib/cni/bridge",
+	"iptables": "/usr/sbin/xtables-nft-multi", "conntrack": "/usr/sbin/conntrack", "socat": "/usr/bin/socat",
+	"ethtool": "/usr/sbin/ethtool", "ebtables": "/usr/sbin/ebtables", "iproute2": "/usr/sbin/ip",
+	"util-linux": "/usr/bin/nsenter", "kmod": "/usr/bin/kmod",
+}
+
+// InstallPackages installs with apt the packages that are missing. With
+// all of them present it does nothing.
+func InstallPackages(ctx context.Context, out io.Writer) error {
+	var missing []string
+	for _, p := range Packages {
+		if _, err := os.Stat(packageProbes[p]); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "[testbed] installing %s\n", strings.Join(missing, " "))
+	env := append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	for _, args := range [][]string{{"update", "-qq"}, append([]string{"install", "-y", "-qq", "--no-install-recommends"}, missing...)} {
+		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("apt-get %s: %w", args[0], err)
+		}
+	}
+	return nil
+}
+
+// Toolchain is everything a cluster is made from: our programs, the
+// upstream binaries and the image archives.
+type Toolchain struct {
+	Repo              string
+	KubernetesVersion string
+	// Kubeadm is our kubeadm; Testbed the hack/testbed program.
+	Kubeadm, Testbed string
+	// Upstream holds the upstream Kubernetes binaries of KubernetesVersion.
+	Upstream   string
+	Archives   []string
+	PauseImage string
+	// Images are the references "kubeadm config images list" printed.
+	Images []string
+}
+
+// UpstreamDir is where hack/build-upstream.sh puts a Kubernetes version.
+func UpstreamDir(repo, version string) string {
+	return filepath.Join(repo, ".cache", "upstream", version)
+}
+
+// UpstreamBinaries are the upstream programs a test cluster runs.
+var UpstreamBinaries = []string{"kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl", "etcd", "coredns"}
+
+// MissingUpstream lists the upstream binaries of version that are not
+// built yet.
+func MissingUpstream(repo, version string) []string {
+	var missing []string
+	for _, b := range UpstreamBinaries {
+		if _, err := os.Stat(upstreamBinary(repo, version, b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	return missing
+}
+
+func upstreamBinary(repo, version, name string) string {
+	switch name {
+	case "etcd":
+		return filepath.Join(repo, ".cache", "upstream", "etcd-"+EtcdVersion, "etcd")
+	case "coredns":
+		return filepath.Join(repo, ".cache", "upstream", "coredns-"+CoreDNSVersion, "coredns")
+	}
+	return filepath.Join(UpstreamDir(repo, version), name)
+}
+
+// BuildUpstream builds the missing upstream binaries of version with
+// hack/build-upstream.sh (slow the first time, see docs/testbed.md).
+func BuildUpstream(ctx context.Context, repo, version string, out io.Writer) error {
+	missing := MissingUpstream(repo, version)
+	if len(missing) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "[testbed] building upstream %s: %s (minutes the first time)\n", version, strings.Join(missing, " "))
+	cmd := exec.CommandContext(ctx, filepath.Join(repo, "hack", "build-upstream.sh"), missing...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "K8S_VERSION="+version, "ETCD_VERSION="+EtcdVersion, "COREDNS_VERSION="+CoreDNSVersion)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hack/build-upstream.sh: %w", err)
+	}
+	return nil
+}
+
+// Build builds our kubeadm, the test bed program and the pause program
+// into binDir, and the image archives of version into
+// .cache/images/<version>. The upstream binaries must be built already.
+func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*Toolchain, error) {
+	if missing := MissingUpstream(repo, version); len(missing) > 0 {
+		return nil, fmt.Errorf("upstream binaries of %s not built: %s (run hack/build-upstream.sh %s)",
+			version, strings.Join(missing, ", "), strings.Join(missing, " "))
+	}
+	start := time.Now()
+	t := &Toolchain{Repo: repo, KubernetesVersion: version, Upstream: UpstreamDir(repo, version),
+		Kubeadm: filepath.Join(binDir, "kubeadm"), Testbed: filepath.Join(binDir, "testbed")}
+	pause := filepath.Join(binDir, "pause")
+	for _, b := range []struct{ out, pkg string }{
+		{t.Kubeadm, "./cmd/kubeadm"}, {t.Testbed, "./hack/testbed"}, {pause, "./test/images/pause"},
+	} {
+		// Built beside and renamed into place: a running node's boot
+		// program is this very file, which cannot be written to.
+		tmp := b.out + ".new"
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, b.pkg)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build %s: %w\n%s", b.pkg, err, msg)
+		}
+		if err := os.Rename(tmp, b.out); err != nil {
+			return nil, err
+		}
+	}
+	list, err := exec.CommandContext(ctx, t.Kubeadm, "config", "images", "list", "--kubernetes-version", version).Output()
+	if err != nil {
+		return nil, fmt.Errorf("kubeadm config images list: %w", err)
+	}
+	t.Images = strings.Fields(string(bytes.TrimSpace(list)))
+	for _, ref := range t.Images {
+		if imageName(ref) == "pause" {
+			t.PauseImage = ref
+		}
+	}
+	images, err := Images(t.Images, Binaries{
+		Kubernetes: t.Upstream, Etcd: upstreamBinary(repo, version, "etcd"),
+		CoreDNS: upstreamBinary(repo, version, "coredns"), Pause: pause,
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Archives, err = WriteArchives(filepath.Join(repo, ".cache", "images", version), images)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "[testbed] programs and %d images ready in %.1fs\n", len(images), time.Since(start).Seconds())
+	return t, nil
+}
+
+// Cluster returns a cluster made from the toolchain.
+func (t *Toolchain) Cluster(name, stateDir string, out io.Writer) *Cluster {
+	return &Cluster{
+		Name: name, StateDir: stateDir, Testbed: t.Testbed, Out: out,
+		Archives: t.Archives, PauseImage: t.PauseImage,
+		Programs: map[string]string{
+			"kubeadm": t.Kubeadm,
+			"kubelet": filepath.Join(t.Upstream, "kubelet"),
+			"kubectl": filepath.Join(t.Upstream, "kubectl"),
+		},
+	}
+}
+
+// InitConfig is a kubeadm configuration for the first control-plane node
+// of a test cluster on n: its address and name, images already imported
+// (imagePullPolicy Never), the kubelet in the node's cgroup root with
+// cgroupfs and cgroup v1 allowed (this machine has cgroup v1), and
+// kube-proxy told not to size the conntrack table (read-only inside a
+// network namespace). extra is appended as more YAML documents.
+func InitConfig(n *Node, version, extra string) string {
+	cfg := fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: %s
+nodeRegistration:
+  name: %s
+  imagePullPolicy: Never
+  kubeletExtraArgs:
+  - name: cgroup-root
+    value: %s
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: %s
+networking:
+  podSubnet: 10.244.0.0/16
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+failCgroupV1: false
+---
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+conntrack:
+  maxPerCore: 0
+`, n.Addr(), n.Name, n.CgroupRoot(), version)
+	if extra != "" {
+		cfg += "---\n" + extra
+	}
+	return cfg
+}
+
+// PreflightFindings are the preflight checks that fail on this machine for
+// reasons of the machine, not of kubeadm: cgroup v1 (SystemVerification)
+// and IP forwarding off in a new network namespace.
+var PreflightFindings = []string{"SystemVerification", "FileContent--proc-sys-net-ipv4-ip_forward"}
