@@ -28,8 +28,8 @@ func newConfigCmd(streams Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Work with kubeadm configuration files",
-		Long: `Print, migrate and validate kubeadm configuration files, and list the images
-a configuration needs.
+		Long: `Print, migrate and validate kubeadm configuration files, and list or pull
+the images a configuration needs.
 
 A running cluster keeps the configuration it was created with in the
 "kubeadm-config" ConfigMap of the kube-system namespace; "kubeadm upgrade"
@@ -399,7 +399,7 @@ func newConfigImagesCmd(streams Streams) *cobra.Command {
 		Short: "Work with the container images kubeadm uses",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newConfigImagesListCmd(streams))
+	cmd.AddCommand(newConfigImagesListCmd(streams), newConfigImagesPullCmd(streams))
 	return cmd
 }
 
