@@ -32,6 +32,7 @@ var nodeMounts = []struct{ dir, target string }{
 	{"var-lib-containerd", "/var/lib/containerd"},
 	{"run-containerd", "/run/containerd"},
 	{"run-systemd", "/run/systemd"},
+	{"run-netns", "/run/netns"}, // containerd's pod network namespaces
 	{"etc-cni-net.d", "/etc/cni/net.d"},
 	{"var-lib-cni", "/var/lib/cni"},
 	{"var-log-pods", "/var/log/pods"},

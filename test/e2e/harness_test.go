@@ -1,0 +1,278 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+// Env, set to 1, turns a missing prerequisite into a failure instead of a
+// skip (CI sets it).
+const Env = "KUBEADM_E2E"
+
+// unavailable skips the test, or fails it when Env=1.
+func unavailable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(Env) == "1" {
+		t.Fatalf("end-to-end prerequisites missing with %s=1: %s", Env, msg)
+	}
+	t.Skipf("skipping (set %s=1 to make this a failure): %s", Env, msg)
+}
+
+var (
+	toolchainOnce sync.Once
+	toolchain     *testbed.Toolchain
+	toolchainErr  error
+	toolchainDir  string
+)
+
+// TestMain removes the shared build folder at the end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if toolchainDir != "" {
+		os.RemoveAll(toolchainDir)
+	}
+	os.Exit(code)
+}
+
+// requireToolchain checks the machine and builds our programs and the
+// images once per test binary.
+func requireToolchain(t *testing.T) *testbed.Toolchain {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: not in -short")
+	}
+	if os.Geteuid() != 0 {
+		unavailable(t, "needs root")
+	}
+	for _, tool := range []string{"containerd", "ctr", "runc", "nsenter", "ip", "iptables"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			unavailable(t, "%s not installed (go run ./hack/testbed prepare installs it)", tool)
+		}
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := testbed.MissingUpstream(repo, testbed.KubernetesVersion); len(missing) > 0 {
+		unavailable(t, "upstream binaries not built: %s (run hack/build-upstream.sh %s)",
+			strings.Join(missing, ", "), strings.Join(missing, " "))
+	}
+	toolchainOnce.Do(func() {
+		toolchainDir, toolchainErr = os.MkdirTemp("", "kubeadm-e2e-bin-")
+		if toolchainErr != nil {
+			return
+		}
+		var log bytes.Buffer
+		toolchain, toolchainErr = testbed.Build(context.Background(), repo, testbed.KubernetesVersion, toolchainDir, &log)
+		if toolchainErr != nil {
+			toolchainErr = fmt.Errorf("%w\n%s", toolchainErr, log.String())
+		}
+	})
+	if toolchainErr != nil {
+		t.Fatalf("building the test bed: %v", toolchainErr)
+	}
+	return toolchain
+}
+
+// newCluster returns a cluster named name whose nodes are removed when the
+// test ends; the end of each node's kubelet log is printed if it failed.
+func newCluster(t *testing.T, name string) *testbed.Cluster {
+	t.Helper()
+	tc := requireToolchain(t)
+	// A fixed state folder, so that a cluster left by a killed run is
+	// found and removed first.
+	c := tc.Cluster(name, filepath.Join(os.TempDir(), "kubeadm-e2e-"+name), testWriter{t})
+	if err := c.Down(context.Background()); err != nil {
+		t.Fatalf("removing what an earlier run left: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			nodes, _ := c.Nodes()
+			for _, n := range nodes {
+				for _, log := range []string{"kubelet.log", "containerd.log", "boot.log"} {
+					t.Logf("---- end of %s of %s:\n%s", log, n.Name, tail(filepath.Join(n.LogDir(), log), 40))
+				}
+			}
+		}
+		if err := c.Down(context.Background()); err != nil {
+			t.Errorf("tearing down the cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// testWriter sends progress lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// result is a finished command.
+type result struct {
+	Stdout, Stderr string
+	Code           int
+	Took           time.Duration
+}
+
+// run runs a program in a node and returns its output and exit code; an
+// error is only for a program that could not run.
+func run(t *testing.T, n *testbed.Node, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := n.Command(ctx, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{Stdout: stdout.String(), Stderr: stderr.String(), Took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.Code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running %s in %s: %v", name, n.Name, err)
+	}
+	return r
+}
+
+// mustRun runs a program in a node and fails the test unless it succeeds.
+func mustRun(t *testing.T, n *testbed.Node, name string, args ...string) string {
+	t.Helper()
+	r := run(t, n, name, args...)
+	if r.Code != 0 {
+		t.Fatalf("%s %s in %s: exit %d\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), n.Name, r.Code, r.Stdout, r.Stderr)
+	}
+	return r.Stdout
+}
+
+// kubectl runs kubectl in a node with admin.conf.
+func kubectl(t *testing.T, n *testbed.Node, args ...string) string {
+	t.Helper()
+	return mustRun(t, n, "kubectl", append([]string{"--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...)
+}
+
+// eventually retries check every 250ms until it returns nil or timeout
+// passes, then fails the test with the last error.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, timeout, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// treeDigest maps every file under root (a host folder) to a digest of its
+// content and mode, for "nothing changed" checks.
+func treeDigest(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			out[rel] = info.Mode().String() + " " + hex.EncodeToString(sum[:])
+		} else {
+			out[rel] = info.Mode().String()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("listing %s: %v", root, err)
+	}
+	return out
+}
+
+// diffDigests lists the paths that differ between two tree digests.
+func diffDigests(a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if b[k] != v {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tryResult is the output of a command that may fail.
+type tryResult struct {
+	out string
+	err error
+}
+
+// kubectlTry runs kubectl with admin.conf in a node; failure is a result,
+// not a test failure (for eventually).
+func kubectlTry(t *testing.T, n *testbed.Node, args ...string) tryResult {
+	t.Helper()
+	r := run(t, n, "kubectl", append([]string{"--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...)
+	if r.Code != 0 {
+		return tryResult{err: fmt.Errorf("kubectl %s: exit %d: %s", strings.Join(args, " "), r.Code, strings.TrimSpace(r.Stderr))}
+	}
+	return tryResult{out: strings.TrimSpace(r.Stdout)}
+}
+
+// expectOutput checks a result: want "nonempty" accepts any output.
+func expectOutput(r tryResult, want string) error {
+	if r.err != nil {
+		return r.err
+	}
+	if want == "nonempty" && r.out != "" || r.out == want {
+		return nil
+	}
+	return fmt.Errorf("got %q, want %q", r.out, want)
+}

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+// TestInitSingleNode runs our kubeadm init on a fresh node with a real
+// kubelet and containerd, checks the cluster it made, and that running
+// init again neither destroys nor changes anything.
+func TestInitSingleNode(t *testing.T) {
+	c := newCluster(t, "e2e")
+	ctx := context.Background()
+	nodes, err := c.Up(ctx, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if err := n.WriteCNIConfig(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(n.Dir, "kubeadm.yaml")
+	if err := os.WriteFile(cfg, []byte(testbed.InitConfig(n, testbed.KubernetesVersion, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ignore := "--ignore-preflight-errors=" + strings.Join(testbed.PreflightFindings, ",")
+
+	t.Run("strict preflight reports exactly this machine's findings", func(t *testing.T) {
+		r := run(t, n, "kubeadm", "init", "phase", "preflight", "--config", cfg)
+		if r.Code != 2 {
+			t.Fatalf("exit %d, want 2 (preflight)\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		got := checkNames(`\[ERROR ([^\]]+)\]`, r.Stdout+r.Stderr)
+		want := append([]string(nil), testbed.PreflightFindings...)
+		sort.Strings(want)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("failing checks %v, want %v\n%s", got, want, r.Stderr)
+		}
+	})
+
+	r := run(t, n, "kubeadm", "init", "--config", cfg, ignore)
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	t.Logf("kubeadm init took %v", r.Took)
+	out := r.Stdout + r.Stderr
+	for _, w := range testbed.PreflightFindings {
+		if !strings.Contains(out, "[WARNING "+w+"]") {
+			t.Errorf("init did not warn about the ignored check %s", w)
+		}
+	}
+	token := regexp.MustCompile(`--token ([a-z0-9]{6})\.[a-z0-9]{16}`).FindStringSubmatch(out)
+	if token == nil {
+		t.Fatalf("no join command with a token in the output:\n%s", out)
+	}
+
+	t.Run("cluster", func(t *testing.T) {
+		if got := kubectl(t, n, "get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"); got != "node1" {
+			t.Errorf("nodes: %q", got)
+		}
+		eventually(t, 90*time.Second, "node1 Ready", func() error {
+			return expectOutput(kubectlTry(t, n, "get", "node", "node1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
+		})
+		for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+			eventually(t, 60*time.Second, comp+" Running", func() error {
+				return expectOutput(kubectlTry(t, n, "-n", "kube-system", "get", "pod", comp+"-node1", "-o", "jsonpath={.status.phase}"), "Running")
+			})
+		}
+		kubectl(t, n, "-n", "kube-system", "get", "deployment/coredns", "service/kube-dns", "configmap/coredns",
+			"daemonset/kube-proxy", "configmap/kube-proxy", "configmap/kubeadm-config", "configmap/kubelet-config")
+		eventually(t, 30*time.Second, "cluster-info signed", func() error {
+			return expectOutput(kubectlTry(t, n, "-n", "kube-public", "get", "configmap", "cluster-info",
+				"-o", "jsonpath={.data.jws-kubeconfig-"+token[1]+"}"), "nonempty")
+		})
+		eventually(t, 120*time.Second, "coredns available", func() error {
+			return expectOutput(kubectlTry(t, n, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.status.availableReplicas}"), "2")
+		})
+	})
+
+	t.Run("second init changes nothing", func(t *testing.T) {
+		before := treeDigest(t, n.HostPath("/etc/kubernetes"))
+		r := run(t, n, "kubeadm", "init", "--config", cfg, ignore)
+		if r.Code != 2 {
+			t.Fatalf("second init: exit %d, want 2 (preflight)\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		found := checkNames(`\[ERROR ([^\]]+)\]`, r.Stdout+r.Stderr)
+		for _, want := range []string{"Port-6443", "FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml", "DirAvailable--var-lib-etcd"} {
+			if !contains(found, want) {
+				t.Errorf("second init did not report %s; it reported %v", want, found)
+			}
+		}
+		if d := diffDigests(before, treeDigest(t, n.HostPath("/etc/kubernetes"))); len(d) > 0 {
+			t.Errorf("a refused init changed /etc/kubernetes: %v", d)
+		}
+	})
+
+	t.Run("init with preflight ignored converges", func(t *testing.T) {
+		pki := treeDigest(t, n.HostPath("/etc/kubernetes/pki"))
+		r := run(t, n, "kubeadm", "init", "--config", cfg, "--ignore-preflight-errors=all")
+		if r.Code != 0 {
+			t.Fatalf("init over a running control plane: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if d := diffDigests(pki, treeDigest(t, n.HostPath("/etc/kubernetes/pki"))); len(d) > 0 {
+			t.Errorf("certificates or keys were replaced: %v", d)
+		}
+		eventually(t, 60*time.Second, "node1 Ready again", func() error {
+			return expectOutput(kubectlTry(t, n, "get", "node", "node1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
+		})
+	})
+}
+
+// checkNames returns the sorted, distinct check names a pattern captures.
+func checkNames(pattern, out string) []string {
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(out, -1) {
+		seen[m[1]] = true
+	}
+	names := make([]string, 0, len(seen))
+	for k := range seen {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
