@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream bench integration
+.PHONY: build test compat upstream bench integration testbed e2e
 
 build:
 	$(GO) build -o bin/kubeadm ./cmd/kubeadm
@@ -31,3 +31,12 @@ bench: build upstream
 integration:
 	hack/build-upstream.sh kube-apiserver kube-controller-manager kube-scheduler etcd
 	KUBEADM_INTEGRATION=1 $(GO) test ./test/integration/ -count=1 -v
+
+# Installs what the node test bed needs and builds upstream binaries, our
+# programs and the images (slow only the first time). See docs/testbed.md.
+testbed:
+	$(GO) run ./hack/testbed prepare
+
+# End-to-end tests on real nodes of the test bed. Needs root.
+e2e: testbed
+	KUBEADM_E2E=1 $(GO) test ./test/testbed/ ./test/e2e/ -count=1 -v -timeout 60m
