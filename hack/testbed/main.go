@@ -58,6 +58,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	fs := flag.NewFlagSet("testbed", flag.ContinueOnError)
 	version := fs.String("kubernetes-version", testbed.KubernetesVersion, "Kubernetes version of the upstream binaries and images")
+	kubeadmBin := fs.String("kubeadm", "kubeadm", "kubeadm program init runs (default: ours; give a path to compare another)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return initNode(ctx, tc.Cluster(clusterName, stateDir, stdout), *version, stdout, stderr)
+		return initNode(ctx, tc.Cluster(clusterName, stateDir, stdout), *version, *kubeadmBin, stdout, stderr)
 	case "exec":
 		rest := fs.Args()
 		if len(rest) > 0 && rest[0] == "--" {
@@ -150,7 +151,7 @@ func existingNode(c *testbed.Cluster, name string) (*testbed.Node, error) {
 
 // initNode starts node1 with a pod network and runs our kubeadm init on
 // it, then says how to reach the cluster.
-func initNode(ctx context.Context, c *testbed.Cluster, version string, stdout, stderr io.Writer) error {
+func initNode(ctx context.Context, c *testbed.Cluster, version, kubeadm string, stdout, stderr io.Writer) error {
 	nodes, err := c.Up(ctx, "node1")
 	if err != nil {
 		return err
@@ -163,10 +164,15 @@ func initNode(ctx context.Context, c *testbed.Cluster, version string, stdout, s
 	if err := os.WriteFile(cfgPath, []byte(testbed.InitConfig(n, version, "")), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "[testbed] running: kubeadm init --config %s --ignore-preflight-errors=%s\n",
-		cfgPath, strings.Join(testbed.PreflightFindings, ","))
+	if kubeadm != "kubeadm" {
+		if kubeadm, err = filepath.Abs(kubeadm); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "[testbed] running: %s init --config %s --ignore-preflight-errors=%s\n",
+		kubeadm, cfgPath, strings.Join(testbed.PreflightFindings, ","))
 	start := time.Now()
-	cmd := n.Command(ctx, "kubeadm", "init", "--config", cfgPath,
+	cmd := n.Command(ctx, kubeadm, "init", "--config", cfgPath,
 		"--ignore-preflight-errors="+strings.Join(testbed.PreflightFindings, ","))
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {

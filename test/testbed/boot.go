@@ -187,9 +187,12 @@ type booter struct {
 }
 
 func newBooter(cfg BootConfig) *booter {
+	// Ten seconds, as the kubelet unit kubeadm's packages install: until
+	// kubeadm writes its configuration the kubelet exits at once, and
+	// restarting it sooner would only burn CPU that init needs.
 	delay := cfg.KubeletRestartDelay
 	if delay == 0 {
-		delay = time.Second
+		delay = 10 * time.Second
 	}
 	return &booter{services: map[string]*service{
 		"containerd": {
