@@ -18,12 +18,22 @@ import (
 // ClusterRoleBinding of the same name grants it cluster-admin.
 const ClusterAdminsGroup = "kubeadm:cluster-admins"
 
+// Client-side rate limits of every client kubeadm makes. client-go's
+// defaults (5 requests a second after a burst of 10) would make the few
+// dozen objects init writes wait on the client for seconds; the API
+// server's own flow control protects it.
+const (
+	clientQPS   = 100
+	clientBurst = 200
+)
+
 // FromKubeconfig builds a clientset from a kubeconfig file.
 func FromKubeconfig(path string) (kubernetes.Interface, *rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
 	}
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("client from kubeconfig %s: %w", path, err)
