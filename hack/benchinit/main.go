@@ -1,0 +1,234 @@
+// Command benchinit times a real "kubeadm init" with our kubeadm and with
+// upstream kubeadm v1.36.3 side by side on the node test bed: each round
+// starts a fresh node (containerd, kubelet, images imported), runs one
+// binary's init with the same configuration, and removes the node; the
+// binaries alternate which goes first. It prints, for both, medians of:
+//
+//   - wall: the whole init;
+//   - waited: what init reports it waited for the kubelet and then for the
+//     control plane to be healthy (its "healthy after" lines);
+//   - boot: from the moment init starts the kubelet ("[kubelet-start]
+//     Starting the kubelet") to the API server reported healthy, taken
+//     from the time each output line appeared: the floor, which no kubeadm
+//     can shorten once the kubelet runs;
+//   - above floor: wall minus boot, what kubeadm itself costs.
+//
+// Run as root:
+//
+//	go run ./hack/benchinit -rounds 5
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 5, "rounds per binary")
+	upstream := flag.String("upstream", "", "upstream kubeadm (default: .cache/upstream/<version>/kubeadm)")
+	verbose := flag.Bool("v", false, "print every init's output")
+	flag.Parse()
+	if err := run(*rounds, *upstream, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "benchinit:", err)
+		os.Exit(1)
+	}
+}
+
+type sample struct{ wall, waited, boot time.Duration }
+
+func run(rounds int, upstream string, verbose bool) error {
+	repo, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	version := testbed.KubernetesVersion
+	if err := testbed.BuildUpstream(ctx, repo, version, os.Stderr); err != nil {
+		return err
+	}
+	tc, err := testbed.Build(ctx, repo, version, filepath.Join(repo, ".cache", "bench", "bin"), os.Stderr)
+	if err != nil {
+		return err
+	}
+	if upstream == "" {
+		upstream = filepath.Join(testbed.UpstreamDir(repo, version), "kubeadm")
+	}
+	if _, err := os.Stat(upstream); err != nil {
+		return fmt.Errorf("upstream kubeadm: %w (run hack/build-upstream.sh kubeadm)", err)
+	}
+	upstream, _ = filepath.Abs(upstream)
+	bins := map[string]string{"ours": tc.Kubeadm, "upstream": upstream}
+	var quiet io.Writer = io.Discard
+	if verbose {
+		quiet = os.Stderr
+	}
+	c := tc.Cluster("bench", filepath.Join(repo, ".cache", "bench", "state"), quiet)
+	if err := c.Down(ctx); err != nil {
+		return err
+	}
+	defer c.Down(ctx)
+	results := map[string][]sample{}
+	for r := 0; r < rounds; r++ {
+		order := []string{"ours", "upstream"}
+		if r%2 == 1 {
+			order = []string{"upstream", "ours"}
+		}
+		for _, name := range order {
+			s, err := once(ctx, c, bins[name], version, verbose)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			fmt.Fprintf(os.Stderr, "round %d %-8s wall %6.2fs waited %6.2fs boot %6.2fs\n", r+1, name, s.wall.Seconds(), s.waited.Seconds(), s.boot.Seconds())
+			results[name] = append(results[name], s)
+		}
+	}
+	o, u := median(results["ours"]), median(results["upstream"])
+	fmt.Printf("kubeadm init on a fresh test-bed node, %d rounds, medians:\n", rounds)
+	for _, x := range []struct {
+		name string
+		s    sample
+	}{{"ours", o}, {"upstream", u}} {
+		fmt.Printf("  %-9s wall %6.2fs  waited %6.2fs  boot (floor) %6.2fs  above floor %5.2fs\n",
+			x.name, x.s.wall.Seconds(), x.s.waited.Seconds(), x.s.boot.Seconds(), (x.s.wall - x.s.boot).Seconds())
+	}
+	fmt.Printf("  ours/upstream wall: %.2f\n", o.wall.Seconds()/u.wall.Seconds())
+	return nil
+}
+
+// healthyAfter matches the lines in which init reports how long it waited
+// for the kubelet and for each control-plane component.
+var healthyAfter = regexp.MustCompile(`\[(kubelet-check|control-plane-check)\] (.*?)healthy after ([0-9.]+)(ms|s)`)
+
+// stampedLine matches a line of the stamped output: seconds since start,
+// then the text.
+var stampedLine = regexp.MustCompile(`(?m)^ *([0-9.]+)s (.*)$`)
+
+// once starts a fresh node, runs init with bin, and removes the node.
+func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose bool) (sample, error) {
+	nodes, err := c.Up(ctx, "node1")
+	if err != nil {
+		return sample{}, err
+	}
+	n := nodes[0]
+	defer n.Down(ctx)
+	if err := n.WriteCNIConfig(); err != nil {
+		return sample{}, err
+	}
+	cfg := filepath.Join(n.Dir, "kubeadm.yaml")
+	if err := os.WriteFile(cfg, []byte(testbed.InitConfig(n, version, "")), 0o644); err != nil {
+		return sample{}, err
+	}
+	var out bytes.Buffer
+	cmd := n.Command(ctx, bin, "init", "--config", cfg,
+		"--ignore-preflight-errors="+strings.Join(testbed.PreflightFindings, ","))
+	start := time.Now()
+	stamped := &stampWriter{start: start, w: &out}
+	cmd.Stdout, cmd.Stderr = stamped, stamped
+	err = cmd.Run()
+	wall := time.Since(start)
+	if verbose {
+		os.Stderr.Write(out.Bytes())
+	}
+	if err != nil {
+		return sample{}, fmt.Errorf("init: %w\n%s", err, out.String())
+	}
+	boot, err := bootTime(out.String())
+	if err != nil {
+		return sample{}, err
+	}
+	return sample{wall: wall, waited: waited(out.String()), boot: boot}, nil
+}
+
+// bootTime is the time between the first "Starting the kubelet" line and
+// the line reporting the API server healthy.
+func bootTime(out string) (time.Duration, error) {
+	start, end := -1.0, -1.0
+	for _, m := range stampedLine.FindAllStringSubmatch(out, -1) {
+		at, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case start < 0 && strings.Contains(m[2], "[kubelet-start] Starting the kubelet"):
+			start = at
+		case end < 0 && strings.Contains(m[2], "kube-apiserver is healthy after"):
+			end = at
+		}
+	}
+	if start < 0 || end < 0 {
+		return 0, fmt.Errorf("init's output lacks the kubelet start or the API server's health line")
+	}
+	return time.Duration((end - start) * float64(time.Second)), nil
+}
+
+// waited adds the kubelet's wait to the longest control-plane wait (the
+// components are waited for together).
+func waited(out string) time.Duration {
+	var kubelet, cp time.Duration
+	for _, m := range healthyAfter.FindAllStringSubmatch(out, -1) {
+		v, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			continue
+		}
+		d := time.Duration(v * float64(time.Second))
+		if m[4] == "ms" {
+			d = time.Duration(v * float64(time.Millisecond))
+		}
+		if m[1] == "kubelet-check" {
+			kubelet = d
+		} else if d > cp {
+			cp = d
+		}
+	}
+	return kubelet + cp
+}
+
+func median(s []sample) sample {
+	med := func(get func(sample) time.Duration) time.Duration {
+		v := make([]time.Duration, len(s))
+		for i, x := range s {
+			v[i] = get(x)
+		}
+		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+		return v[len(v)/2]
+	}
+	return sample{
+		wall:   med(func(x sample) time.Duration { return x.wall }),
+		waited: med(func(x sample) time.Duration { return x.waited }),
+		boot:   med(func(x sample) time.Duration { return x.boot }),
+	}
+}
+
+// stampWriter prefixes every line with the time since start, so the
+// verbose output shows where init spends its time.
+type stampWriter struct {
+	start   time.Time
+	w       io.Writer
+	midLine bool
+}
+
+func (s *stampWriter) Write(p []byte) (int, error) {
+	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if !s.midLine {
+			fmt.Fprintf(s.w, "%6.2fs ", time.Since(s.start).Seconds())
+		}
+		s.w.Write(line)
+		s.midLine = line[len(line)-1] != '\n'
+	}
+	return len(p), nil
+}
