@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream bench integration testbed e2e
+.PHONY: build test compat upstream bench bench-init integration testbed e2e
 
 build:
 	$(GO) build -o bin/kubeadm ./cmd/kubeadm
@@ -40,3 +40,8 @@ testbed:
 # End-to-end tests on real nodes of the test bed. Needs root.
 e2e: testbed
 	KUBEADM_E2E=1 $(GO) test ./test/testbed/ ./test/e2e/ -count=1 -v -timeout 60m
+
+# Real kubeadm init, ours and upstream's side by side on fresh test-bed
+# nodes (root). Figures go to docs/benchmarks.md.
+bench-init: testbed upstream
+	$(GO) run ./hack/benchinit -rounds 5
