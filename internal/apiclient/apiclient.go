@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -95,24 +98,72 @@ type creator[T any] interface {
 }
 
 // CreateOrUpdate creates obj, or replaces the existing object of that name
-// with it. Running it again with the same obj changes nothing.
+// with it. Running it again with the same obj changes nothing. Conflicts
+// and transient failures (see Transient) are retried a bounded number of
+// times (writeAttempts) before the last error is returned.
 //
 //	apiclient.CreateOrUpdate(ctx, c.CoreV1().ConfigMaps("kube-system"), cm)
 func CreateOrUpdate[T any](ctx context.Context, c createUpdater[T], obj T) error {
-	if _, err := c.Create(ctx, obj, metav1.CreateOptions{}); err == nil || !apierrors.IsAlreadyExists(err) {
+	return RetryWrite(ctx, func() error {
+		if _, err := c.Create(ctx, obj, metav1.CreateOptions{}); err == nil || !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		_, err := c.Update(ctx, obj, metav1.UpdateOptions{})
 		return err
-	}
-	_, err := c.Update(ctx, obj, metav1.UpdateOptions{})
-	return err
+	})
 }
 
 // CreateIfMissing creates obj and leaves an existing object of that name
-// alone.
+// alone. Transient failures are retried as in CreateOrUpdate.
 func CreateIfMissing[T any](ctx context.Context, c creator[T], obj T) error {
-	if _, err := c.Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
+	return RetryWrite(ctx, func() error {
+		if _, err := c.Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
+}
+
+// Bounds of the retries of one write: attempts, and the first pause
+// between them, doubled after each (50+100+200+400 ms at most in all).
+const (
+	writeAttempts = 5
+	writeBackoff  = 50 * time.Millisecond
+)
+
+// RetryWrite runs write until it succeeds, fails for good (an error that
+// is not Transient), or writeAttempts are used up; then it returns write's
+// last error. write must be safe to run again.
+func RetryWrite(ctx context.Context, write func() error) error {
+	pause := writeBackoff
+	for attempt := 1; ; attempt++ {
+		err := write()
+		if err == nil || attempt == writeAttempts || !Transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause *= 2
 	}
-	return nil
+}
+
+// Transient reports whether a failed API call is worth another try: a
+// conflict with a concurrent writer, a server that is busy, timing out or
+// briefly failing, or a connection that broke.
+func Transient(err error) bool {
+	switch {
+	case apierrors.IsConflict(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
+		apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err):
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // AdminClient returns a client with admin.conf's credentials, making sure

@@ -3,6 +3,10 @@ package apiclient
 import (
 	"context"
 	"errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 	"testing"
 	"time"
 
@@ -59,5 +63,44 @@ func TestPoll(t *testing.T) {
 	boom := errors.New("boom")
 	if err := Poll(context.Background(), time.Millisecond, time.Second, func(context.Context) (bool, error) { return false, boom }); !errors.Is(err, boom) {
 		t.Fatalf("a permanent error must end the poll: %v", err)
+	}
+}
+
+// TestCreateOrUpdateRetries checks that conflicts and a busy server are
+// retried a bounded number of times, and that other errors are not.
+func TestCreateOrUpdateRetries(t *testing.T) {
+	gr := schema.GroupResource{Resource: "configmaps"}
+	cases := []struct {
+		name      string
+		failures  int
+		err       error
+		wantCalls int
+		wantErr   bool
+	}{
+		{"conflict then success", 2, apierrors.NewConflict(gr, "x", errors.New("changed")), 3, false},
+		{"busy server then success", 1, apierrors.NewTooManyRequests("busy", 1), 2, false},
+		{"always unavailable", 100, apierrors.NewServiceUnavailable("down"), writeAttempts, true},
+		{"forbidden is final", 100, apierrors.NewForbidden(gr, "x", errors.New("no")), 1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientset()
+			calls := 0
+			c.PrependReactor("create", "configmaps", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				calls++
+				if calls <= tc.failures {
+					return true, nil, tc.err
+				}
+				return false, nil, nil
+			})
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"}}
+			err := CreateOrUpdate(context.Background(), c.CoreV1().ConfigMaps("ns"), cm)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if calls != tc.wantCalls {
+				t.Errorf("%d create calls, want %d", calls, tc.wantCalls)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package bootstraptoken
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 )
 
@@ -43,21 +45,28 @@ func store(ctx context.Context, c kubernetes.Interface, tokens []kubeadm.Bootstr
 			return err
 		}
 		id := tok.Token.ID
-		// Look first, as upstream does, so a dry run shows the same calls.
-		_, err = secrets.Get(ctx, s.Name, metav1.GetOptions{})
-		switch {
-		case err == nil && failIfExists:
-			return &ExistsError{ID: id}
-		case err == nil:
-			_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
-		case apierrors.IsNotFound(err):
-			_, err = secrets.Create(ctx, s, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				if failIfExists {
-					return &ExistsError{ID: id}
-				}
+		err = apiclient.RetryWrite(ctx, func() error {
+			// Look first, as upstream does, so a dry run shows the same calls.
+			_, err := secrets.Get(ctx, s.Name, metav1.GetOptions{})
+			switch {
+			case err == nil && failIfExists:
+				return &ExistsError{ID: id}
+			case err == nil:
 				_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+			case apierrors.IsNotFound(err):
+				_, err = secrets.Create(ctx, s, metav1.CreateOptions{})
+				if apierrors.IsAlreadyExists(err) {
+					if failIfExists {
+						return &ExistsError{ID: id}
+					}
+					_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+				}
 			}
+			return err
+		})
+		var exists *ExistsError
+		if errors.As(err, &exists) {
+			return err
 		}
 		if err != nil {
 			return fmt.Errorf("storing bootstrap token %q in Secret %s/%s: %w", id, s.Namespace, s.Name, err)

@@ -84,7 +84,16 @@ func Upload(ctx context.Context, c kubernetes.Interface, opts UploadOptions) err
 	if err != nil {
 		return fmt.Errorf("generating the owner token of Secret %s/%s: %w", metav1.NamespaceSystem, SecretName, err)
 	}
-	owner, err := c.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, ownerToken(token, opts.Now), metav1.CreateOptions{})
+	var owner *corev1.Secret
+	err = apiclient.RetryWrite(ctx, func() error {
+		var err error
+		owner, err = c.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, ownerToken(token, opts.Now), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// An earlier attempt was stored though its answer was lost.
+			owner, err = c.CoreV1().Secrets(metav1.NamespaceSystem).Get(ctx, ownerToken(token, opts.Now).Name, metav1.GetOptions{})
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("creating the owner token of Secret %s/%s: %w", metav1.NamespaceSystem, SecretName, err)
 	}

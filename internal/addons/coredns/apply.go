@@ -79,18 +79,20 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 // Invalid. So the Service is looked up first.
 func applyService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service) error {
 	services := cs.CoreV1().Services(svc.Namespace)
-	_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = services.Create(ctx, svc, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			// Created meanwhile.
-			_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+	return apiclient.RetryWrite(ctx, func() error {
+		_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = services.Create(ctx, svc, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				// Created meanwhile.
+				_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+			}
+			return err
+		case err != nil:
+			return err
 		}
+		_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
 		return err
-	case err != nil:
-		return err
-	}
-	_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
-	return err
+	})
 }
