@@ -40,6 +40,17 @@ var nodeMounts = []struct{ dir, target string }{
 	{"usr-libexec-kubernetes", "/usr/libexec/kubernetes"},
 }
 
+// nodeFiles are the node's own files: node file name -> path in the
+// node's mount view. The host keeps an empty file at each path (created if
+// missing) for the mount to land on.
+var nodeFiles = []struct{ file, target string }{
+	{"hosts", "/etc/hosts"},
+	// KUBELET_EXTRA_ARGS: what the node's kubelet needs on this machine
+	// whatever kubeadm writes (its own cgroup root), as an administrator
+	// would put it there.
+	{"default-kubelet", "/etc/default/kubelet"},
+}
+
 // hostFolders must exist on the host for the node's pods: kube-proxy
 // mounts /lib/modules from the host (this machine has no kernel modules).
 var hostFolders = []string{"/lib/modules"}
@@ -64,8 +75,9 @@ func (n *Node) PodPrefix() netip.Prefix { return podPrefix(n.Index) }
 // Netns is the name of the node's network namespace (under /run/netns).
 func (n *Node) Netns() string { return n.Cluster.Name + "-" + n.Name }
 
-// CgroupRoot is the node's cgroup: the kubelet must be given it as its
-// cgroup root (--cgroup-root, or cgroupRoot in its configuration).
+// CgroupRoot is the node's cgroup. The node's /etc/default/kubelet gives it
+// to the kubelet as its cgroup root (--cgroup-root), so pods of different
+// nodes never share cgroups.
 func (n *Node) CgroupRoot() string { return "/" + n.Cluster.Name + "-" + n.Name }
 
 // HostPath is where a path of the node's mount view is on the host, for
@@ -76,8 +88,10 @@ func (n *Node) HostPath(p string) string {
 			return filepath.Join(n.Dir, m.dir, strings.TrimPrefix(p, m.target))
 		}
 	}
-	if p == "/etc/hosts" {
-		return filepath.Join(n.Dir, "hosts")
+	for _, f := range nodeFiles {
+		if p == f.target {
+			return filepath.Join(n.Dir, f.file)
+		}
 	}
 	return ""
 }
@@ -146,6 +160,17 @@ func (n *Node) up(ctx context.Context) error {
 	if err := os.MkdirAll(n.LogDir(), 0o755); err != nil {
 		return err
 	}
+	for _, f := range nodeFiles {
+		if _, err := os.Stat(f.target); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(f.target, nil, 0o644); err != nil {
+				return fmt.Errorf("creating the mount point %s: %w", f.target, err)
+			}
+		}
+	}
+	defaults := fmt.Sprintf("KUBELET_EXTRA_ARGS=--cgroup-root=%s\n", n.CgroupRoot())
+	if err := os.WriteFile(filepath.Join(n.Dir, "default-kubelet"), []byte(defaults), 0o644); err != nil {
+		return err
+	}
 	if err := n.linkPrograms(); err != nil {
 		return err
 	}
@@ -157,7 +182,9 @@ func (n *Node) up(ctx context.Context) error {
 	for _, m := range nodeMounts {
 		cfg.Binds = append(cfg.Binds, Bind{Source: filepath.Join(n.Dir, m.dir), Target: m.target})
 	}
-	cfg.Binds = append(cfg.Binds, Bind{Source: filepath.Join(n.Dir, "hosts"), Target: "/etc/hosts"})
+	for _, f := range nodeFiles {
+		cfg.Binds = append(cfg.Binds, Bind{Source: filepath.Join(n.Dir, f.file), Target: f.target})
+	}
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err

@@ -187,10 +187,11 @@ func (t *Toolchain) Cluster(name, stateDir string, out io.Writer) *Cluster {
 
 // InitConfig is a kubeadm configuration for the first control-plane node
 // of a test cluster on n: its address and name, images already imported
-// (imagePullPolicy Never), the kubelet in the node's cgroup root with
-// cgroupfs and cgroup v1 allowed (this machine has cgroup v1), and
-// kube-proxy told not to size the conntrack table (read-only inside a
-// network namespace). extra is appended as more YAML documents.
+// (imagePullPolicy Never), the kubelets with cgroupfs and cgroup v1
+// allowed (this machine has cgroup v1), and kube-proxy told not to size
+// the conntrack table (read-only inside a network namespace). extra is
+// appended as more YAML documents. (The node's own cgroup root reaches its
+// kubelet through /etc/default/kubelet, as for every node.)
 func InitConfig(n *Node, version, extra string) string {
 	cfg := fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
@@ -199,9 +200,6 @@ localAPIEndpoint:
 nodeRegistration:
   name: %s
   imagePullPolicy: Never
-  kubeletExtraArgs:
-  - name: cgroup-root
-    value: %s
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
@@ -218,7 +216,7 @@ apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 conntrack:
   maxPerCore: 0
-`, n.Addr(), n.Name, n.CgroupRoot(), version)
+`, n.Addr(), n.Name, version)
 	if extra != "" {
 		cfg += "---\n" + extra
 	}
