@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // ClusterAdminsGroup is the group of admin.conf's identity; the
@@ -42,6 +43,21 @@ func FromKubeconfig(path string) (kubernetes.Interface, *rest.Config, error) {
 		return nil, nil, fmt.Errorf("client from kubeconfig %s: %w", path, err)
 	}
 	return c, cfg, nil
+}
+
+// FromConfig builds a clientset from an in-memory kubeconfig (its
+// current context).
+func FromConfig(kc *clientcmdapi.Config) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("client configuration: %w", err)
+	}
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return c, nil
 }
 
 // Poll calls fn every interval until it reports done, returns an error, or

@@ -53,6 +53,10 @@ func EtcdPod(c *kubeadm.ClusterConfiguration, n Node, o Options) (*corev1.Pod, e
 		},
 		extra: local.ExtraArgs,
 	}
+	if n.EtcdInitialCluster != "" {
+		a.defaults["initial-cluster"] = n.EtcdInitialCluster
+		a.defaults["initial-cluster-state"] = "existing"
+	}
 	metrics, _ := a.value("listen-metrics-urls")
 	probe := etcdMetricsTarget(metrics, lo)
 

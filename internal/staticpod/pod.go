@@ -70,6 +70,10 @@ type Node struct {
 	// HealthCheckTimeout is how long a component may take to start before
 	// its startup probe gives up (timeouts.controlPlaneComponentHealthCheck).
 	HealthCheckTimeout time.Duration
+	// EtcdInitialCluster, when set, makes the etcd member join an existing
+	// cluster: its --initial-cluster ("name=peerURL,..." of every member,
+	// this one included) with --initial-cluster-state=existing.
+	EtcdInitialCluster string
 }
 
 // NodeOf takes the node's part of an init configuration.

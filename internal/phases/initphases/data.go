@@ -45,6 +45,10 @@ type Data struct {
 	// warns (lower case; "all" ignores every check).
 	IgnorePreflightErrors sets.Set[string]
 
+	// EtcdInitialCluster, when set, writes an etcd manifest that joins an
+	// existing etcd cluster (see staticpod.Node); "kubeadm join" sets it.
+	EtcdInitialCluster string
+
 	// UploadCerts and SkipCertificateKeyPrint come from flags of the same names.
 	UploadCerts             bool
 	SkipCertificateKeyPrint bool

@@ -57,7 +57,9 @@ func runEtcdLocal(_ context.Context, d *Data) error {
 		return fmt.Errorf("creating the etcd data folder: %w", err)
 	}
 	fmt.Fprintf(d.Out, "[etcd] Creating static Pod manifest for local etcd in %q\n", d.ManifestDir)
-	pod, err := staticpod.EtcdPod(&cfg.ClusterConfiguration, staticpod.NodeOf(cfg), staticpod.HostOptions(klog.Warningf))
+	node := staticpod.NodeOf(cfg)
+	node.EtcdInitialCluster = d.EtcdInitialCluster
+	pod, err := staticpod.EtcdPod(&cfg.ClusterConfiguration, node, staticpod.HostOptions(klog.Warningf))
 	if err != nil {
 		return err
 	}
