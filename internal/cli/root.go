@@ -56,6 +56,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newConfigCmd(streams),
 		newTokenCmd(streams),
 		newInitCmd(streams),
+		newJoinCmd(streams),
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
 	)

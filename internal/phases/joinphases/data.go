@@ -1,0 +1,266 @@
+package joinphases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
+	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// Default locations, as upstream kubeadm uses them.
+const (
+	KubernetesDir = initphases.KubernetesDir
+	ManifestsDir  = initphases.ManifestsDir
+	KubeletDir    = initphases.KubeletDir
+
+	// BootstrapKubeletConf is the kubelet's kubeconfig for its TLS
+	// bootstrap, KubeletConf the one it writes when that is done.
+	BootstrapKubeletConf = "bootstrap-kubelet.conf"
+	KubeletConf          = "kubelet.conf"
+	// TLSBootstrapUser names the bootstrap token's user in
+	// bootstrap-kubelet.conf.
+	TLSBootstrapUser = "tls-bootstrap-token-user"
+)
+
+// Data is what the join phases share. It is built once per run by the join
+// command from the JoinConfiguration (file or flags), defaulted and
+// validated; what comes from the cluster is fetched on first use.
+type Data struct {
+	Cfg *kubeadm.JoinConfiguration
+
+	// Where output goes; under --dry-run into DryRunDir.
+	KubeconfigDir string
+	ManifestDir   string
+	KubeletDir    string
+	// CertDir overrides the cluster's certificatesDir when set (dry run).
+	CertDir string
+	// PatchesDir holds patch files ("" = none).
+	PatchesDir string
+
+	DryRun    bool
+	DryRunDir string
+
+	// IgnorePreflightErrors lists the preflight checks whose failure only
+	// warns (lower case; "all" ignores every check).
+	IgnorePreflightErrors sets.Set[string]
+
+	// CertificateKey decrypts the kubeadm-certs Secret (control-plane join).
+	CertificateKey string
+
+	Out io.Writer
+	Err io.Writer
+	Now func() time.Time
+
+	// Env supplies the host facts defaulting needs (host name, CRI socket,
+	// addresses), as for the configuration file.
+	Env config.Environment
+
+	// Discover runs discovery (token or file) and returns the kubeconfig
+	// the kubelet's TLS bootstrap uses: the cluster's CA and API server,
+	// with the bootstrap token as credential. Called at most once.
+	Discover func(ctx context.Context) (*clientcmdapi.Config, error)
+	// NewClient makes a client from a kubeconfig; nil means client-go's.
+	NewClient func(cfg *clientcmdapi.Config) (kubernetes.Interface, error)
+
+	tlsBootstrap *clientcmdapi.Config
+	bootstrap    kubernetes.Interface
+	initCfg      *kubeadm.InitConfiguration
+	initView     *initphases.Data
+}
+
+// IsControlPlane reports whether this node joins as a control-plane node.
+func (d *Data) IsControlPlane() bool { return d.Cfg.ControlPlane != nil }
+
+// TLSBootstrapConfig runs discovery once and returns its kubeconfig.
+func (d *Data) TLSBootstrapConfig(ctx context.Context) (*clientcmdapi.Config, error) {
+	if d.tlsBootstrap != nil {
+		return d.tlsBootstrap, nil
+	}
+	if d.Discover == nil {
+		return nil, errors.New("joining: no discovery method is configured")
+	}
+	cfg, err := d.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.tlsBootstrap = cfg
+	return cfg, nil
+}
+
+// BootstrapClient is a client with the TLS bootstrap credentials (the
+// bootstrap token), for what a joining node may read before it has its own
+// identity: the cluster's configuration, the kubelet's configuration, the
+// kubeadm-certs Secret and Node objects.
+func (d *Data) BootstrapClient(ctx context.Context) (kubernetes.Interface, error) {
+	if d.bootstrap != nil {
+		return d.bootstrap, nil
+	}
+	cfg, err := d.TLSBootstrapConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.newClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("a client with the bootstrap token: %w", err)
+	}
+	d.bootstrap = c
+	return c, nil
+}
+
+func (d *Data) newClient(cfg *clientcmdapi.Config) (kubernetes.Interface, error) {
+	if d.NewClient != nil {
+		return d.NewClient(cfg)
+	}
+	return apiclient.FromConfig(cfg)
+}
+
+// InitConfig is the cluster's configuration as this node sees it: the
+// ClusterConfiguration and KubeletConfiguration stored in the cluster,
+// with this node's registration and (control-plane join) API endpoint
+// from the JoinConfiguration, defaulted like an init configuration.
+// Fetched once.
+func (d *Data) InitConfig(ctx context.Context) (*kubeadm.InitConfiguration, error) {
+	if d.initCfg != nil {
+		return d.initCfg, nil
+	}
+	c, err := d.BootstrapClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := clusterDocuments(ctx, c, apiCallTimeout(d.Cfg.Timeouts))
+	if err != nil {
+		return nil, err
+	}
+	docs.Init = initDocument(d.Cfg)
+	cfg, err := d.Env.InitConfiguration(ctx, docs, config.DefaultOptions{SkipAddress: !d.IsControlPlane()})
+	if err != nil {
+		return nil, fmt.Errorf("the cluster's configuration: %w", err)
+	}
+	// Nothing of the init document's own defaults (a bootstrap token)
+	// belongs to a joining node.
+	cfg.BootstrapTokens = nil
+	d.initCfg = cfg
+	return cfg, nil
+}
+
+// initDocument expresses this node's part of the JoinConfiguration as an
+// InitConfiguration document.
+func initDocument(j *kubeadm.JoinConfiguration) *v1beta4.InitConfiguration {
+	v := config.JoinToV1beta4(j)
+	init := &v1beta4.InitConfiguration{
+		NodeRegistration: v.NodeRegistration,
+		Patches:          v.Patches,
+		Timeouts:         v.Timeouts,
+		DryRun:           v.DryRun,
+		SkipPhases:       v.SkipPhases,
+	}
+	if v.ControlPlane != nil {
+		init.LocalAPIEndpoint = v.ControlPlane.LocalAPIEndpoint
+		init.CertificateKey = v.ControlPlane.CertificateKey
+	}
+	return init
+}
+
+// clusterDocuments reads the kubeadm-config and kubelet-config ConfigMaps
+// as configuration documents.
+func clusterDocuments(ctx context.Context, c kubernetes.Interface, timeout time.Duration) (*config.Documents, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cms := c.CoreV1().ConfigMaps(metav1.NamespaceSystem)
+	kubeadmCM, err := cms.Get(ctx, uploadconfig.KubeadmConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster's configuration (ConfigMap %s/%s): %w", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap, err)
+	}
+	data := kubeadmCM.Data[uploadconfig.ClusterConfigurationKey]
+	if data == "" {
+		return nil, fmt.Errorf("ConfigMap %s/%s holds no %s", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap, uploadconfig.ClusterConfigurationKey)
+	}
+	docs, err := config.Decode([]byte(data), config.Lenient)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the cluster's configuration from ConfigMap %s/%s: %w", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap, err)
+	}
+	if docs.Cluster == nil {
+		return nil, fmt.Errorf("ConfigMap %s/%s holds no ClusterConfiguration", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap)
+	}
+	kubeletCM, err := cms.Get(ctx, uploadconfig.KubeletConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubelets' configuration (ConfigMap %s/%s): %w", metav1.NamespaceSystem, uploadconfig.KubeletConfigMap, err)
+	}
+	kdocs, err := config.Decode([]byte(kubeletCM.Data[uploadconfig.KubeletConfigKey]), config.Lenient)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the kubelets' configuration from ConfigMap %s/%s: %w", metav1.NamespaceSystem, uploadconfig.KubeletConfigMap, err)
+	}
+	if kdocs.Kubelet == nil {
+		return nil, fmt.Errorf("ConfigMap %s/%s holds no KubeletConfiguration", metav1.NamespaceSystem, uploadconfig.KubeletConfigMap)
+	}
+	return &config.Documents{Source: "the cluster", Cluster: docs.Cluster, Kubelet: kdocs.Kubelet}, nil
+}
+
+// InitView is the node seen as init sees one, so that the init phases that
+// also make a joining control-plane node (certs, kubeconfig, control-plane,
+// wait-control-plane, mark-control-plane) run unchanged on it.
+func (d *Data) InitView(ctx context.Context) (*initphases.Data, error) {
+	if d.initView != nil {
+		return d.initView, nil
+	}
+	cfg, err := d.InitConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	certDir := cfg.CertificatesDir
+	if d.CertDir != "" {
+		certDir = d.CertDir
+	}
+	v := &initphases.Data{
+		Cfg:                   cfg,
+		CertDir:               certDir,
+		KubeconfigDir:         d.KubeconfigDir,
+		ManifestDir:           d.ManifestDir,
+		KubeletDir:            d.KubeletDir,
+		PatchesDir:            d.PatchesDir,
+		DryRun:                d.DryRun,
+		DryRunDir:             d.DryRunDir,
+		IgnorePreflightErrors: d.IgnorePreflightErrors,
+		Out:                   d.Out,
+		Err:                   d.Err,
+		Now:                   d.Now,
+	}
+	// The cluster's admin.conf binding exists already: no need for the
+	// authorization dance of init's first API call.
+	v.NewClient = func(ctx context.Context) (kubernetes.Interface, error) {
+		c, _, err := apiclient.FromKubeconfig(filepath.Join(d.KubeconfigDir, "admin.conf"))
+		return c, err
+	}
+	d.initView = v
+	return v, nil
+}
+
+// apiCallTimeout is timeouts.kubernetesAPICall, one minute by default.
+func apiCallTimeout(t *kubeadm.Timeouts) time.Duration {
+	if t != nil && t.KubernetesAPICall != nil && t.KubernetesAPICall.Duration > 0 {
+		return t.KubernetesAPICall.Duration
+	}
+	return time.Minute
+}
+
+// tlsBootstrapTimeout is timeouts.tlsBootstrap, five minutes by default.
+func tlsBootstrapTimeout(t *kubeadm.Timeouts) time.Duration {
+	if t != nil && t.TLSBootstrap != nil && t.TLSBootstrap.Duration > 0 {
+		return t.TLSBootstrap.Duration
+	}
+	return 5 * time.Minute
+}

@@ -1,0 +1,79 @@
+package preflight
+
+import (
+	"net"
+	"path/filepath"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+)
+
+// JoinChecks returns the checks "kubeadm join" runs on every joining node
+// after IsPrivilegedUser: no kubelet credentials or cluster CA left from
+// an earlier membership, a working container runtime and kubelet, the
+// kubelet's port free, and forwarding on for the address family of the
+// API server. kubeconfigDir is where kubelet.conf and
+// bootstrap-kubelet.conf go; kubeletVersion is the version the kubelet is
+// compared with (the cluster's version is not known before discovery).
+func JoinChecks(h Host, cfg *kubeadm.JoinConfiguration, kubeconfigDir, kubeletVersion string) []Check {
+	criSocket := cfg.NodeRegistration.CRISocket
+	checks := []Check{
+		FileAvailable(h, filepath.Join(kubeconfigDir, "kubelet.conf")),
+		FileAvailable(h, filepath.Join(kubeconfigDir, "bootstrap-kubelet.conf")),
+		FileAvailable(h, cfg.CACertPath),
+		ContainerRuntime(h, criSocket),
+		ContainerRuntimeVersion(h, criSocket),
+		Swap(h),
+	}
+	for _, exe := range requiredExecutables() {
+		checks = append(checks, InPath(h, exe))
+	}
+	checks = append(checks,
+		SystemVerification(h),
+		Hostname(h, cfg.NodeRegistration.Name),
+		KubeletVersion(h, kubeletVersion),
+		ServiceEnabled(h, "kubelet"),
+		Port(h, KubeletPort),
+	)
+	return append(checks, ForwardingChecks(h, joinAddress(cfg))...)
+}
+
+// joinAddress is an IP the joining node talks to or serves on, for the
+// forwarding checks: the API server of token discovery when it is an IP,
+// else the node's own advertise address, else IPv4.
+func joinAddress(cfg *kubeadm.JoinConfiguration) string {
+	if bt := cfg.Discovery.BootstrapToken; bt != nil {
+		if host, _, err := net.SplitHostPort(bt.APIServerEndpoint); err == nil && net.ParseIP(host) != nil {
+			return host
+		}
+	}
+	if cp := cfg.ControlPlane; cp != nil && net.ParseIP(cp.LocalAPIEndpoint.AdvertiseAddress) != nil {
+		return cp.LocalAPIEndpoint.AdvertiseAddress
+	}
+	return "0.0.0.0"
+}
+
+// JoinControlPlaneChecks are the extra checks of a node joining as a
+// control-plane node: the control-plane ports and manifests, and for a
+// stacked etcd member its ports and an empty data folder.
+func JoinControlPlaneChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir string) []Check {
+	checks := []Check{
+		NumCPU(h, ControlPlaneCPUs),
+		Mem(h, ControlPlaneMemoryMB),
+		Port(h, int(cfg.LocalAPIEndpoint.BindPort)),
+		Port(h, SchedulerPort),
+		Port(h, ControllerManagerPort),
+		FileAvailable(h, filepath.Join(manifestDir, "kube-apiserver.yaml")),
+		FileAvailable(h, filepath.Join(manifestDir, "kube-controller-manager.yaml")),
+		FileAvailable(h, filepath.Join(manifestDir, "kube-scheduler.yaml")),
+		HTTPProxy(h, cfg.LocalAPIEndpoint.AdvertiseAddress),
+	}
+	if cfg.Etcd.External == nil {
+		checks = append(checks,
+			Port(h, EtcdClientPort), Port(h, EtcdPeerPort),
+			FileAvailable(h, filepath.Join(manifestDir, "etcd.yaml")))
+		if cfg.Etcd.Local != nil && cfg.Etcd.Local.DataDir != "" {
+			checks = append(checks, DirAvailable(h, cfg.Etcd.Local.DataDir))
+		}
+	}
+	return checks
+}
