@@ -8,7 +8,8 @@
 # usage: hack/build-upstream.sh [binary...]   (default: kubeadm)
 #   binary: any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubelet, ...),
 #   or etcd (the version of the etcd image kubeadm v1.36.3 lists: ETCD_VERSION),
-#   or coredns (the version of the CoreDNS image it lists: COREDNS_VERSION)
+#   or coredns (the version of the CoreDNS image it lists: COREDNS_VERSION),
+#   or etcdctl (of ETCD_VERSION)
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
@@ -81,6 +82,24 @@ GO
   mv "$eout/.etcd.tmp" "$eout/etcd"
 }
 
+# build_etcdctl builds etcdctl of the same etcd version through a wrapper
+# module of its own (the test bed puts it on every node, as the etcd image
+# carries it).
+build_etcdctl() {
+  local eout="$root/.cache/upstream/etcd-$ETCD_VERSION"
+  local ewrap="$root/.cache/upstream/etcdctl-wrapper-$ETCD_VERSION"
+  if [ -x "$eout/etcdctl" ]; then return; fi
+  mkdir -p "$eout" "$ewrap"
+  if [ ! -f "$ewrap/go.mod" ]; then
+    printf 'module etcdctlwrapper\n\ngo 1.26\n\nrequire go.etcd.io/etcd/etcdctl/v3 %s\n' \
+      "$ETCD_VERSION" > "$ewrap/go.mod.tmp"
+    mv "$ewrap/go.mod.tmp" "$ewrap/go.mod"
+  fi
+  echo "building etcdctl $ETCD_VERSION..." >&2
+  (cd "$ewrap" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$eout/.etcdctl.tmp" go.etcd.io/etcd/etcdctl/v3)
+  mv "$eout/.etcdctl.tmp" "$eout/etcdctl"
+}
+
 # build_coredns builds CoreDNS straight from its module: its go.mod has no
 # replace lines, so "go install module@version" works.
 build_coredns() {
@@ -98,6 +117,7 @@ cd "$wrap"
 for b in "${binaries[@]}"; do
   if [ "$b" = etcd ]; then build_etcd; continue; fi
   if [ "$b" = coredns ]; then build_coredns; continue; fi
+  if [ "$b" = etcdctl ]; then build_etcdctl; continue; fi
   if [ -x "$out/$b" ]; then continue; fi
   case "$b" in
     kubectl) pkg=k8s.io/kubernetes/cmd/kubectl ;;

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"bytes"
+	"net/netip"
 	"context"
 	"fmt"
 	"io"
@@ -77,7 +78,7 @@ func UpstreamDir(repo, version string) string {
 }
 
 // UpstreamBinaries are the upstream programs a test cluster runs.
-var UpstreamBinaries = []string{"kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl", "etcd", "coredns"}
+var UpstreamBinaries = []string{"kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl", "etcd", "etcdctl", "coredns"}
 
 // MissingUpstream lists the upstream binaries of version that are not
 // built yet.
@@ -93,8 +94,8 @@ func MissingUpstream(repo, version string) []string {
 
 func upstreamBinary(repo, version, name string) string {
 	switch name {
-	case "etcd":
-		return filepath.Join(repo, ".cache", "upstream", "etcd-"+EtcdVersion, "etcd")
+	case "etcd", "etcdctl":
+		return filepath.Join(repo, ".cache", "upstream", "etcd-"+EtcdVersion, name)
 	case "coredns":
 		return filepath.Join(repo, ".cache", "upstream", "coredns-"+CoreDNSVersion, "coredns")
 	}
@@ -181,12 +182,15 @@ func (t *Toolchain) Cluster(name, stateDir string, out io.Writer) *Cluster {
 			"kubeadm": t.Kubeadm,
 			"kubelet": filepath.Join(t.Upstream, "kubelet"),
 			"kubectl": filepath.Join(t.Upstream, "kubectl"),
+			"etcdctl": upstreamBinary(t.Repo, t.KubernetesVersion, "etcdctl"),
 		},
 	}
 }
 
 // InitConfig is a kubeadm configuration for the first control-plane node
-// of a test cluster on n: its address and name, images already imported
+// of a test cluster on n: its address and name, the node's own address as
+// the cluster's stable endpoint (so more control-plane nodes can join),
+// images already imported
 // (imagePullPolicy Never), the kubelets with cgroupfs and cgroup v1
 // allowed (this machine has cgroup v1), and kube-proxy told not to size
 // the conntrack table (read-only inside a network namespace). extra is
@@ -204,6 +208,7 @@ nodeRegistration:
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
 kubernetesVersion: %s
+controlPlaneEndpoint: %s
 networking:
   podSubnet: 10.244.0.0/16
 ---
@@ -216,7 +221,7 @@ apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 conntrack:
   maxPerCore: 0
-`, n.Addr(), n.Name, version)
+`, n.Addr(), n.Name, version, netip.AddrPortFrom(n.Addr(), 6443))
 	if extra != "" {
 		cfg += "---\n" + extra
 	}

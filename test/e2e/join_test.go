@@ -1,0 +1,330 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+// joinCommand is what init printed for joining a node.
+type joinCommand struct {
+	endpoint, token, hash, certificateKey string
+}
+
+// parseJoinCommand takes the join command's parts from init's output.
+func parseJoinCommand(t *testing.T, out string) joinCommand {
+	t.Helper()
+	m := regexp.MustCompile(`kubeadm join (\S+) --token (\S+) \\\s+--discovery-token-ca-cert-hash (sha256:[0-9a-f]+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no join command in init's output:\n%s", out)
+	}
+	jc := joinCommand{endpoint: m[1], token: m[2], hash: m[3]}
+	if k := regexp.MustCompile(`--certificate-key ([0-9a-f]{64})`).FindStringSubmatch(out); k != nil {
+		jc.certificateKey = k[1]
+	}
+	return jc
+}
+
+// ignoreFindings is the preflight flag for this machine's known findings.
+func ignoreFindings() string {
+	return "--ignore-preflight-errors=" + strings.Join(testbed.PreflightFindings, ",")
+}
+
+// leftovers lists the files a failed join left in the node's kubeadm and
+// kubelet folders (folders themselves do not count).
+func leftovers(t *testing.T, n *testbed.Node) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet"} {
+		root := n.HostPath(dir)
+		_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() {
+				rel, _ := filepath.Rel(root, p)
+				files = append(files, filepath.Join(dir, rel))
+			}
+			return nil
+		})
+	}
+	return files
+}
+
+// TestJoin makes a cluster with our kubeadm init (certificates uploaded),
+// joins a worker with the printed command, refuses joins that must fail
+// without leaving anything behind, joins a node with a discovery file, and
+// joins a second control-plane node.
+func TestJoin(t *testing.T) {
+	c := newCluster(t, "e2ej")
+	ctx := context.Background()
+	nodes, err := c.Up(ctx, "node1", "node2", "node3", "node4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2, n3, n4 := nodes[0], nodes[1], nodes[2], nodes[3]
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
+	if err := os.WriteFile(cfg, []byte(testbed.InitConfig(n1, testbed.KubernetesVersion, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, n1, "kubeadm", "init", "--config", cfg, "--upload-certs", ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	jc := parseJoinCommand(t, r.Stdout)
+	if jc.certificateKey == "" {
+		t.Fatalf("init --upload-certs printed no certificate key:\n%s", r.Stdout)
+	}
+
+	t.Run("worker joins with the printed command", func(t *testing.T) {
+		r := run(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("worker join took %v", r.Took)
+		eventually(t, 90*time.Second, "node2 Ready", func() error {
+			return expectOutput(kubectlTry(t, n1, "get", "node", "node2", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
+		})
+		tokenID := strings.SplitN(jc.token, ".", 2)[0]
+		csrs := kubectl(t, n1, "get", "csr", "-o", `jsonpath={range .items[*]}{.spec.username}{" "}{.status.conditions[0].type}{"\n"}{end}`)
+		if !strings.Contains(csrs, "system:bootstrap:"+tokenID+" Approved") {
+			t.Errorf("no approved CSR of the bootstrap token %s:\n%s", tokenID, csrs)
+		}
+		// The kubelet's client certificate was issued through that CSR:
+		// signed by the cluster CA, for system:node:node2.
+		pemData := mustRun(t, n2, "cat", "/var/lib/kubelet/pki/kubelet-client-current.pem")
+		cert := firstCertificate(t, []byte(pemData))
+		if cert.Subject.CommonName != "system:node:node2" {
+			t.Errorf("kubelet client certificate for %q", cert.Subject.CommonName)
+		}
+		caPEM, err := os.ReadFile(n1.HostPath("/etc/kubernetes/pki/ca.crt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(caPEM)
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			t.Errorf("the kubelet's client certificate does not verify against the cluster CA: %v", err)
+		}
+		if _, err := os.Stat(n2.HostPath("/etc/kubernetes/bootstrap-kubelet.conf")); err == nil {
+			t.Errorf("bootstrap-kubelet.conf was left after the TLS bootstrap")
+		}
+	})
+
+	t.Run("wrong CA hash is refused at once", func(t *testing.T) {
+		wrong := "sha256:" + strings.Repeat("ab", 32)
+		r := run(t, n4, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", wrong, ignoreFindings())
+		if r.Code == 0 || !strings.Contains(r.Stderr, "pin") {
+			t.Fatalf("exit %d, want a failure naming the pins\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if r.Took > 20*time.Second {
+			t.Errorf("a wrong hash took %v to be refused", r.Took)
+		}
+		if l := leftovers(t, n4); len(l) > 0 {
+			t.Errorf("a refused join left %v", l)
+		}
+	})
+
+	t.Run("expired token is refused", func(t *testing.T) {
+		tok := strings.TrimSpace(kubectlNode(t, n1, "kubeadm", "token", "create", "--ttl", "1s"))
+		time.Sleep(2 * time.Second)
+		joinCfg := filepath.Join(n4.Dir, "expired.yaml")
+		writeFile(t, joinCfg, `apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: `+jc.endpoint+`
+    token: `+tok+`
+    caCertHashes: [`+jc.hash+`]
+timeouts:
+  discovery: 10s
+`)
+		r := run(t, n4, "kubeadm", "join", "--config", joinCfg, ignoreFindings())
+		if r.Code == 0 {
+			t.Fatalf("join with an expired token succeeded:\n%s", r.Stdout)
+		}
+		if secret := strings.SplitN(tok, ".", 2)[1]; strings.Contains(r.Stdout+r.Stderr, secret) {
+			t.Errorf("the token secret appears in the output")
+		}
+		t.Logf("expired token refused after %v: %s", r.Took, lastLine(r.Stderr))
+		if l := leftovers(t, n4); len(l) > 0 {
+			t.Errorf("a refused join left %v", l)
+		}
+	})
+
+	t.Run("wrong certificate key is refused", func(t *testing.T) {
+		wrongKey := strings.Repeat("0f", 32)
+		r := run(t, n4, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", wrongKey, ignoreFindings())
+		if r.Code == 0 || !strings.Contains(r.Stderr, "decrypt") {
+			t.Fatalf("exit %d, want a decryption failure\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if l := leftovers(t, n4); len(l) > 0 {
+			t.Errorf("a refused join left %v", l)
+		}
+	})
+
+	t.Run("tampered cluster-info is refused", func(t *testing.T) {
+		// The controller manager's bootstrap signer would sign the
+		// tampered content again at once: stop it meanwhile.
+		manifest := n1.HostPath("/etc/kubernetes/manifests/kube-controller-manager.yaml")
+		aside := n1.HostPath("/etc/kubernetes/kube-controller-manager.yaml.aside")
+		if err := os.Rename(manifest, aside); err != nil {
+			t.Fatal(err)
+		}
+		original := filepath.Join(n1.Dir, "cluster-info.json")
+		writeFile(t, original, kubectl(t, n1, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "json"))
+		defer func() {
+			kubectl(t, n1, "replace", "-f", original)
+			if err := os.Rename(aside, manifest); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		eventually(t, 60*time.Second, "controller manager stopped", func() error {
+			if r := run(t, n1, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "-n", "kube-system", "get", "pod", "kube-controller-manager-node1"); r.Code == 0 {
+				return errFmt("its mirror Pod still exists")
+			}
+			return nil
+		})
+		data, err := os.ReadFile(original)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tampered := strings.Replace(string(data), "server: https://"+jc.endpoint, "server: https://10.199.0.99:6443", 1)
+		if tampered == string(data) {
+			t.Fatalf("found no server line to tamper with in cluster-info")
+		}
+		tamperedPath := filepath.Join(n1.Dir, "cluster-info-tampered.json")
+		writeFile(t, tamperedPath, tampered)
+		kubectl(t, n1, "replace", "-f", tamperedPath)
+
+		joinCfg := filepath.Join(n4.Dir, "tampered.yaml")
+		writeFile(t, joinCfg, `apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: `+jc.endpoint+`
+    token: `+jc.token+`
+    caCertHashes: [`+jc.hash+`]
+timeouts:
+  discovery: 20s
+`)
+		r := run(t, n4, "kubeadm", "join", "--config", joinCfg, ignoreFindings())
+		if r.Code == 0 || !strings.Contains(r.Stderr, "signature") {
+			t.Fatalf("exit %d, want a signature failure\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if l := leftovers(t, n4); len(l) > 0 {
+			t.Errorf("a refused join left %v", l)
+		}
+	})
+
+	t.Run("discovery file", func(t *testing.T) {
+		info := kubectl(t, n1, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "jsonpath={.data.kubeconfig}")
+		file := filepath.Join(n4.Dir, "cluster-info.yaml")
+		writeFile(t, file, info)
+		r := run(t, n4, "kubeadm", "join", "--discovery-file", file, "--tls-bootstrap-token", jc.token, ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		eventually(t, 90*time.Second, "node4 Ready", func() error {
+			return expectOutput(kubectlTry(t, n1, "get", "node", "node4", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
+		})
+	})
+
+	t.Run("control-plane node joins", func(t *testing.T) {
+		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n3.Addr().String(), ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("control-plane join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("control-plane join took %v", r.Took)
+		// Both API servers answer, each with the cluster's CA.
+		for _, n := range []*testbed.Node{n1, n3} {
+			got := mustRun(t, n3, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "--server=https://"+n.Addr().String()+":6443",
+				"get", "node", "node3", "-o", "jsonpath={.metadata.labels}")
+			if !strings.Contains(got, "node-role.kubernetes.io/control-plane") {
+				t.Errorf("node3 labels through %s: %s", n.Name, got)
+			}
+		}
+		// etcd has two voting members.
+		members := etcdMemberList(t, n3)
+		if len(members) != 2 {
+			t.Errorf("etcd members: %v", members)
+		}
+		for _, m := range members {
+			if strings.HasSuffix(m, ",true") {
+				t.Errorf("a member is still a learner: %s", m)
+			}
+		}
+	})
+}
+
+// kubectlNode runs a command in a node and returns its output, failing the
+// test on error.
+func kubectlNode(t *testing.T, n *testbed.Node, name string, args ...string) string {
+	t.Helper()
+	return mustRun(t, n, name, args...)
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func firstCertificate(t *testing.T, data []byte) *x509.Certificate {
+	t.Helper()
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			t.Fatalf("no certificate in PEM data")
+		}
+		if b.Type == "CERTIFICATE" {
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+	}
+}
+
+// etcdMemberList asks the etcd of node n for its members with etcdctl, as
+// an administrator would, and returns "name,isLearner" lines.
+func etcdMemberList(t *testing.T, n *testbed.Node) []string {
+	t.Helper()
+	out := mustRun(t, n, "etcdctl", "--endpoints=https://127.0.0.1:2379",
+		"--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+		"--cert=/etc/kubernetes/pki/apiserver-etcd-client.crt",
+		"--key=/etc/kubernetes/pki/apiserver-etcd-client.key",
+		"member", "list", "-w", "simple")
+	var members []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, ", ")
+		if len(f) >= 6 {
+			members = append(members, f[2]+","+f[5])
+		}
+	}
+	return members
+}
+
+// errFmt is fmt.Errorf without arguments, for eventually's checks.
+func errFmt(msg string) error { return errors.New(msg) }
