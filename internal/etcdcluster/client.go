@@ -1,0 +1,259 @@
+package etcdcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+)
+
+// DefaultCertFiles returns where kubeadm keeps, under the certificates
+// folder pkiDir (normally /etc/kubernetes/pki), the etcd CA certificate and
+// the client certificate and key it talks to etcd with: the API server's
+// etcd client pair.
+func DefaultCertFiles(pkiDir string) (caFile, certFile, keyFile string) {
+	return filepath.Join(pkiDir, "etcd", "ca.crt"),
+		filepath.Join(pkiDir, "apiserver-etcd-client.crt"),
+		filepath.Join(pkiDir, "apiserver-etcd-client.key")
+}
+
+// Config says how to reach the etcd cluster and how long to wait for it.
+// The three timeouts must be positive.
+type Config struct {
+	// Endpoints are client URLs of members (from ClientURLs, for example).
+	Endpoints []string
+	// CAFile is the CA certificate the members' serving certificates are
+	// checked against; CertFile and KeyFile are the client's pair.
+	CAFile, CertFile, KeyFile string
+
+	// DialTimeout bounds every connection attempt.
+	DialTimeout time.Duration
+	// CallTimeout bounds every single request to etcd.
+	CallTimeout time.Duration
+	// RetryTimeout bounds each operation as a whole, retries included
+	// (kubeadm's timeouts.etcdAPICall).
+	RetryTimeout time.Duration
+	// Backoff is the pause between retries; the zero value means
+	// DefaultBackoff().
+	Backoff Backoff
+
+	// Dial, when set, opens the connections instead of a plain TCP dial;
+	// addr is a host and port. DialTimeout still applies.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+}
+
+// Backoff is an exponential back-off: the first pause is Initial, each
+// next one twice as long, never longer than Max.
+type Backoff struct {
+	Initial, Max time.Duration
+}
+
+// DefaultBackoff returns the back-off used when Config leaves it unset:
+// from 100ms up to 3s.
+func DefaultBackoff() Backoff {
+	return Backoff{Initial: 100 * time.Millisecond, Max: 3 * time.Second}
+}
+
+func (b Backoff) next(d time.Duration) time.Duration {
+	if d <= 0 {
+		return b.Initial
+	}
+	d *= 2
+	if d > b.Max {
+		d = b.Max
+	}
+	return d
+}
+
+// etcdAPI is what this package asks of etcd; *clientv3.Client has it.
+type etcdAPI interface {
+	MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error)
+	MemberAddAsLearner(ctx context.Context, peerAddrs []string) (*clientv3.MemberAddResponse, error)
+	MemberPromote(ctx context.Context, id uint64) (*clientv3.MemberPromoteResponse, error)
+	MemberRemove(ctx context.Context, id uint64) (*clientv3.MemberRemoveResponse, error)
+	Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error)
+	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
+	Close() error
+}
+
+// Client talks to one etcd cluster. It is safe for concurrent use; Close it
+// when done.
+type Client struct {
+	api          etcdAPI
+	endpoints    []string
+	callTimeout  time.Duration
+	retryTimeout time.Duration
+	backoff      Backoff
+}
+
+// New checks cfg, loads the certificates and returns a client. It does not
+// wait for a connection: the first request does, within CallTimeout.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("etcd client: %w", err)
+	}
+	tlsConfig, err := loadTLS(cfg.CAFile, cfg.CertFile, cfg.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client: %w", err)
+	}
+	dialTimeout := cfg.DialTimeout
+	dial := cfg.Dial
+	if dial == nil {
+		d := &net.Dialer{}
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	boundedDial := func(ctx context.Context, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		defer cancel()
+		return dial(ctx, addr)
+	}
+	api, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		TLS:         tlsConfig,
+		DialTimeout: cfg.DialTimeout,
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(boundedDial)},
+		// The client's own log would repeat, in its words, the errors
+		// returned here.
+		Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client for %v: %w", cfg.Endpoints, err)
+	}
+	return newClient(api, cfg), nil
+}
+
+// newClient wraps api with cfg's endpoints and timeouts; cfg must be
+// checked.
+func newClient(api etcdAPI, cfg Config) *Client {
+	b := cfg.Backoff
+	if b == (Backoff{}) {
+		b = DefaultBackoff()
+	}
+	if b.Max < b.Initial {
+		b.Max = b.Initial
+	}
+	return &Client{
+		api:          api,
+		endpoints:    append([]string(nil), cfg.Endpoints...),
+		callTimeout:  cfg.CallTimeout,
+		retryTimeout: cfg.RetryTimeout,
+		backoff:      b,
+	}
+}
+
+func (cfg Config) check() error {
+	if len(cfg.Endpoints) == 0 {
+		return errors.New("no endpoint given")
+	}
+	for _, e := range cfg.Endpoints {
+		if err := CheckURL(e); err != nil {
+			return err
+		}
+	}
+	switch {
+	case cfg.DialTimeout <= 0:
+		return fmt.Errorf("dial timeout %v: must be positive", cfg.DialTimeout)
+	case cfg.CallTimeout <= 0:
+		return fmt.Errorf("call timeout %v: must be positive", cfg.CallTimeout)
+	case cfg.RetryTimeout <= 0:
+		return fmt.Errorf("retry timeout %v: must be positive", cfg.RetryTimeout)
+	case cfg.Backoff.Initial < 0 || cfg.Backoff.Max < 0:
+		return fmt.Errorf("back-off %v..%v: must not be negative", cfg.Backoff.Initial, cfg.Backoff.Max)
+	case cfg.Backoff != (Backoff{}) && cfg.Backoff.Initial == 0:
+		return errors.New("back-off: the first pause must be positive")
+	}
+	return nil
+}
+
+// loadTLS builds the client's TLS configuration: the CA to check members
+// against and the client pair to show them.
+func loadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
+	if caFile == "" || certFile == "" || keyFile == "" {
+		return nil, errors.New("the CA certificate, client certificate and client key files must all be given")
+	}
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the etcd CA certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("etcd CA certificate %s: no PEM certificate in it", caFile)
+	}
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading the etcd client certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{
+		RootCAs:      pool,
+		Certificates: []tls.Certificate{pair},
+		MinVersion:   tls.VersionTLS12,
+	}, nil
+}
+
+// Endpoints returns the client URLs the client talks to.
+func (c *Client) Endpoints() []string { return append([]string(nil), c.endpoints...) }
+
+// Close ends the client's connections.
+func (c *Client) Close() error {
+	if err := c.api.Close(); err != nil {
+		return fmt.Errorf("closing the etcd client: %w", err)
+	}
+	return nil
+}
+
+// call runs one request with its own CallTimeout.
+func call[T any](ctx context.Context, c *Client, req func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	return req(ctx)
+}
+
+// retry runs attempt until it returns nil, an error whose kind retryable
+// does not accept, or RetryTimeout (or ctx) ends; attempt gets a context
+// bounded by RetryTimeout and should make its requests with call. The
+// pauses between attempts follow the back-off. On timeout the last error is
+// returned, wrapped with how long was tried.
+func (c *Client) retry(ctx context.Context, retryable func(errorKind) bool, attempt func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, c.retryTimeout)
+	defer cancel()
+	began := time.Now()
+	var pause time.Duration
+	for {
+		err := attempt(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || !retryable(classify(ctx, err)) {
+			return timeoutError(ctx, time.Since(began), err)
+		}
+		pause = c.backoff.next(pause)
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return timeoutError(ctx, time.Since(began), err)
+		case <-t.C:
+		}
+	}
+}
+
+// timeoutError says that the retries ran out of time, after spent, when
+// they did, and returns err as it is otherwise.
+func timeoutError(ctx context.Context, spent time.Duration, err error) error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("still failing after %v: %w", spent.Round(time.Millisecond), err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+	}
+	return err
+}

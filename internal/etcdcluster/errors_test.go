@@ -1,0 +1,83 @@
+package etcdcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestClassify(t *testing.T) {
+	alive := context.Background()
+	tests := []struct {
+		name string
+		err  error
+		want errorKind
+	}{
+		{"too many learners", rpctypes.ErrTooManyLearners, kindTooManyLearners},
+		{"too many learners on the wire", rpctypes.ErrGRPCTooManyLearners, kindTooManyLearners},
+		{"too many learners wrapped", fmt.Errorf("adding: %w", rpctypes.ErrTooManyLearners), kindTooManyLearners},
+		{"unhealthy cluster", rpctypes.ErrUnhealthy, kindUnhealthy},
+		{"unhealthy cluster on the wire", rpctypes.ErrGRPCUnhealthy, kindUnhealthy},
+		{"not enough started members", rpctypes.ErrMemberNotEnoughStarted, kindUnhealthy},
+		{"learner not ready", rpctypes.ErrMemberLearnerNotReady, kindLearnerNotReady},
+		{"learner not ready on the wire", rpctypes.ErrGRPCLearnerNotReady, kindLearnerNotReady},
+		{"peer URL exists", rpctypes.ErrPeerURLExist, kindPeerURLExists},
+		{"member not found", rpctypes.ErrMemberNotFound, kindMemberNotFound},
+		{"member not found on the wire", rpctypes.ErrGRPCMemberNotFound, kindMemberNotFound},
+		{"not a learner", rpctypes.ErrMemberNotLearner, kindNotLearner},
+		{"no leader", rpctypes.ErrNoLeader, kindTransient},
+		{"leader changed", rpctypes.ErrLeaderChanged, kindTransient},
+		{"server timeout", rpctypes.ErrTimeout, kindTransient},
+		{"connection lost", rpctypes.ErrTimeoutDueToConnectionLost, kindTransient},
+		{"learner serves no linearizable read", rpctypes.ErrGRPCNotSupportedForLearner, kindTransient},
+		{"unknown unavailable answer", status.Error(codes.Unavailable, "connection error: connection refused"), kindTransient},
+		{"one call timed out", context.DeadlineExceeded, kindTransient},
+		{"one call timed out, wrapped", fmt.Errorf("listing: %w", context.DeadlineExceeded), kindTransient},
+		{"call deadline on the wire", status.Error(codes.DeadlineExceeded, "deadline"), kindTransient},
+		{"permission denied", rpctypes.ErrPermissionDenied, kindFatal},
+		{"corrupt cluster", rpctypes.ErrGRPCCorrupt, kindFatal},
+		{"bad URLs", rpctypes.ErrMemberBadURLs, kindFatal},
+		{"TLS failure", status.Error(codes.Unauthenticated, "bad certificate"), kindFatal},
+		{"plain error", errors.New("no such member"), kindFatal},
+		{"caller canceled", context.Canceled, kindFatal},
+		{"decided", &classified{kind: kindTransient, err: errors.New("no leader known")}, kindTransient},
+		{"decided, wrapped", fmt.Errorf("x: %w", &classified{kind: kindFatal, err: rpctypes.ErrNoLeader}), kindFatal},
+		{"nil", nil, kindFatal},
+	}
+	for _, tt := range tests {
+		if got := classify(alive, tt.err); got != tt.want {
+			t.Errorf("%s: classify(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+
+	// Once the caller's context is over nothing is worth another try.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, err := range []error{rpctypes.ErrNoLeader, rpctypes.ErrTooManyLearners, context.DeadlineExceeded} {
+		if got := classify(done, err); got != kindFatal {
+			t.Errorf("classify(%v) after the caller's end = %v, want fatal", err, got)
+		}
+	}
+}
+
+func TestRetriedWhileMembersChange(t *testing.T) {
+	for k, want := range map[errorKind]bool{
+		kindTransient:       true,
+		kindTooManyLearners: true,
+		kindUnhealthy:       true,
+		kindFatal:           false,
+		kindLearnerNotReady: false,
+		kindPeerURLExists:   false,
+		kindMemberNotFound:  false,
+		kindNotLearner:      false,
+	} {
+		if got := retriedWhileMembersChange(k); got != want {
+			t.Errorf("retriedWhileMembersChange(%v) = %v, want %v", k, got, want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package etcdcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// healthKey is the key read to prove that a quorum answers; it need not
+// exist.
+const healthKey = "kubeadm-health-check"
+
+// CheckHealth checks that the cluster works: every endpoint answers, knows
+// a leader, belongs to the same cluster and reports no alarm, and a
+// linearizable read (which needs a quorum) succeeds. While a failure may
+// pass (a member restarting, an election), it asks again until
+// RetryTimeout; the error then names every endpoint that failed.
+func (c *Client) CheckHealth(ctx context.Context) error {
+	retryable := func(k errorKind) bool { return k == kindTransient }
+	err := c.retry(ctx, retryable, func(ctx context.Context) error {
+		return c.checkOnce(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("etcd cluster at %s is not healthy: %w", strings.Join(c.endpoints, ","), err)
+	}
+	return nil
+}
+
+// checkOnce asks every endpoint once. The error is transient if any of the
+// failures is.
+func (c *Client) checkOnce(ctx context.Context) error {
+	var errs []error
+	kind := kindFatal
+	fail := func(k errorKind, err error) {
+		errs = append(errs, err)
+		if k == kindTransient {
+			kind = kindTransient
+		}
+	}
+	clusterIDs := map[uint64][]string{}
+	for _, ep := range c.endpoints {
+		st, err := call(ctx, c, func(ctx context.Context) (*clientv3.StatusResponse, error) {
+			return c.api.Status(ctx, ep)
+		})
+		switch {
+		case err != nil:
+			fail(classify(ctx, err), fmt.Errorf("%s: %w", ep, err))
+		case st.Leader == 0:
+			fail(kindTransient, fmt.Errorf("%s knows no leader", ep))
+		case len(st.Errors) > 0:
+			fail(kindFatal, fmt.Errorf("%s reports: %s", ep, strings.Join(st.Errors, "; ")))
+		default:
+			if st.Header != nil {
+				clusterIDs[st.Header.ClusterId] = append(clusterIDs[st.Header.ClusterId], ep)
+			}
+		}
+	}
+	if len(clusterIDs) > 1 {
+		var groups []string
+		for id, eps := range clusterIDs {
+			groups = append(groups, fmt.Sprintf("%x: %s", id, strings.Join(eps, ",")))
+		}
+		slices.Sort(groups)
+		fail(kindFatal, fmt.Errorf("the endpoints belong to different clusters (%s)", strings.Join(groups, "; ")))
+	}
+	if _, err := call(ctx, c, func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return c.api.Get(ctx, healthKey, clientv3.WithCountOnly())
+	}); err != nil {
+		fail(classify(ctx, err), fmt.Errorf("linearizable read: %w", err))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &classified{kind: kind, err: errors.Join(errs...)}
+}
+
+// classified is an error whose kind is already decided.
+type classified struct {
+	kind errorKind
+	err  error
+}
+
+func (e *classified) Error() string { return e.err.Error() }
+func (e *classified) Unwrap() error { return e.err }
