@@ -183,8 +183,12 @@ timeouts:
 		if err := os.Rename(manifest, aside); err != nil {
 			t.Fatal(err)
 		}
+		// Without its resourceVersion the saved object replaces whatever
+		// is there at the end.
 		original := filepath.Join(n1.Dir, "cluster-info.json")
-		writeFile(t, original, kubectl(t, n1, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "json"))
+		saved := kubectl(t, n1, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "json")
+		saved = regexp.MustCompile(`(?m)^\s*"resourceVersion": "[0-9]+",\n`).ReplaceAllString(saved, "")
+		writeFile(t, original, saved)
 		defer func() {
 			kubectl(t, n1, "replace", "-f", original)
 			if err := os.Rename(aside, manifest); err != nil {

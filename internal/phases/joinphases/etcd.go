@@ -2,10 +2,21 @@ package joinphases
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
 
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
+
+// etcdPeerPort is where every stacked etcd member talks to its peers.
+const etcdPeerPort = 2380
 
 // onlyStackedEtcd passes a phase over unless this node joins the control
 // plane with a local (stacked) etcd member.
@@ -21,7 +32,8 @@ func onlyStackedEtcd(d *Data) (bool, error) {
 }
 
 // CheckEtcdPhase checks, before a control-plane node adds its etcd
-// member, that the etcd cluster is healthy. Hidden, as upstream's.
+// member, that every member of the cluster's etcd answers: adding a member
+// to an unhealthy cluster can cost it its quorum. Hidden, as upstream's.
 func CheckEtcdPhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
 		Name:   "check-etcd",
@@ -29,20 +41,109 @@ func CheckEtcdPhase() workflow.Phase[*Data] {
 		Hidden: true,
 		RunIf:  onlyStackedEtcd,
 		Run: func(ctx context.Context, d *Data) error {
-			return errors.New("check-etcd: not yet implemented")
+			if d.DryRun {
+				fmt.Fprintln(d.Out, "[dryrun] Would check that the cluster's etcd is healthy")
+				return nil
+			}
+			c, err := etcdClient(ctx, d)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			fmt.Fprintf(d.Out, "[check-etcd] Checking that the etcd cluster is healthy\n")
+			return c.CheckHealth(ctx)
 		},
 	}
 }
 
-// EtcdJoinPhase adds this node's etcd member to the cluster's etcd.
+// EtcdJoinPhase adds this node's etcd member to the cluster's etcd: it is
+// announced as a learner, its static Pod manifest names every member with
+// --initial-cluster-state=existing, and once it has caught up it is
+// promoted to a voting member. Re-running it finds the member by its peer
+// URL and carries on from where it stopped.
 func EtcdJoinPhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
 		Name:         "etcd-join",
 		Short:        "Add this node's etcd member to the cluster's etcd",
 		InheritFlags: withFlags("control-plane", "certificate-key", "apiserver-advertise-address", "patches"),
 		RunIf:        onlyStackedEtcd,
-		Run: func(ctx context.Context, d *Data) error {
-			return errors.New("etcd-join: not yet implemented")
-		},
+		Run:          runEtcdJoin,
 	}
+}
+
+func runEtcdJoin(ctx context.Context, d *Data) error {
+	v, err := d.InitView(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := v.Cfg
+	name := cfg.NodeRegistration.Name
+	peerURL := "https://" + net.JoinHostPort(cfg.LocalAPIEndpoint.AdvertiseAddress, strconv.Itoa(etcdPeerPort))
+	if d.DryRun {
+		fmt.Fprintf(d.Out, "[dryrun] Would add etcd member %q (%s) to the cluster's etcd as a learner and promote it\n", name, peerURL)
+		v.EtcdInitialCluster = name + "=" + peerURL
+		return runTree(ctx, initphases.EtcdPhase(), v, nil)
+	}
+	c, err := etcdClient(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	member, members, err := c.AddLearner(ctx, name, peerURL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.Out, "[etcd] Announced the new etcd member %q to the existing etcd cluster as a learner\n", name)
+	v.EtcdInitialCluster = etcdcluster.InitialCluster(members, name, peerURL)
+	if err := runTree(ctx, initphases.EtcdPhase(), v, nil); err != nil {
+		return err
+	}
+	timeout := etcdTimeout(cfg.Timeouts)
+	fmt.Fprintf(d.Out, "[etcd] Waiting for the new etcd member to catch up and become a voting member. This can take up to %v\n", timeout)
+	start := time.Now()
+	if _, err := c.PromoteLearner(ctx, member.ID); err != nil {
+		return fmt.Errorf("promoting etcd member %q: %w", name, err)
+	}
+	fmt.Fprintf(d.Out, "[etcd] The etcd member %q votes after %v\n", name, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// etcdClient connects to the cluster's etcd members, found from the etcd
+// static Pods the API server knows, with the etcd client certificate this
+// node made in control-plane-prepare.
+func etcdClient(ctx context.Context, d *Data) (*etcdcluster.Client, error) {
+	v, err := d.InitView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	api, err := v.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newEtcdClient(ctx, api, v.CertDir, v.Cfg)
+}
+
+func newEtcdClient(ctx context.Context, api kubernetes.Interface, certDir string, cfg *kubeadm.InitConfiguration) (*etcdcluster.Client, error) {
+	lookup, cancel := context.WithTimeout(ctx, apiCallTimeout(cfg.Timeouts))
+	defer cancel()
+	urls, err := etcdcluster.ClientURLs(lookup, api)
+	if err != nil {
+		return nil, err
+	}
+	caFile, certFile, keyFile := etcdcluster.DefaultCertFiles(certDir)
+	return etcdcluster.New(etcdcluster.Config{
+		Endpoints: urls,
+		CAFile:    caFile, CertFile: certFile, KeyFile: keyFile,
+		DialTimeout:  5 * time.Second,
+		CallTimeout:  10 * time.Second,
+		RetryTimeout: etcdTimeout(cfg.Timeouts),
+	})
+}
+
+// etcdTimeout is timeouts.etcdAPICall, two minutes by default.
+func etcdTimeout(t *kubeadm.Timeouts) time.Duration {
+	if t != nil && t.EtcdAPICall != nil && t.EtcdAPICall.Duration > 0 {
+		return t.EtcdAPICall.Duration
+	}
+	return 2 * time.Minute
 }
