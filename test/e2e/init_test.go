@@ -85,6 +85,20 @@ func TestInitSingleNode(t *testing.T) {
 		})
 	})
 
+	t.Run("config images pull through the node's containerd", func(t *testing.T) {
+		// imagePullPolicy Never: every image must already be there, which
+		// the CRI's image service confirms.
+		r := run(t, n, "kubeadm", "config", "images", "pull", "--config", cfg)
+		if r.Code != 0 {
+			t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, ref := range requireToolchain(t).Images {
+			if !strings.Contains(r.Stdout, ref) {
+				t.Errorf("no line for %s in:\n%s", ref, r.Stdout)
+			}
+		}
+	})
+
 	t.Run("second init changes nothing", func(t *testing.T) {
 		before := treeDigest(t, n.HostPath("/etc/kubernetes"))
 		r := run(t, n, "kubeadm", "init", "--config", cfg, ignore)

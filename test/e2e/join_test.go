@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -2,10 +2,10 @@ package testbed
 
 import (
 	"bytes"
-	"net/netip"
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
