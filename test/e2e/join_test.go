@@ -233,6 +233,26 @@ timeouts:
 		}
 	})
 
+	t.Run("dry run changes nothing on the node", func(t *testing.T) {
+		r := run(t, n4, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, "--dry-run", ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("join --dry-run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if l := leftovers(t, n4); len(l) > 0 {
+			t.Errorf("a dry run wrote %v", l)
+		}
+		m := regexp.MustCompile(`files a real join writes are in (\S+)`).FindStringSubmatch(r.Stdout)
+		if m == nil {
+			t.Fatalf("the dry run did not say where its files are:\n%s", r.Stdout)
+		}
+		for _, f := range []string{"bootstrap-kubelet.conf", "kubelet/config.yaml", "kubelet/kubeadm-flags.env"} {
+			if _, err := os.Stat(filepath.Join(m[1], f)); err != nil {
+				t.Errorf("the dry run did not write %s: %v", f, err)
+			}
+		}
+		os.RemoveAll(m[1])
+	})
+
 	t.Run("discovery file", func(t *testing.T) {
 		info := kubectl(t, n1, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "jsonpath={.data.kubeconfig}")
 		file := filepath.Join(n4.Dir, "cluster-info.yaml")
