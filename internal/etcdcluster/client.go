@@ -227,11 +227,18 @@ func (c *Client) retry(ctx context.Context, retryable func(errorKind) bool, atte
 	defer cancel()
 	began := time.Now()
 	var pause time.Duration
+	var last error // the last error that says something about etcd
 	for {
 		err := attempt(ctx)
 		if err == nil {
 			return nil
 		}
+		if ctx.Err() != nil && last != nil && errors.Is(err, context.DeadlineExceeded) {
+			// The attempt was cut short by the overall timeout: what
+			// the attempts before it said is the news.
+			err = last
+		}
+		last = err
 		if ctx.Err() != nil || !retryable(classify(ctx, err)) {
 			return timeoutError(ctx, time.Since(began), err)
 		}
