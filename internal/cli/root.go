@@ -57,6 +57,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newTokenCmd(streams),
 		newInitCmd(streams),
 		newJoinCmd(streams),
+		newResetCmd(streams),
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
 	)

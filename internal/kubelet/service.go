@@ -244,3 +244,20 @@ func oneLine(out []byte) string {
 	}
 	return strings.Join(lines, "; ")
 }
+
+// ErrNoInitSystem is StopService's error on a machine whose init system
+// kubeadm does not drive.
+var ErrNoInitSystem = errNoInitSystem
+
+// StopService stops the kubelet's service and says why it could not.
+// Stopping a stopped kubelet is fine. Used by reset, which must not go on
+// deleting the kubelet's files quietly while it might still run.
+func (s *Service) StopService(ctx context.Context) error {
+	switch s.InitSystem() {
+	case Systemd:
+		return s.run(ctx, "systemctl", "stop", s.name())
+	case OpenRC:
+		return s.run(ctx, "rc-service", s.name(), "stop")
+	}
+	return errNoInitSystem
+}

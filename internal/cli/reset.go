@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/validation"
+	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/phases/resetphases"
+	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// resetOptions are the flags of "kubeadm reset" and its phases.
+type resetOptions struct {
+	configPath            string
+	certDir               string
+	cleanupTmpDir         bool
+	cleanupNetwork        bool
+	criSocket             string
+	dryRun                bool
+	force                 bool
+	ignorePreflightErrors []string
+	kubeconfigPath        string
+}
+
+func newResetCmd(streams Streams) *cobra.Command {
+	o := &resetOptions{}
+	var flags *pflag.FlagSet
+	runner := &workflow.Runner[*resetphases.Data]{
+		Phases: resetphases.Phases(),
+		NewData: func(cmd *cobra.Command, args []string) (*resetphases.Data, error) {
+			return o.data(flags, streams)
+		},
+		SkipPhases: func(d *resetphases.Data) []string { return d.Cfg.SkipPhases },
+	}
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Undo what 'kubeadm init' or 'kubeadm join' set up on this machine",
+		Long: `Undo, as far as possible, what "kubeadm init" or "kubeadm join" set up on this
+machine: remove its etcd member from the cluster (on a control-plane node
+with a stacked etcd) and the member's data, stop the kubelet, unmount what
+the kubelet mounted, remove the pods' containers, and delete the
+certificates, kubeconfig files, static Pod manifests and kubelet files.
+
+The pod network's configuration and kube-proxy's packet-filter rules are
+left in place unless --cleanup-network is given. Reset can be run again at
+any time; it only removes what is left.`,
+		Example: `  # Reset this node, asking first
+  kubeadm reset
+
+  # Reset without asking, also removing the CNI configuration and kube-proxy's rules
+  kubeadm reset --force --cleanup-network`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runner.Run(cmd.Context(), args)
+		},
+	}
+	flags = cmd.Flags()
+	flags.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file (a ResetConfiguration).")
+	flags.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder of the certificates to delete.")
+	flags.BoolVar(&o.cleanupTmpDir, "cleanup-tmp-dir", false, `Also delete the contents of "/etc/kubernetes/tmp".`)
+	flags.BoolVar(&o.cleanupNetwork, "cleanup-network", false, "Also delete the CNI configuration in /etc/cni/net.d and kube-proxy's packet-filter rules (KUBE-* iptables chains, IPVS tables).")
+	flags.StringVar(&o.criSocket, "cri-socket", "", "Container runtime socket URL (default: detected).")
+	flags.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what would be done.")
+	flags.BoolVarP(&o.force, "force", "f", false, "Reset without asking for confirmation.")
+	flags.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Preflight checks whose errors only warn, e.g. 'IsPrivilegedUser'; 'all' for every check.")
+	flags.StringVar(&o.kubeconfigPath, "kubeconfig", "/etc/kubernetes/admin.conf", "Kubeconfig file used to reach the cluster (to remove this node's etcd member).")
+	runner.BindToCommand(cmd)
+	return cmd
+}
+
+// data builds the reset phases' shared data.
+func (o *resetOptions) data(flags *pflag.FlagSet, streams Streams) (*resetphases.Data, error) {
+	if err := checkMixedArguments(flags); err != nil {
+		return nil, err
+	}
+	env := hostEnvironment(streams.Err)
+	docs := &config.Documents{Source: "flags", Reset: &v1beta4.ResetConfiguration{}}
+	if o.configPath != "" {
+		d, err := readConfig(env, o.configPath, config.Lenient, false)
+		if err != nil {
+			return nil, err
+		}
+		if d.Reset == nil {
+			d.Reset = &v1beta4.ResetConfiguration{}
+		}
+		docs = d
+	} else {
+		docs.Reset.CertificatesDir = o.certDir
+		docs.Reset.CleanupTmpDir = o.cleanupTmpDir
+		docs.Reset.CRISocket = o.criSocket
+		docs.Reset.Force = o.force
+		docs.Reset.DryRun = o.dryRun
+	}
+	// Reset must work on a machine without a container runtime too.
+	cfg, err := env.ResetConfiguration(docs, config.DefaultOptions{})
+	if err != nil {
+		cfg, err = env.ResetConfiguration(docs, config.DefaultOptions{SkipCRISocket: true})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if flags.Changed("force") {
+		cfg.Force = o.force
+	}
+	if flags.Changed("dry-run") {
+		cfg.DryRun = o.dryRun
+	}
+	if err := validationError(docs.Source, validation.ValidateResetConfiguration(cfg)); err != nil {
+		return nil, err
+	}
+	ignored, errs := validation.ValidateIgnorePreflightErrors(o.ignorePreflightErrors, cfg.IgnorePreflightErrors)
+	if err := validationError("flags", errs); err != nil {
+		return nil, err
+	}
+	return &resetphases.Data{
+		Cfg:                   cfg,
+		KubernetesDir:         resetphases.KubernetesDir,
+		ManifestDir:           resetphases.ManifestsDir,
+		KubeletDir:            resetphases.KubeletDir,
+		CertDir:               cfg.CertificatesDir,
+		KubeconfigPath:        o.kubeconfigPath,
+		DryRun:                cfg.DryRun,
+		Force:                 cfg.Force,
+		CleanupNetwork:        o.cleanupNetwork,
+		IgnorePreflightErrors: sets.New(ignored...),
+		In:                    streams.In,
+		Out:                   streams.Out,
+		Err:                   streams.Err,
+		IsTerminal:            func() bool { return isTerminal(streams.In) },
+		Host:                  preflight.NewHost(),
+		Service:               kubelet.OSHost{},
+		Mounts:                resetphases.ProcMounts,
+		Unmount:               unix.Unmount,
+		DialCRI: func(ctx context.Context, endpoint string) (cri.Runtime, error) {
+			return cri.Dial(ctx, endpoint, cri.Options{})
+		},
+		NewClient: func(path string) (kubernetes.Interface, error) {
+			c, _, err := apiclient.FromKubeconfig(path)
+			return c, err
+		},
+		Run: resetphases.RunProgram,
+	}, nil
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

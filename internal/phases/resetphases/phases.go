@@ -1,0 +1,363 @@
+package resetphases
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+)
+
+// Phases returns the reset workflow, in upstream kubeadm's order. Every
+// phase inspects the machine and does only what is left to do, so reset
+// can run any number of times, or again after it was interrupted.
+func Phases() []workflow.Phase[*Data] {
+	return []workflow.Phase[*Data]{
+		{
+			Name:         "preflight",
+			Short:        "Ask for confirmation and check privileges",
+			InheritFlags: []string{"force", "dry-run", "ignore-preflight-errors"},
+			Run:          runPreflight,
+		},
+		{
+			Name:         "remove-etcd-member",
+			Short:        "Remove this node's etcd member from the cluster's etcd, and its data",
+			InheritFlags: []string{"kubeconfig", "dry-run", "cert-dir"},
+			Run:          runRemoveEtcdMember,
+		},
+		{
+			Name:  "cleanup-node",
+			Short: "Stop the kubelet, remove the pods' containers and the files init and join made",
+			InheritFlags: []string{"cert-dir", "cri-socket", "dry-run", "cleanup-tmp-dir", "cleanup-network"},
+			Run:          runCleanupNode,
+		},
+	}
+}
+
+func runPreflight(ctx context.Context, d *Data) error {
+	fmt.Fprintln(d.Out, "[reset] WARNING: what 'kubeadm init' or 'kubeadm join' set up on this machine will be undone.")
+	if !d.Force && !d.DryRun {
+		if d.IsTerminal == nil || !d.IsTerminal() {
+			return errors.New("reset asks for confirmation, and there is no terminal to ask on: run it again with --force to reset without asking")
+		}
+		fmt.Fprint(d.Out, "[reset] Are you sure you want to go on? [y/N]: ")
+		line, _ := bufio.NewReader(d.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return errors.New("reset aborted: nothing was changed")
+		}
+	}
+	fmt.Fprintln(d.Out, "[preflight] Running pre-flight checks")
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out); err != nil {
+		return exitcode.PreflightError(err)
+	}
+	return nil
+}
+
+// localEtcd is what this node's etcd manifest says about its member.
+type localEtcd struct {
+	name, peerURL, dataDir string
+	clientURLs             []string
+}
+
+// readLocalEtcd reads the etcd static Pod manifest; nil when there is none
+// (a worker, or an external etcd).
+func readLocalEtcd(manifestDir string) (*localEtcd, error) {
+	data, err := os.ReadFile(filepath.Join(manifestDir, "etcd.yaml"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(data, &pod); err != nil {
+		return nil, fmt.Errorf("reading the etcd manifest: %w", err)
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, errors.New("the etcd manifest has no container")
+	}
+	e := &localEtcd{}
+	c := pod.Spec.Containers[0]
+	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
+		name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "name":
+			e.name = value
+		case "initial-advertise-peer-urls":
+			e.peerURL = strings.Split(value, ",")[0]
+		case "data-dir":
+			e.dataDir = value
+		case "advertise-client-urls":
+			e.clientURLs = strings.Split(value, ",")
+		}
+	}
+	if e.dataDir == "" {
+		e.dataDir = "/var/lib/etcd"
+	}
+	return e, nil
+}
+
+func runRemoveEtcdMember(ctx context.Context, d *Data) error {
+	local, err := readLocalEtcd(d.ManifestDir)
+	if err != nil {
+		fmt.Fprintf(d.Out, "[reset] WARNING: %v; the etcd member of this node, if any, is left alone\n", err)
+		return nil
+	}
+	if local == nil {
+		fmt.Fprintln(d.Out, "[reset] No local etcd manifest: this node has no etcd member (a worker, or an external etcd, which must be reset by hand)")
+		return nil
+	}
+	if d.DryRun {
+		fmt.Fprintf(d.Out, "[dryrun] Would remove the etcd member %q (%s) and delete the contents of %s\n", local.name, local.peerURL, local.dataDir)
+		return nil
+	}
+	if err := removeMember(ctx, d, local); err != nil {
+		fmt.Fprintf(d.Out, "[reset] WARNING: the etcd member %q could not be removed from the cluster: %v\n", local.name, err)
+		fmt.Fprintln(d.Out, "[reset] If the cluster lives on, remove it by hand: etcdctl member remove <ID>")
+	}
+	fmt.Fprintf(d.Out, "[reset] Deleting contents of the etcd data directory: %s\n", local.dataDir)
+	return cleanDir(local.dataDir)
+}
+
+// removeMember removes this node's member, reaching etcd through the
+// members the API server knows, or else through this node's own etcd.
+func removeMember(ctx context.Context, d *Data, local *localEtcd) error {
+	urls := local.clientURLs
+	if d.NewClient != nil {
+		if api, err := d.NewClient(d.KubeconfigPath); err == nil {
+			lookup, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if found, err := etcdcluster.ClientURLs(lookup, api); err == nil {
+				urls = append(found, urls...)
+			}
+			cancel()
+		}
+	}
+	if len(urls) == 0 {
+		return errors.New("no etcd client URL is known")
+	}
+	caFile, certFile, keyFile := etcdcluster.DefaultCertFiles(d.CertDir)
+	c, err := etcdcluster.New(etcdcluster.Config{
+		Endpoints: dedupe(urls), CAFile: caFile, CertFile: certFile, KeyFile: keyFile,
+		DialTimeout: 5 * time.Second, CallTimeout: 10 * time.Second, RetryTimeout: 30 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	m, found, err := c.RemoveByPeerURL(ctx, local.peerURL)
+	switch {
+	case errors.Is(err, etcdcluster.ErrOnlyVoter):
+		fmt.Fprintf(d.Out, "[reset] The etcd member %q is the cluster's only voting member: it is not removed, the cluster ends with this node\n", local.name)
+		return nil
+	case err != nil:
+		return err
+	case found:
+		fmt.Fprintf(d.Out, "[reset] Removed the etcd member %q (ID %s) from the cluster\n", local.name, m.HexID())
+	default:
+		fmt.Fprintf(d.Out, "[reset] The etcd member %q is not in the cluster any more\n", local.name)
+	}
+	return nil
+}
+
+func dedupe(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// kubeconfigFiles are the kubeconfig files init and join write.
+var kubeconfigFiles = []string{"admin.conf", "super-admin.conf", "kubelet.conf", "bootstrap-kubelet.conf", "controller-manager.conf", "scheduler.conf"}
+
+func runCleanupNode(ctx context.Context, d *Data) error {
+	dirs := []string{d.ManifestDir, d.KubeletDir, d.CertDir}
+	if d.Cfg.CleanupTmpDir {
+		dirs = append(dirs, filepath.Join(d.KubernetesDir, "tmp"))
+	}
+	var files []string
+	for _, f := range kubeconfigFiles {
+		files = append(files, filepath.Join(d.KubernetesDir, f))
+	}
+	if d.DryRun {
+		fmt.Fprintln(d.Out, "[dryrun] Would stop the kubelet service")
+		fmt.Fprintf(d.Out, "[dryrun] Would unmount what is mounted under %q\n", d.KubeletDir)
+		fmt.Fprintln(d.Out, "[dryrun] Would remove every pod of the container runtime")
+		fmt.Fprintf(d.Out, "[dryrun] Would delete the contents of %v\n", dirs)
+		fmt.Fprintf(d.Out, "[dryrun] Would delete %v\n", files)
+		if d.CleanupNetwork {
+			fmt.Fprintf(d.Out, "[dryrun] Would delete the CNI configuration in %s and kube-proxy's packet-filter rules\n", CNIConfigDir)
+		}
+		return nil
+	}
+
+	fmt.Fprintln(d.Out, "[reset] Stopping the kubelet service")
+	if err := kubelet.NewService(d.Service, d.Out).StopService(ctx); err != nil {
+		fmt.Fprintf(d.Out, "[reset] WARNING: the kubelet service could not be stopped (%v); if a kubelet still runs, it may bring back files and containers\n", err)
+	}
+	var errs []error
+	fmt.Fprintf(d.Out, "[reset] Unmounting mounted directories in %q\n", d.KubeletDir)
+	if err := unmountUnder(d, d.KubeletDir); err != nil {
+		errs = append(errs, err)
+	}
+	fmt.Fprintln(d.Out, "[reset] Removing Kubernetes-managed containers")
+	if err := removePods(ctx, d); err != nil {
+		fmt.Fprintf(d.Out, "[reset] WARNING: the containers could not be removed: %v\n", err)
+	}
+	fmt.Fprintf(d.Out, "[reset] Deleting contents of directories: %v\n", dirs)
+	for _, dir := range dirs {
+		if err := cleanDir(dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	fmt.Fprintf(d.Out, "[reset] Deleting files: %v\n", files)
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if d.CleanupNetwork {
+		if err := cleanupNetwork(ctx, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	printLeftovers(d)
+	return nil
+}
+
+// unmountUnder unmounts every mount point at or below dir, deepest first,
+// with the configured unmount flags.
+func unmountUnder(d *Data, dir string) error {
+	if d.Mounts == nil || d.Unmount == nil {
+		return nil
+	}
+	mounts, err := d.Mounts()
+	if err != nil {
+		return fmt.Errorf("listing mounts: %w", err)
+	}
+	clean := filepath.Clean(dir)
+	var under []string
+	for _, m := range mounts {
+		if m == clean || strings.HasPrefix(m, clean+"/") {
+			under = append(under, m)
+		}
+	}
+	// Deepest first; a path mounted twice is unmounted twice.
+	sort.SliceStable(under, func(i, j int) bool { return len(under[i]) > len(under[j]) })
+	flags := unmountFlags(d.Cfg.UnmountFlags)
+	var errs []error
+	for _, m := range under {
+		if err := d.Unmount(m, flags); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", m, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unmountFlags turns the configuration's flag names into umount2 flags.
+func unmountFlags(names []string) int {
+	flags := 0
+	for _, n := range names {
+		switch n {
+		case "MNT_FORCE":
+			flags |= unix.MNT_FORCE
+		case "MNT_DETACH":
+			flags |= unix.MNT_DETACH
+		case "MNT_EXPIRE":
+			flags |= unix.MNT_EXPIRE
+		case "UMOUNT_NOFOLLOW":
+			flags |= unix.UMOUNT_NOFOLLOW
+		}
+	}
+	return flags
+}
+
+// removePods stops and removes every pod sandbox (and so its containers)
+// of the container runtime: on a kubeadm node they are all the kubelet's.
+func removePods(ctx context.Context, d *Data) error {
+	if d.DialCRI == nil || d.Cfg.CRISocket == "" {
+		return errors.New("no container runtime endpoint is known")
+	}
+	rt, err := d.DialCRI(ctx, d.Cfg.CRISocket)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	pods, err := rt.ListPodSandboxes(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range pods {
+		if err := rt.StopPodSandbox(ctx, p.ID); err != nil {
+			errs = append(errs, fmt.Errorf("stopping pod %s/%s: %w", p.Namespace, p.Name, err))
+			continue
+		}
+		if err := rt.RemovePodSandbox(ctx, p.ID); err != nil {
+			errs = append(errs, fmt.Errorf("removing pod %s/%s: %w", p.Namespace, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cleanDir deletes what dir holds and keeps dir itself; a missing dir is
+// fine.
+func cleanDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// printLeftovers says what reset leaves for the administrator.
+func printLeftovers(d *Data) {
+	if !d.CleanupNetwork {
+		fmt.Fprintf(d.Out, `
+The reset leaves the pod network's configuration in %s: remove it
+yourself, or run reset with --cleanup-network.
+
+It also leaves the packet-filter rules kube-proxy made (iptables chains
+named KUBE-*, IPVS tables): flush them with your tools (iptables,
+ipvsadm), or run reset with --cleanup-network.
+`, CNIConfigDir)
+	}
+	fmt.Fprint(d.Out, `
+The reset leaves kubeconfig files outside /etc/kubernetes, such as
+$HOME/.kube/config: remove those that point at this cluster yourself.
+`)
+}

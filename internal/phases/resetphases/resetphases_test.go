@@ -1,0 +1,249 @@
+package resetphases
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+	criv1 "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/cri/critest"
+	"github.com/kubeadm-go/kubeadm/internal/preflight"
+)
+
+// fakeService is a kubelet service host on a systemd machine that records
+// what it is asked.
+type fakeService struct{ calls []string }
+
+func (f *fakeService) Exists(path string) bool { return path == "/run/systemd/system" }
+func (f *fakeService) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	f.calls = append(f.calls, name+" "+strings.Join(args, " "))
+	return nil, nil
+}
+
+// testNode lays out a node's files under a temporary root and returns Data
+// for resetting it.
+func testNode(t *testing.T) (*Data, string) {
+	t.Helper()
+	root := t.TempDir()
+	k := filepath.Join(root, "etc/kubernetes")
+	for _, p := range []string{
+		"etc/kubernetes/manifests/kube-apiserver.yaml", "etc/kubernetes/pki/ca.crt", "etc/kubernetes/pki/etcd/ca.key",
+		"etc/kubernetes/admin.conf", "etc/kubernetes/kubelet.conf", "etc/kubernetes/tmp/x",
+		"var/lib/kubelet/config.yaml", "var/lib/kubelet/pki/kubelet-client-current.pem",
+		"etc/kubernetes/keep-me.txt",
+	} {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var unmounted []string
+	d := &Data{
+		Cfg:           &kubeadm.ResetConfiguration{},
+		KubernetesDir: k,
+		ManifestDir:   filepath.Join(k, "manifests"),
+		KubeletDir:    filepath.Join(root, "var/lib/kubelet"),
+		CertDir:       filepath.Join(k, "pki"),
+		Force:         true,
+		Out:           &bytes.Buffer{},
+		Service:       &fakeService{},
+		Mounts: func() ([]string, error) {
+			kl := filepath.Join(root, "var/lib/kubelet")
+			return []string{"/", kl, kl + "/pods/a/volumes/x", kl + "-other", kl + "/pods/a"}, nil
+		},
+		Unmount: func(p string, flags int) error {
+			unmounted = append(unmounted, p)
+			return nil
+		},
+	}
+	t.Cleanup(func() { _ = unmounted })
+	return d, root
+}
+
+func TestCleanupNodeRemovesWhatKubeadmMade(t *testing.T) {
+	d, root := testNode(t)
+	var unmounted []string
+	d.Unmount = func(p string, flags int) error {
+		unmounted = append(unmounted, p)
+		if flags != unix.MNT_DETACH {
+			t.Errorf("unmount flags %d, want MNT_DETACH", flags)
+		}
+		return nil
+	}
+	d.Cfg.UnmountFlags = []string{"MNT_DETACH"}
+	for i := 0; i < 2; i++ { // a second run finds nothing left and succeeds
+		if err := runCleanupNode(context.Background(), d); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+	}
+	var left []string
+	_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			rel, _ := filepath.Rel(root, p)
+			left = append(left, rel)
+		}
+		return nil
+	})
+	want := "etc/kubernetes/keep-me.txt,etc/kubernetes/tmp/x"
+	if got := strings.Join(left, ","); got != want {
+		t.Errorf("left %s, want %s", got, want)
+	}
+	kl := filepath.Join(root, "var/lib/kubelet")
+	wantUnmounted := []string{kl + "/pods/a/volumes/x", kl + "/pods/a", kl}
+	if strings.Join(unmounted[:3], ",") != strings.Join(wantUnmounted, ",") {
+		t.Errorf("unmounted %v, want deepest first %v", unmounted, wantUnmounted)
+	}
+	if calls := d.Service.(*fakeService).calls; len(calls) == 0 || calls[0] != "systemctl stop kubelet" {
+		t.Errorf("service calls %v, want the kubelet stopped", calls)
+	}
+	if !strings.Contains(d.Out.(*bytes.Buffer).String(), "--cleanup-network") {
+		t.Errorf("the leftovers were not explained")
+	}
+}
+
+func TestCleanupTmpDir(t *testing.T) {
+	d, root := testNode(t)
+	d.Cfg.CleanupTmpDir = true
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/kubernetes/tmp/x")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("tmp folder not emptied: %v", err)
+	}
+}
+
+func TestCleanupNodeRemovesPods(t *testing.T) {
+	d, _ := testNode(t)
+	srv := &critest.Server{Sandboxes: []*criv1.PodSandbox{
+		{Id: "p1", Metadata: &criv1.PodSandboxMetadata{Name: "etcd-cp", Namespace: "kube-system"}, State: criv1.PodSandboxState_SANDBOX_READY},
+		{Id: "p2", Metadata: &criv1.PodSandboxMetadata{Name: "web", Namespace: "default"}, State: criv1.PodSandboxState_SANDBOX_NOTREADY},
+	}}
+	d.Cfg.CRISocket = critest.Start(t, srv)
+	d.DialCRI = func(ctx context.Context, endpoint string) (cri.Runtime, error) {
+		return cri.Dial(ctx, endpoint, cri.Options{})
+	}
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Join(srv.Calls(), ",")
+	for _, want := range []string{"StopPodSandbox p1", "RemovePodSandbox p1", "StopPodSandbox p2", "RemovePodSandbox p2"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("no %s in %s", want, calls)
+		}
+	}
+}
+
+func TestPreflightConfirmation(t *testing.T) {
+	cases := []struct {
+		name     string
+		terminal bool
+		answer   string
+		force    bool
+		wantErr  string
+	}{
+		{"no terminal, no --force", false, "", false, "--force"},
+		{"answered no", true, "n\n", false, "aborted"},
+		{"answered nothing", true, "", false, "aborted"},
+		{"answered yes", true, "y\n", false, ""},
+		{"forced", false, "", true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &Data{
+				Force: tc.force, In: strings.NewReader(tc.answer), Out: &bytes.Buffer{},
+				IsTerminal: func() bool { return tc.terminal },
+				Host:       rootHost{},
+			}
+			err := runPreflight(context.Background(), d)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestWithoutKubeChains(t *testing.T) {
+	saved := `*nat
+:PREROUTING ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-POSTROUTING - [0:0]
+:DOCKER - [0:0]
+-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A POSTROUTING -j KUBE-POSTROUTING
+-A POSTROUTING -s 172.17.0.0/16 -j MASQUERADE
+-A KUBE-SERVICES -d 10.96.0.1/32 -j KUBE-SVC-X
+-A DOCKER -i docker0 -j RETURN
+COMMIT
+`
+	got, changed := withoutKubeChains([]byte(saved))
+	want := `*nat
+:PREROUTING ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:DOCKER - [0:0]
+-A POSTROUTING -s 172.17.0.0/16 -j MASQUERADE
+-A DOCKER -i docker0 -j RETURN
+COMMIT
+`
+	if !changed || string(got) != want {
+		t.Errorf("changed=%v, got:\n%s\nwant:\n%s", changed, got, want)
+	}
+	if _, changed := withoutKubeChains([]byte(want)); changed {
+		t.Errorf("rules without KUBE- chains were changed")
+	}
+}
+
+func TestReadLocalEtcd(t *testing.T) {
+	dir := t.TempDir()
+	if e, err := readLocalEtcd(dir); e != nil || err != nil {
+		t.Fatalf("no manifest: %v, %v", e, err)
+	}
+	manifest := `apiVersion: v1
+kind: Pod
+metadata: {name: etcd, namespace: kube-system}
+spec:
+  containers:
+  - name: etcd
+    command:
+    - etcd
+    - --name=cp-2
+    - --data-dir=/var/lib/etcd2
+    - --initial-advertise-peer-urls=https://10.0.0.2:2380
+    - --advertise-client-urls=https://10.0.0.2:2379
+`
+	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := readLocalEtcd(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.name != "cp-2" || e.dataDir != "/var/lib/etcd2" || e.peerURL != "https://10.0.0.2:2380" || len(e.clientURLs) != 1 {
+		t.Errorf("read %+v", e)
+	}
+}
+
+func TestUnescapeMountPath(t *testing.T) {
+	if got := unescapeMountPath(`/var/lib/kubelet/pods/a\040b/vol`); got != "/var/lib/kubelet/pods/a b/vol" {
+		t.Errorf("got %q", got)
+	}
+	if got := unescapeMountPath(`/trailing\04`); got != `/trailing\04` {
+		t.Errorf("got %q", got)
+	}
+}
+
+// rootHost is a preflight host where kubeadm runs as root.
+type rootHost struct{ preflight.Host }
+
+func (rootHost) EffectiveUID() int { return 0 }
