@@ -74,6 +74,12 @@ func TestJoin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// What the folders kubeadm and the kubelet touch hold before anything
+	// ran: reset must bring them back to exactly this.
+	before := map[string]map[string]string{}
+	for _, n := range nodes {
+		before[n.Name] = nodeFiles(t, n)
+	}
 	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
 	if err := os.WriteFile(cfg, []byte(testbed.InitConfig(n1, testbed.KubernetesVersion, "")), 0o644); err != nil {
 		t.Fatal(err)
@@ -292,6 +298,57 @@ timeouts:
 			}
 		}
 	})
+
+	t.Run("reset every node, then init again", func(t *testing.T) {
+		// The second control-plane node first: its etcd member leaves.
+		mustRun(t, n3, "kubeadm", "reset", "--force")
+		if members := etcdMemberList(t, n1); len(members) != 1 {
+			t.Errorf("etcd members after resetting node3: %v", members)
+		}
+		// A reset killed half-way, then run again, converges.
+		mustRun(t, n2, "sh", "-c", "kubeadm reset --force >/dev/null 2>&1 & pid=$!; sleep 0.3; kill -9 $pid; wait; true")
+		mustRun(t, n2, "kubeadm", "reset", "--force")
+		mustRun(t, n4, "kubeadm", "reset", "--force", "--cleanup-network")
+		mustRun(t, n1, "kubeadm", "reset", "--force")
+		for _, n := range nodes {
+			if d := diffDigests(before[n.Name], nodeFiles(t, n)); len(d) > 0 {
+				t.Errorf("%s: files differ from before init: %v", n.Name, d)
+			}
+			if got := strings.TrimSpace(run(t, n, "systemctl", "is-active", "kubelet").Stdout); got == "active" {
+				t.Errorf("%s: the kubelet still runs after reset", n.Name)
+			}
+			if got := strings.TrimSpace(mustRun(t, n, "ctr", "-n", "k8s.io", "-a", "/run/containerd/containerd.sock", "containers", "ls", "-q")); got != "" {
+				t.Errorf("%s: containers left after reset: %s", n.Name, got)
+			}
+		}
+		// --cleanup-network removed node4's CNI configuration and KUBE- chains.
+		if entries, _ := os.ReadDir(n4.HostPath("/etc/cni/net.d")); len(entries) != 0 {
+			t.Errorf("node4's CNI configuration is left: %v", entries)
+		}
+		if rules := mustRun(t, n4, "iptables-save"); strings.Contains(rules, "KUBE-") {
+			t.Errorf("node4 still has KUBE- chains:\n%s", rules)
+		}
+		// A reset node takes a new init.
+		r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("init after reset: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+}
+
+// nodeFiles maps the files (not folders) under a node's kubeadm, kubelet
+// and etcd folders to digests of their content.
+func nodeFiles(t *testing.T, n *testbed.Node) map[string]string {
+	t.Helper()
+	all := map[string]string{}
+	for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd"} {
+		for p, digest := range treeDigest(t, n.HostPath(dir)) {
+			if !strings.HasPrefix(digest, "d") {
+				all[filepath.Join(dir, p)] = digest
+			}
+		}
+	}
+	return all
 }
 
 // kubectlNode runs a command in a node and returns its output, failing the

@@ -250,8 +250,11 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 	return nil
 }
 
-// unmountUnder unmounts every mount point at or below dir, deepest first,
-// with the configured unmount flags.
+// unmountUnder unmounts every mount point below dir, deepest first, with
+// the configured unmount flags. What is mounted on dir itself stays: it
+// may be the disk the kubelet's data lives on (or, on a kubelet that
+// bind-mounted its folder onto itself, the same folder), and the contents
+// are deleted through it.
 func unmountUnder(d *Data, dir string) error {
 	if d.Mounts == nil || d.Unmount == nil {
 		return nil
@@ -263,7 +266,7 @@ func unmountUnder(d *Data, dir string) error {
 	clean := filepath.Clean(dir)
 	var under []string
 	for _, m := range mounts {
-		if m == clean || strings.HasPrefix(m, clean+"/") {
+		if strings.HasPrefix(m, clean+"/") {
 			under = append(under, m)
 		}
 	}
