@@ -57,21 +57,7 @@ func InitChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir string) []Ch
 	for _, cidr := range splitList(cfg.Networking.PodSubnet) {
 		checks = append(checks, HTTPProxyCIDR(h, cidr))
 	}
-	checks = append(checks,
-		ContainerRuntime(h, criSocket),
-		ContainerRuntimeVersion(h, criSocket),
-		Swap(h),
-	)
-	for _, exe := range requiredExecutables() {
-		checks = append(checks, InPath(h, exe))
-	}
-	checks = append(checks,
-		SystemVerification(h),
-		Hostname(h, cfg.NodeRegistration.Name),
-		KubeletVersion(h, cpVersion),
-		ServiceEnabled(h, "kubelet"),
-		Port(h, KubeletPort),
-	)
+	checks = append(checks, nodeChecks(h, criSocket, cfg.NodeRegistration.Name, cpVersion)...)
 	checks = append(checks, ForwardingChecks(h, cfg.LocalAPIEndpoint.AdvertiseAddress, cfg.Networking.ServiceSubnet, cfg.Networking.PodSubnet)...)
 	if ext := cfg.Etcd.External; ext != nil {
 		checks = append(checks, ExternalEtcdVersion(h, ext))
@@ -83,6 +69,28 @@ func InitChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir string) []Ch
 		}
 	}
 	return checks
+}
+
+// nodeChecks are the checks every node runs, init or join, in upstream's
+// order: the container runtime, swap, the executables, the kernel, the
+// host name, the kubelet (version against kubeletVersion, its service, its
+// port).
+func nodeChecks(h Host, criSocket, nodeName, kubeletVersion string) []Check {
+	checks := []Check{
+		ContainerRuntime(h, criSocket),
+		ContainerRuntimeVersion(h, criSocket),
+		Swap(h),
+	}
+	for _, exe := range requiredExecutables() {
+		checks = append(checks, InPath(h, exe))
+	}
+	return append(checks,
+		SystemVerification(h),
+		Hostname(h, nodeName),
+		KubeletVersion(h, kubeletVersion),
+		ServiceEnabled(h, "kubelet"),
+		Port(h, KubeletPort),
+	)
 }
 
 // ForwardingChecks returns the IP forwarding checks for the address

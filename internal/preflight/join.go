@@ -15,25 +15,12 @@ import (
 // bootstrap-kubelet.conf go; kubeletVersion is the version the kubelet is
 // compared with (the cluster's version is not known before discovery).
 func JoinChecks(h Host, cfg *kubeadm.JoinConfiguration, kubeconfigDir, kubeletVersion string) []Check {
-	criSocket := cfg.NodeRegistration.CRISocket
 	checks := []Check{
 		FileAvailable(h, filepath.Join(kubeconfigDir, "kubelet.conf")),
 		FileAvailable(h, filepath.Join(kubeconfigDir, "bootstrap-kubelet.conf")),
 		FileAvailable(h, cfg.CACertPath),
-		ContainerRuntime(h, criSocket),
-		ContainerRuntimeVersion(h, criSocket),
-		Swap(h),
 	}
-	for _, exe := range requiredExecutables() {
-		checks = append(checks, InPath(h, exe))
-	}
-	checks = append(checks,
-		SystemVerification(h),
-		Hostname(h, cfg.NodeRegistration.Name),
-		KubeletVersion(h, kubeletVersion),
-		ServiceEnabled(h, "kubelet"),
-		Port(h, KubeletPort),
-	)
+	checks = append(checks, nodeChecks(h, cfg.NodeRegistration.CRISocket, cfg.NodeRegistration.Name, kubeletVersion)...)
 	return append(checks, ForwardingChecks(h, joinAddress(cfg))...)
 }
 
