@@ -10,10 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubeadm-go/kubeadm/internal/config"
-	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -169,11 +167,10 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 	if flags.Changed("dry-run") {
 		cfg.DryRun = o.dryRun
 	}
-	ignored, errs := validation.ValidateIgnorePreflightErrors(o.ignorePreflightErrors, cfg.NodeRegistration.IgnorePreflightErrors)
-	if err := validationError("flags", errs); err != nil {
+	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &cfg.NodeRegistration.IgnorePreflightErrors)
+	if err != nil {
 		return nil, err
 	}
-	cfg.NodeRegistration.IgnorePreflightErrors = ignored
 
 	d := &initphases.Data{
 		Cfg:                     cfg,
@@ -183,7 +180,7 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		KubeletDir:              initphases.KubeletDir,
 		KubeconfigPath:          o.kubeconfigPathIfSet(),
 		DryRun:                  cfg.DryRun,
-		IgnorePreflightErrors:   sets.New(ignored...),
+		IgnorePreflightErrors:   ignored,
 		UploadCerts:             o.uploadCerts,
 		SkipCertificateKeyPrint: o.skipCertificateKeyPrint,
 		SkipTokenPrint:          o.skipTokenPrint,

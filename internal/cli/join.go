@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/sets"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 
@@ -148,11 +147,10 @@ func (o *joinOptions) data(flags *pflag.FlagSet, args []string, streams Streams)
 	if err := validationError(docs.Source, validation.ValidateJoinConfiguration(cfg)); err != nil {
 		return nil, err
 	}
-	ignored, errs := validation.ValidateIgnorePreflightErrors(o.ignorePreflightErrors, cfg.NodeRegistration.IgnorePreflightErrors)
-	if err := validationError("flags", errs); err != nil {
+	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &cfg.NodeRegistration.IgnorePreflightErrors)
+	if err != nil {
 		return nil, err
 	}
-	cfg.NodeRegistration.IgnorePreflightErrors = ignored
 
 	d := &joinphases.Data{
 		Cfg:                   cfg,
@@ -160,7 +158,7 @@ func (o *joinOptions) data(flags *pflag.FlagSet, args []string, streams Streams)
 		ManifestDir:           joinphases.ManifestsDir,
 		KubeletDir:            joinphases.KubeletDir,
 		DryRun:                cfg.DryRun,
-		IgnorePreflightErrors: sets.New(ignored...),
+		IgnorePreflightErrors: ignored,
 		Out:                   streams.Out,
 		Err:                   streams.Err,
 		Now:                   time.Now,

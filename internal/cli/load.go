@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
@@ -63,4 +65,16 @@ func warnAll(env config.Environment, source string, msgs []string) {
 		}
 		env.Warn("%s", m)
 	}
+}
+
+// mergeIgnoredPreflightErrors merges --ignore-preflight-errors with the
+// configuration's list (validated, as ValidateIgnorePreflightErrors does),
+// stores the result back into the configuration and returns it as a set.
+func mergeIgnoredPreflightErrors(fromFlags []string, fromConfig *[]string) (sets.Set[string], error) {
+	ignored, errs := validation.ValidateIgnorePreflightErrors(fromFlags, *fromConfig)
+	if err := validationError("flags", errs); err != nil {
+		return nil, err
+	}
+	*fromConfig = ignored
+	return sets.New(ignored...), nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
@@ -121,8 +120,8 @@ func (o *resetOptions) data(flags *pflag.FlagSet, streams Streams) (*resetphases
 	if err := validationError(docs.Source, validation.ValidateResetConfiguration(cfg)); err != nil {
 		return nil, err
 	}
-	ignored, errs := validation.ValidateIgnorePreflightErrors(o.ignorePreflightErrors, cfg.IgnorePreflightErrors)
-	if err := validationError("flags", errs); err != nil {
+	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &cfg.IgnorePreflightErrors)
+	if err != nil {
 		return nil, err
 	}
 	return &resetphases.Data{
@@ -135,7 +134,7 @@ func (o *resetOptions) data(flags *pflag.FlagSet, streams Streams) (*resetphases
 		DryRun:                cfg.DryRun,
 		Force:                 cfg.Force,
 		CleanupNetwork:        o.cleanupNetwork,
-		IgnorePreflightErrors: sets.New(ignored...),
+		IgnorePreflightErrors: ignored,
 		In:                    streams.In,
 		Out:                   streams.Out,
 		Err:                   streams.Err,
