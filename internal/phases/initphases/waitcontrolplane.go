@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"net"
 	"net/http"
 	"os"
@@ -165,8 +166,14 @@ func (w *healthWaiter) timeouts() (kubelet, components time.Duration) {
 
 // kubeletURL is the kubelet's health endpoint as its configuration sets it.
 func (w *healthWaiter) kubeletURL() string {
+	return KubeletHealthzURL(w.d.Cfg.ComponentConfigs.Kubelet)
+}
+
+// KubeletHealthzURL is the kubelet's health endpoint as k sets it (the
+// kubelet's defaults when k is nil or leaves it unset).
+func KubeletHealthzURL(k *kubeletv1beta1.KubeletConfiguration) string {
 	host, port := defaultKubeletHealthzAddress, defaultKubeletHealthzPort
-	if k := w.d.Cfg.ComponentConfigs.Kubelet; k != nil {
+	if k != nil {
 		if k.HealthzBindAddress != "" {
 			host = k.HealthzBindAddress
 		}

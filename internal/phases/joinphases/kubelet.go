@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -166,14 +165,7 @@ func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	if err != nil {
 		return err
 	}
-	healthz := "http://127.0.0.1:10248/healthz"
-	if k := cfg.ComponentConfigs.Kubelet; k != nil && k.HealthzPort != nil && *k.HealthzPort > 0 {
-		addr := "127.0.0.1"
-		if k.HealthzBindAddress != "" && k.HealthzBindAddress != "0.0.0.0" && k.HealthzBindAddress != "::" {
-			addr = k.HealthzBindAddress
-		}
-		healthz = "http://" + addr + ":" + strconv.Itoa(int(*k.HealthzPort)) + "/healthz"
-	}
+	healthz := initphases.KubeletHealthzURL(cfg.ComponentConfigs.Kubelet)
 	timeout := tlsBootstrapTimeout(d.Cfg.Timeouts)
 	fmt.Fprintf(d.Out, "[kubelet-start] Waiting for the kubelet to get its own credentials through the TLS bootstrap. This can take up to %v\n", timeout)
 	kubeletConf := filepath.Join(d.KubeconfigDir, KubeletConf)
