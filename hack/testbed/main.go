@@ -93,9 +93,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return initNode(ctx, tc.Cluster(clusterName, stateDir, stdout), *version, *kubeadmBin, stdout, stderr)
 	case "exec":
 		rest := fs.Args()
-		if len(rest) > 0 && rest[0] == "--" {
-			rest = rest[1:]
-		}
 		if len(rest) < 2 {
 			return errors.New("usage: testbed exec NODE -- COMMAND [ARG...]")
 		}

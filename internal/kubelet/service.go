@@ -245,10 +245,6 @@ func oneLine(out []byte) string {
 	return strings.Join(lines, "; ")
 }
 
-// ErrNoInitSystem is StopService's error on a machine whose init system
-// kubeadm does not drive.
-var ErrNoInitSystem = errNoInitSystem
-
 // StopService stops the kubelet's service and says why it could not.
 // Stopping a stopped kubelet is fine. Used by reset, which must not go on
 // deleting the kubelet's files quietly while it might still run.

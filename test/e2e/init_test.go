@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -107,7 +108,7 @@ func TestInitSingleNode(t *testing.T) {
 		}
 		found := checkNames(`\[ERROR ([^\]]+)\]`, r.Stdout+r.Stderr)
 		for _, want := range []string{"Port-6443", "FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml", "DirAvailable--var-lib-etcd"} {
-			if !contains(found, want) {
+			if !slices.Contains(found, want) {
 				t.Errorf("second init did not report %s; it reported %v", want, found)
 			}
 		}
@@ -143,13 +144,4 @@ func checkNames(pattern, out string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

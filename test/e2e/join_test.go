@@ -143,7 +143,7 @@ func TestJoin(t *testing.T) {
 	})
 
 	t.Run("expired token is refused", func(t *testing.T) {
-		tok := strings.TrimSpace(kubectlNode(t, n1, "kubeadm", "token", "create", "--ttl", "1s"))
+		tok := strings.TrimSpace(mustRun(t, n1, "kubeadm", "token", "create", "--ttl", "1s"))
 		time.Sleep(2 * time.Second)
 		joinCfg := filepath.Join(n4.Dir, "expired.yaml")
 		writeFile(t, joinCfg, `apiVersion: kubeadm.k8s.io/v1beta4
@@ -203,7 +203,7 @@ timeouts:
 		}()
 		eventually(t, 60*time.Second, "controller manager stopped", func() error {
 			if r := run(t, n1, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "-n", "kube-system", "get", "pod", "kube-controller-manager-node1"); r.Code == 0 {
-				return errFmt("its mirror Pod still exists")
+				return errors.New("its mirror Pod still exists")
 			}
 			return nil
 		})
@@ -351,13 +351,6 @@ func nodeFiles(t *testing.T, n *testbed.Node) map[string]string {
 	return all
 }
 
-// kubectlNode runs a command in a node and returns its output, failing the
-// test on error.
-func kubectlNode(t *testing.T, n *testbed.Node, name string, args ...string) string {
-	t.Helper()
-	return mustRun(t, n, name, args...)
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -406,6 +399,3 @@ func etcdMemberList(t *testing.T, n *testbed.Node) []string {
 	}
 	return members
 }
-
-// errFmt is fmt.Errorf without arguments, for eventually's checks.
-func errFmt(msg string) error { return errors.New(msg) }

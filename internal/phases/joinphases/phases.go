@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"k8s.io/klog/v2"
 
@@ -191,7 +192,7 @@ func runCerts(ctx context.Context, d *Data) error {
 			missing = append(missing, f)
 		}
 	}
-	if len(missing) > 0 && !(d.DryRun && d.CertificateKey != "") {
+	if len(missing) > 0 {
 		return fmt.Errorf("the cluster's shared certificates and keys are missing from %s: %v; join with --certificate-key (after \"kubeadm init phase upload-certs --upload-certs\" on a control-plane node) or copy them from one", v.CertDir, missing)
 	}
 	return runInitPhase(ctx, d, initphases.CertsPhase())
@@ -221,7 +222,7 @@ func runTree(ctx context.Context, p workflow.Phase[*initphases.Data], v *initpha
 		}
 	}
 	for _, child := range p.Phases {
-		if child.RunAllSiblings || (len(only) > 0 && !contains(only, child.Name)) {
+		if child.RunAllSiblings || (len(only) > 0 && !slices.Contains(only, child.Name)) {
 			continue
 		}
 		if err := runTree(ctx, child, v, nil); err != nil {
@@ -229,15 +230,6 @@ func runTree(ctx context.Context, p workflow.Phase[*initphases.Data], v *initpha
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ControlPlaneJoinPhase marks a new control-plane node as such.
