@@ -49,7 +49,7 @@ func main() {
 type sample struct{ wall, waited, boot time.Duration }
 
 func run(rounds int, upstream string, verbose bool) error {
-	repo, err := os.Getwd()
+	repo, err := testbed.RepoRoot()
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if os.Geteuid() != 0 {
 		return errors.New("must run as root (namespaces, mounts, cgroups)")
 	}
-	repo, err := repoRoot()
+	repo, err := testbed.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -187,23 +187,4 @@ Logs: %s. Remove everything with:
   go run ./hack/testbed down
 `, time.Since(start).Seconds(), n.Name, n.Addr(), n.LogDir())
 	return nil
-}
-
-// repoRoot finds this repository from the working folder upwards.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module github.com/kubeadm-go/kubeadm\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run this from inside the kubeadm repository")
-		}
-		dir = parent
-	}
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/test/testbed"
 )
 
 const (
@@ -143,7 +144,7 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 90 * time.Second
 	}
-	repo, err := repoRoot()
+	repo, err := testbed.RepoRoot()
 	if err != nil {
 		unavailable(t, "%v", err)
 	}

@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,9 +8,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// modulePath identifies this repository's go.mod.
-const modulePath = "github.com/kubeadm-go/kubeadm"
 
 // unavailable skips the test for a missing prerequisite, or fails it when
 // KUBEADM_INTEGRATION=1 asks for the integration tests to run for sure.
@@ -54,25 +50,6 @@ func upstreamBinary(upstreamDir, name string) string {
 		return filepath.Join(upstreamDir, "etcd-"+EtcdVersion, "etcd")
 	}
 	return filepath.Join(upstreamDir, KubernetesVersion, name)
-}
-
-// repoRoot finds the repository from the working directory upwards.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the repository: %w", err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(data), []byte("module "+modulePath+"\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of %s above the working directory", modulePath)
-		}
-		dir = parent
-	}
 }
 
 // buildKubeadm builds our kubeadm into dir.

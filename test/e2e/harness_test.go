@@ -65,7 +65,7 @@ func requireToolchain(t *testing.T) *testbed.Toolchain {
 			unavailable(t, "%s not installed (go run ./hack/testbed prepare installs it)", tool)
 		}
 	}
-	repo, err := filepath.Abs("../..")
+	repo, err := testbed.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestNodeLifecycle(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/containerd"); err != nil {
 		t.Skip("containerd not installed (hack/testbed prepare installs it)")
 	}
-	repo, err := filepath.Abs("../..")
+	repo, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

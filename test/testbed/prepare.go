@@ -232,3 +232,25 @@ conntrack:
 // reasons of the machine, not of kubeadm: cgroup v1 (SystemVerification)
 // and IP forwarding off in a new network namespace.
 var PreflightFindings = []string{"SystemVerification", "FileContent--proc-sys-net-ipv4-ip_forward"}
+
+// modulePath identifies this repository's go.mod.
+const modulePath = "github.com/kubeadm-go/kubeadm"
+
+// RepoRoot finds this repository from the working folder upwards.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the repository: %w", err)
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(bytes.TrimSpace(data), []byte("module "+modulePath+"\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of %s above the working folder: run this inside the repository", modulePath)
+		}
+		dir = parent
+	}
+}
