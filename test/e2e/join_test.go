@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,21 +41,13 @@ func ignoreFindings() string {
 	return "--ignore-preflight-errors=" + strings.Join(testbed.PreflightFindings, ",")
 }
 
-// leftovers lists the files a failed join left in the node's kubeadm and
-// kubelet folders (folders themselves do not count).
+// leftovers lists the files a failed join left in the node's kubeadm,
+// kubelet and etcd folders (folders themselves do not count); the tests
+// start from empty ones.
 func leftovers(t *testing.T, n *testbed.Node) []string {
 	t.Helper()
-	var files []string
-	for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet"} {
-		root := n.HostPath(dir)
-		_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-			if err == nil && !info.IsDir() {
-				rel, _ := filepath.Rel(root, p)
-				files = append(files, filepath.Join(dir, rel))
-			}
-			return nil
-		})
-	}
+	files := slices.Collect(maps.Keys(nodeFiles(t, n)))
+	slices.Sort(files)
 	return files
 }
 
