@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // MarkControlPlanePhase labels this node's Node object as a control-plane
@@ -49,10 +50,10 @@ func runMarkControlPlane(ctx context.Context, d *Data) error {
 	return noderole.MarkControlPlane(ctx, c, name, taints, noderole.Options{Timeout: apiCallTimeout(d)})
 }
 
-// apiCallTimeout is timeouts.kubernetesAPICall, one minute by default.
+// apiCallTimeout is timeouts.kubernetesAPICall, or its default.
 func apiCallTimeout(d *Data) time.Duration {
 	if t := d.Cfg.Timeouts; t != nil && t.KubernetesAPICall != nil && t.KubernetesAPICall.Duration > 0 {
 		return t.KubernetesAPICall.Duration
 	}
-	return time.Minute
+	return v1beta4.DefaultKubernetesAPICall
 }

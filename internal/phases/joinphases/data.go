@@ -249,18 +249,18 @@ func (d *Data) InitView(ctx context.Context) (*initphases.Data, error) {
 	return v, nil
 }
 
-// apiCallTimeout is timeouts.kubernetesAPICall, one minute by default.
+// apiCallTimeout is timeouts.kubernetesAPICall, or its default.
 func apiCallTimeout(t *kubeadm.Timeouts) time.Duration {
 	if t != nil && t.KubernetesAPICall != nil && t.KubernetesAPICall.Duration > 0 {
 		return t.KubernetesAPICall.Duration
 	}
-	return time.Minute
+	return v1beta4.DefaultKubernetesAPICall
 }
 
-// tlsBootstrapTimeout is timeouts.tlsBootstrap, five minutes by default.
+// tlsBootstrapTimeout is timeouts.tlsBootstrap, or its default.
 func tlsBootstrapTimeout(t *kubeadm.Timeouts) time.Duration {
 	if t != nil && t.TLSBootstrap != nil && t.TLSBootstrap.Duration > 0 {
 		return t.TLSBootstrap.Duration
 	}
-	return 5 * time.Minute
+	return v1beta4.DefaultTLSBootstrap
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // etcdPeerPort is where every stacked etcd member talks to its peers.
@@ -140,10 +141,10 @@ func newEtcdClient(ctx context.Context, api kubernetes.Interface, certDir string
 	})
 }
 
-// etcdTimeout is timeouts.etcdAPICall, two minutes by default.
+// etcdTimeout is timeouts.etcdAPICall, or its default.
 func etcdTimeout(t *kubeadm.Timeouts) time.Duration {
 	if t != nil && t.EtcdAPICall != nil && t.EtcdAPICall.Duration > 0 {
 		return t.EtcdAPICall.Duration
 	}
-	return 2 * time.Minute
+	return v1beta4.DefaultEtcdAPICall
 }
