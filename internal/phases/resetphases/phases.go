@@ -41,8 +41,8 @@ func Phases() []workflow.Phase[*Data] {
 			Run:          runRemoveEtcdMember,
 		},
 		{
-			Name:  "cleanup-node",
-			Short: "Stop the kubelet, remove the pods' containers and the files init and join made",
+			Name:         "cleanup-node",
+			Short:        "Stop the kubelet, remove the pods' containers and the files init and join made",
 			InheritFlags: []string{"cert-dir", "cri-socket", "dry-run", "cleanup-tmp-dir", "cleanup-network"},
 			Run:          runCleanupNode,
 		},
@@ -133,7 +133,7 @@ func runRemoveEtcdMember(ctx context.Context, d *Data) error {
 		fmt.Fprintf(d.Out, "[reset] WARNING: the etcd member %q could not be removed from the cluster: %v\n", local.name, err)
 		fmt.Fprintln(d.Out, "[reset] If the cluster lives on, remove it by hand: etcdctl member remove <ID>")
 	}
-	fmt.Fprintf(d.Out, "[reset] Deleting contents of the etcd data directory: %s\n", local.dataDir)
+	fmt.Fprintf(d.Out, "[reset] Emptying the etcd data folder %s\n", local.dataDir)
 	return cleanDir(local.dataDir)
 }
 
@@ -218,21 +218,21 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		fmt.Fprintf(d.Out, "[reset] WARNING: the kubelet service could not be stopped (%v); if a kubelet still runs, it may bring back files and containers\n", err)
 	}
 	var errs []error
-	fmt.Fprintf(d.Out, "[reset] Unmounting mounted directories in %q\n", d.KubeletDir)
+	fmt.Fprintf(d.Out, "[reset] Unmounting what the kubelet mounted below %q\n", d.KubeletDir)
 	if err := unmountUnder(d, d.KubeletDir); err != nil {
 		errs = append(errs, err)
 	}
-	fmt.Fprintln(d.Out, "[reset] Removing Kubernetes-managed containers")
+	fmt.Fprintln(d.Out, "[reset] Stopping and removing every pod through the container runtime")
 	if err := removePods(ctx, d); err != nil {
 		fmt.Fprintf(d.Out, "[reset] WARNING: the containers could not be removed: %v\n", err)
 	}
-	fmt.Fprintf(d.Out, "[reset] Deleting contents of directories: %v\n", dirs)
+	fmt.Fprintf(d.Out, "[reset] Emptying the folders %v\n", dirs)
 	for _, dir := range dirs {
 		if err := cleanDir(dir); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	fmt.Fprintf(d.Out, "[reset] Deleting files: %v\n", files)
+	fmt.Fprintf(d.Out, "[reset] Deleting the kubeconfig files %v\n", files)
 	for _, f := range files {
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
