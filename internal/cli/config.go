@@ -460,15 +460,11 @@ func (o *imagesListOptions) images(ctx context.Context, env config.Environment) 
 		}
 		return images.List(&cfg.ClusterConfiguration), nil
 	}
-	gates, err := parseFeatureGates(o.featureGates)
+	cluster, err := imageFlagsCluster(o.kubernetesVersion, o.imageRepository, o.featureGates)
 	if err != nil {
-		return nil, exitcode.ValidationError(err)
+		return nil, err
 	}
-	docs := &config.Documents{Source: "flags", Cluster: &v1beta4.ClusterConfiguration{
-		KubernetesVersion: o.kubernetesVersion,
-		ImageRepository:   o.imageRepository,
-		FeatureGates:      gates,
-	}}
+	docs := &config.Documents{Source: "flags", Cluster: cluster}
 	cfg, err := env.ClusterConfiguration(ctx, docs)
 	if err != nil {
 		return nil, err
@@ -477,6 +473,16 @@ func (o *imagesListOptions) images(ctx context.Context, env config.Environment) 
 		return nil, err
 	}
 	return images.List(cfg), nil
+}
+
+// imageFlagsCluster is the ClusterConfiguration the image commands'
+// --kubernetes-version, --image-repository and --feature-gates describe.
+func imageFlagsCluster(version, repository, featureGates string) (*v1beta4.ClusterConfiguration, error) {
+	gates, err := parseFeatureGates(featureGates)
+	if err != nil {
+		return nil, exitcode.ValidationError(err)
+	}
+	return &v1beta4.ClusterConfiguration{KubernetesVersion: version, ImageRepository: repository, FeatureGates: gates}, nil
 }
 
 func parseFeatureGates(s string) (map[string]bool, error) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
-	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -107,18 +106,14 @@ func (o *imagesPullOptions) plan(ctx context.Context, env config.Environment, fl
 		}
 		docs = d
 	} else {
-		gates, err := parseFeatureGates(o.featureGates)
+		cluster, err := imageFlagsCluster(o.kubernetesVersion, o.imageRepository, o.featureGates)
 		if err != nil {
-			return nil, exitcode.ValidationError(err)
+			return nil, err
 		}
 		docs = &config.Documents{
-			Source: "flags",
-			Init:   &v1beta4.InitConfiguration{NodeRegistration: v1beta4.NodeRegistrationOptions{CRISocket: o.criSocket}},
-			Cluster: &v1beta4.ClusterConfiguration{
-				KubernetesVersion: o.kubernetesVersion,
-				ImageRepository:   o.imageRepository,
-				FeatureGates:      gates,
-			},
+			Source:  "flags",
+			Init:    &v1beta4.InitConfiguration{NodeRegistration: v1beta4.NodeRegistrationOptions{CRISocket: o.criSocket}},
+			Cluster: cluster,
 		}
 	}
 	// Upstream's command pulls every image whatever the configuration says.
