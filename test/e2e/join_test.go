@@ -140,16 +140,7 @@ func TestJoin(t *testing.T) {
 		tok := strings.TrimSpace(mustRun(t, n1, "kubeadm", "token", "create", "--ttl", "1s"))
 		time.Sleep(2 * time.Second)
 		joinCfg := filepath.Join(n4.Dir, "expired.yaml")
-		writeFile(t, joinCfg, `apiVersion: kubeadm.k8s.io/v1beta4
-kind: JoinConfiguration
-discovery:
-  bootstrapToken:
-    apiServerEndpoint: `+jc.endpoint+`
-    token: `+tok+`
-    caCertHashes: [`+jc.hash+`]
-timeouts:
-  discovery: 10s
-`)
+		writeFile(t, joinCfg, tokenJoinConfig(jc.endpoint, tok, jc.hash, "10s"))
 		r := run(t, n4, "kubeadm", "join", "--config", joinCfg, ignoreFindings())
 		if r.Code == 0 {
 			t.Fatalf("join with an expired token succeeded:\n%s", r.Stdout)
@@ -214,16 +205,7 @@ timeouts:
 		kubectl(t, n1, "replace", "-f", tamperedPath)
 
 		joinCfg := filepath.Join(n4.Dir, "tampered.yaml")
-		writeFile(t, joinCfg, `apiVersion: kubeadm.k8s.io/v1beta4
-kind: JoinConfiguration
-discovery:
-  bootstrapToken:
-    apiServerEndpoint: `+jc.endpoint+`
-    token: `+jc.token+`
-    caCertHashes: [`+jc.hash+`]
-timeouts:
-  discovery: 20s
-`)
+		writeFile(t, joinCfg, tokenJoinConfig(jc.endpoint, jc.token, jc.hash, "20s"))
 		r := run(t, n4, "kubeadm", "join", "--config", joinCfg, ignoreFindings())
 		if r.Code == 0 || !strings.Contains(r.Stderr, "signature") {
 			t.Fatalf("exit %d, want a signature failure\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -343,6 +325,21 @@ func nodeFiles(t *testing.T, n *testbed.Node) map[string]string {
 		}
 	}
 	return all
+}
+
+// tokenJoinConfig is a JoinConfiguration for token discovery with a
+// discovery timeout shorter than the default five minutes.
+func tokenJoinConfig(endpoint, token, hash, timeout string) string {
+	return `apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: ` + endpoint + `
+    token: ` + token + `
+    caCertHashes: [` + hash + `]
+timeouts:
+  discovery: ` + timeout + `
+`
 }
 
 func writeFile(t *testing.T, path, content string) {
