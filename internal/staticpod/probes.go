@@ -1,6 +1,8 @@
 package staticpod
 
 import (
+	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -109,4 +111,48 @@ func etcdMetricsTarget(metricsURLs, loopbackHost string) probeTarget {
 		t.scheme = corev1.URISchemeHTTPS
 	}
 	return t
+}
+
+// HealthURL is the endpoint the kubelet asks to tell whether pod's first
+// container is up: its readiness probe's, else its liveness probe's, else
+// its startup probe's HTTP GET, with a named port looked up among the
+// container's ports and an empty host meaning the loopback address (the
+// control-plane Pods use the host's network).
+func HealthURL(pod *corev1.Pod) (string, error) {
+	if pod == nil || len(pod.Spec.Containers) == 0 {
+		return "", fmt.Errorf("the Pod has no container")
+	}
+	c := pod.Spec.Containers[0]
+	var get *corev1.HTTPGetAction
+	for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+		if p != nil && p.HTTPGet != nil {
+			get = p.HTTPGet
+			break
+		}
+	}
+	if get == nil {
+		return "", fmt.Errorf("container %q has no HTTP probe", c.Name)
+	}
+	port := get.Port.IntValue()
+	if get.Port.Type == intstr.String {
+		port = 0
+		for _, cp := range c.Ports {
+			if cp.Name == get.Port.StrVal {
+				port = int(cp.ContainerPort)
+			}
+		}
+	}
+	if port <= 0 {
+		return "", fmt.Errorf("container %q: the port of its probe (%s) is unknown", c.Name, get.Port.String())
+	}
+	host := get.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	scheme := strings.ToLower(string(get.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port)), Path: get.Path}
+	return u.String(), nil
 }

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -129,4 +130,31 @@ func walkNodes[T any](nodes []*node[T], fn func(*node[T])) {
 		fn(n)
 		walkNodes(n.children, fn)
 	}
+}
+
+// RunTree runs phase p outside a Runner, as a full run would: its RunIf,
+// its Run, then its sub-phases in order (those named in only, when only is
+// not empty, at the first level). Commands use it to run the phases of
+// another workflow on a view of their own data.
+func RunTree[T any](ctx context.Context, p Phase[T], data T, only []string) error {
+	if p.RunIf != nil {
+		ok, err := p.RunIf(data)
+		if err != nil || !ok {
+			return err
+		}
+	}
+	if p.Run != nil {
+		if err := p.Run(ctx, data); err != nil {
+			return err
+		}
+	}
+	for _, child := range p.Phases {
+		if child.RunAllSiblings || (len(only) > 0 && !slices.Contains(only, child.Name)) {
+			continue
+		}
+		if err := RunTree(ctx, child, data, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -9,14 +9,10 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -223,7 +219,7 @@ func (w *healthWaiter) components() ([]component, error) {
 	cfg := w.d.Cfg
 	var comps []component
 	for _, name := range staticpod.ControlPlaneComponents() {
-		args, err := manifestFlags(staticpod.ManifestPath(w.d.ManifestDir, name))
+		args, err := staticpod.ReadFlags(staticpod.ManifestPath(w.d.ManifestDir, name))
 		if err != nil {
 			return nil, err
 		}
@@ -259,30 +255,6 @@ func flagOr(args map[string]string, name, def string) string {
 		return v
 	}
 	return def
-}
-
-// manifestFlags reads a static Pod manifest and returns the "--name=value"
-// flags of its first container's command and arguments.
-func manifestFlags(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the static Pod manifest: %w", err)
-	}
-	pod := &corev1.Pod{}
-	if err := yaml.Unmarshal(data, pod); err != nil {
-		return nil, fmt.Errorf("parsing the static Pod manifest %s: %w", path, err)
-	}
-	if len(pod.Spec.Containers) == 0 {
-		return nil, fmt.Errorf("the static Pod manifest %s has no container", path)
-	}
-	c := pod.Spec.Containers[0]
-	flags := map[string]string{}
-	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
-		if name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "="); ok && strings.HasPrefix(a, "--") {
-			flags[name] = value
-		}
-	}
-	return flags, nil
 }
 
 func (w *healthWaiter) waitComponents(ctx context.Context) error {

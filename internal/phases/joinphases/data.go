@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -141,7 +140,7 @@ func (d *Data) InitConfig(ctx context.Context) (*kubeadm.InitConfiguration, erro
 	if err != nil {
 		return nil, err
 	}
-	docs, err := clusterDocuments(ctx, c, apiCallTimeout(d.Cfg.Timeouts))
+	docs, err := uploadconfig.FetchDocuments(ctx, c, apiCallTimeout(d.Cfg.Timeouts), uploadconfig.FetchOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -173,41 +172,6 @@ func initDocument(j *kubeadm.JoinConfiguration) *v1beta4.InitConfiguration {
 		init.CertificateKey = v.ControlPlane.CertificateKey
 	}
 	return init
-}
-
-// clusterDocuments reads the kubeadm-config and kubelet-config ConfigMaps
-// as configuration documents.
-func clusterDocuments(ctx context.Context, c kubernetes.Interface, timeout time.Duration) (*config.Documents, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cms := c.CoreV1().ConfigMaps(metav1.NamespaceSystem)
-	kubeadmCM, err := cms.Get(ctx, uploadconfig.KubeadmConfigMap, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("reading the cluster's configuration (ConfigMap %s/%s): %w", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap, err)
-	}
-	data := kubeadmCM.Data[uploadconfig.ClusterConfigurationKey]
-	if data == "" {
-		return nil, fmt.Errorf("ConfigMap %s/%s holds no %s", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap, uploadconfig.ClusterConfigurationKey)
-	}
-	docs, err := config.Decode([]byte(data), config.Lenient)
-	if err != nil {
-		return nil, fmt.Errorf("decoding the cluster's configuration from ConfigMap %s/%s: %w", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap, err)
-	}
-	if docs.Cluster == nil {
-		return nil, fmt.Errorf("ConfigMap %s/%s holds no ClusterConfiguration", metav1.NamespaceSystem, uploadconfig.KubeadmConfigMap)
-	}
-	kubeletCM, err := cms.Get(ctx, uploadconfig.KubeletConfigMap, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("reading the kubelets' configuration (ConfigMap %s/%s): %w", metav1.NamespaceSystem, uploadconfig.KubeletConfigMap, err)
-	}
-	kdocs, err := config.Decode([]byte(kubeletCM.Data[uploadconfig.KubeletConfigKey]), config.Lenient)
-	if err != nil {
-		return nil, fmt.Errorf("decoding the kubelets' configuration from ConfigMap %s/%s: %w", metav1.NamespaceSystem, uploadconfig.KubeletConfigMap, err)
-	}
-	if kdocs.Kubelet == nil {
-		return nil, fmt.Errorf("ConfigMap %s/%s holds no KubeletConfiguration", metav1.NamespaceSystem, uploadconfig.KubeletConfigMap)
-	}
-	return &config.Documents{Source: "the cluster", Cluster: docs.Cluster, Kubelet: kdocs.Kubelet}, nil
 }
 
 // InitView is the node seen as init sees one, so that the init phases that

@@ -83,7 +83,7 @@ func runEtcdJoin(ctx context.Context, d *Data) error {
 	if d.DryRun {
 		fmt.Fprintf(d.Out, "[dryrun] Would add etcd member %q (%s) to the cluster's etcd as a learner and promote it\n", name, peerURL)
 		v.EtcdInitialCluster = name + "=" + peerURL
-		return runTree(ctx, initphases.EtcdPhase(), v, nil)
+		return workflow.RunTree(ctx, initphases.EtcdPhase(), v, nil)
 	}
 	c, err := etcdClient(ctx, d)
 	if err != nil {
@@ -96,7 +96,7 @@ func runEtcdJoin(ctx context.Context, d *Data) error {
 	}
 	fmt.Fprintf(d.Out, "[etcd] Announced the new etcd member %q to the existing etcd cluster as a learner\n", name)
 	v.EtcdInitialCluster = etcdcluster.InitialCluster(members, name, peerURL)
-	if err := runTree(ctx, initphases.EtcdPhase(), v, nil); err != nil {
+	if err := workflow.RunTree(ctx, initphases.EtcdPhase(), v, nil); err != nil {
 		return err
 	}
 	timeout := etcdTimeout(cfg.Timeouts)

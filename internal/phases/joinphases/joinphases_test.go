@@ -88,7 +88,7 @@ func TestRunTreeOnlyNamedChildren(t *testing.T) {
 			step("a"), step("b"), step("c"),
 		},
 	}
-	if err := runTree(context.Background(), group, &initphases.Data{}, []string{"a", "c"}); err != nil {
+	if err := workflow.RunTree(context.Background(), group, &initphases.Data{}, []string{"a", "c"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(ran, ","); got != "group,a,c" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"k8s.io/klog/v2"
 
@@ -206,30 +205,7 @@ func runInitPhase(ctx context.Context, d *Data, p workflow.Phase[*initphases.Dat
 	if err != nil {
 		return err
 	}
-	return runTree(ctx, p, v, only)
-}
-
-func runTree(ctx context.Context, p workflow.Phase[*initphases.Data], v *initphases.Data, only []string) error {
-	if p.RunIf != nil {
-		ok, err := p.RunIf(v)
-		if err != nil || !ok {
-			return err
-		}
-	}
-	if p.Run != nil {
-		if err := p.Run(ctx, v); err != nil {
-			return err
-		}
-	}
-	for _, child := range p.Phases {
-		if child.RunAllSiblings || (len(only) > 0 && !slices.Contains(only, child.Name)) {
-			continue
-		}
-		if err := runTree(ctx, child, v, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return workflow.RunTree(ctx, p, v, only)
 }
 
 // ControlPlaneJoinPhase marks a new control-plane node as such.

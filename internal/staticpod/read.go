@@ -1,0 +1,51 @@
+package staticpod
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// ReadManifest reads and decodes a static Pod manifest.
+func ReadManifest(path string) (*corev1.Pod, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the static Pod manifest: %w", err)
+	}
+	pod := &corev1.Pod{}
+	if err := yaml.Unmarshal(data, pod); err != nil {
+		return nil, fmt.Errorf("parsing the static Pod manifest %s: %w", path, err)
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("the static Pod manifest %s has no container", path)
+	}
+	return pod, nil
+}
+
+// Flags returns the "--name=value" flags of the Pod's first container's
+// command and arguments (the last one wins for a repeated name).
+func Flags(pod *corev1.Pod) map[string]string {
+	flags := map[string]string{}
+	if len(pod.Spec.Containers) == 0 {
+		return flags
+	}
+	c := pod.Spec.Containers[0]
+	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+		if name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "="); ok && strings.HasPrefix(a, "--") {
+			flags[name] = value
+		}
+	}
+	return flags
+}
+
+// ReadFlags reads a static Pod manifest and returns its flags (see Flags).
+func ReadFlags(path string) (map[string]string, error) {
+	pod, err := ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	return Flags(pod), nil
+}
