@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/patches"
@@ -92,41 +91,51 @@ user's patches applied. A manifest that is already right is left untouched.`, co
 // runControlPlaneComponent writes the manifest of component. Idempotent.
 func runControlPlaneComponent(d *Data, component string) error {
 	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
-	if err := checkRootless(d); err != nil {
+	data, err := BuildManifest(d, component)
+	if err != nil {
 		return err
+	}
+	return writeStaticManifest(d, component, data)
+}
+
+// BuildManifest renders the static Pod manifest of component (a
+// control-plane component or etcd) for the node of d, the user's patches
+// applied, as the init phases write it. Upgrades compare and write the
+// same bytes.
+func BuildManifest(d *Data, component string) ([]byte, error) {
+	if err := checkRootless(d); err != nil {
+		return nil, err
 	}
 	opts := staticpod.HostOptions(klog.Warningf)
 	if component == staticpod.KubeControllerManager {
 		ext, err := usesExternalCA(d.CertDir)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		opts.ExternalCA = ext
 	}
 	cfg := d.Cfg
-	pod, err := staticpod.Build(component, &cfg.ClusterConfiguration, staticpod.NodeOf(cfg), opts)
+	node := staticpod.NodeOf(cfg)
+	node.EtcdInitialCluster = d.EtcdInitialCluster
+	pod, err := staticpod.Build(component, &cfg.ClusterConfiguration, node, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return writeStaticPod(d, component, pod)
-}
-
-// writeStaticPod applies the user's patches for component to pod and
-// writes its manifest, leaving a manifest with the same content alone.
-func writeStaticPod(d *Data, component string, pod *corev1.Pod) error {
 	if d.PatchesDir != "" {
 		set, err := loadPatches(d)
 		if err != nil {
-			return fmt.Errorf("patching the %s manifest: %w", component, err)
+			return nil, fmt.Errorf("patching the %s manifest: %w", component, err)
 		}
 		if pod, err = staticpod.Patch(component, pod, set, d.Out); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	data, err := staticpod.Marshal(pod)
-	if err != nil {
-		return err
-	}
+	return staticpod.Marshal(pod)
+}
+
+// writeStaticManifest writes the manifest of component, leaving a manifest with
+// the same content alone.
+func writeStaticManifest(d *Data, component string, data []byte) error {
 	written, err := staticpod.WriteManifest(d.ManifestDir, component, data)
 	if err != nil {
 		return err

@@ -57,11 +57,9 @@ func runEtcdLocal(_ context.Context, d *Data) error {
 		return fmt.Errorf("creating the etcd data folder: %w", err)
 	}
 	fmt.Fprintf(d.Out, "[etcd] Creating static Pod manifest for local etcd in %q\n", d.ManifestDir)
-	node := staticpod.NodeOf(cfg)
-	node.EtcdInitialCluster = d.EtcdInitialCluster
-	pod, err := staticpod.EtcdPod(&cfg.ClusterConfiguration, node, staticpod.HostOptions(klog.Warningf))
+	data, err := BuildManifest(d, staticpod.Etcd)
 	if err != nil {
 		return err
 	}
-	return writeStaticPod(d, staticpod.Etcd, pod)
+	return writeStaticManifest(d, staticpod.Etcd, data)
 }

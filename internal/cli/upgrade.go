@@ -1,0 +1,539 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/validation"
+	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
+	"github.com/kubeadm-go/kubeadm/internal/phases/upgradephases"
+	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+	"github.com/kubeadm-go/kubeadm/internal/upgrade"
+	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
+	"github.com/kubeadm-go/kubeadm/internal/version"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// upgradeOptions are the flags of the upgrade commands.
+type upgradeOptions struct {
+	configPath            string
+	kubeconfigPath        string
+	patchesDir            string
+	dryRun, force, yes    bool
+	etcdUpgrade           bool
+	certRenewal           bool
+	allowExperimental     bool
+	allowRC               bool
+	printConfig           bool
+	ignorePreflightErrors []string
+	output                string
+	contextLines          int
+}
+
+func newUpgradeCmd(streams Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "upgrade",
+		Short: "Upgrade the cluster to a newer Kubernetes version",
+		Long: `Upgrade a cluster kubeadm made: "plan" shows what an upgrade would change,
+"apply" upgrades the control plane of the first control-plane node (and the
+cluster's configuration and addons), "node" upgrades every other node, and
+"diff" shows how the static Pod manifests would change.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	cmd.AddCommand(newUpgradePlanCmd(streams), newUpgradeApplyCmd(streams), newUpgradeNodeCmd(streams), newUpgradeDiffCmd(streams))
+	return cmd
+}
+
+func addUpgradeCommonFlags(f *pflag.FlagSet, o *upgradeOptions) {
+	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file (an UpgradeConfiguration).")
+	f.StringVar(&o.kubeconfigPath, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
+}
+
+func newUpgradePlanCmd(streams Streams) *cobra.Command {
+	o := &upgradeOptions{}
+	cmd := &cobra.Command{
+		Use:   "plan [version]",
+		Short: "Show the versions the cluster runs and what an upgrade would run",
+		Long: `Read the cluster's configuration, list the version every component runs
+now and the one it would run after "kubeadm upgrade apply", and check the
+version skew policy. Without a version the target is this kubeadm's own
+version (no release lookup on the internet is needed).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.runPlan(cmd.Context(), cmd.Flags(), streams, args)
+		},
+	}
+	f := cmd.Flags()
+	addUpgradeCommonFlags(f, o)
+	f.BoolVar(&o.allowExperimental, "allow-experimental-upgrades", false, "Also consider alpha, beta and release-candidate versions.")
+	f.BoolVar(&o.allowRC, "allow-release-candidate-upgrades", false, "Also consider release-candidate versions.")
+	f.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Include etcd in the plan.")
+	f.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
+	f.BoolVar(&o.printConfig, "print-config", false, "Print the configuration the upgrade would use.")
+	f.StringVarP(&o.output, "output", "o", "text", "Output format: text, json or yaml.")
+	return cmd
+}
+
+func newUpgradeApplyCmd(streams Streams) *cobra.Command {
+	o := &upgradeOptions{}
+	var flags *pflag.FlagSet
+	var target string
+	runner := &workflow.Runner[*upgradephases.Data]{
+		Phases: upgradephases.ApplyPhases(),
+		NewData: func(cmd *cobra.Command, args []string) (*upgradephases.Data, error) {
+			if len(args) > 0 {
+				target = args[0]
+			}
+			return o.data(cmd.Context(), flags, streams, true, target)
+		},
+		SkipPhases: func(d *upgradephases.Data) []string { return d.Upgrade.Apply.SkipPhases },
+	}
+	cmd := &cobra.Command{
+		Use:   "apply [version]",
+		Short: "Upgrade the control plane of this node, and the cluster's configuration and addons",
+		Long: `Upgrade the first control-plane node to a new Kubernetes version: pull the
+new images, then for etcd (when its version changes), kube-apiserver,
+kube-controller-manager and kube-scheduler in turn back up the static Pod
+manifest, write the new one and wait for the kubelet to run it healthy. When
+a component does not come up, every manifest changed so far is restored as
+it was and the command fails naming the component. Before etcd is touched its
+data folder is copied and a snapshot is taken through its API. Then the
+cluster's configuration, this node's kubelet configuration, the bootstrap
+token rules and (once every control-plane node is upgraded) the addons are
+refreshed.`,
+		Example: `  # Upgrade the control plane to v1.36.3 without asking
+  kubeadm upgrade apply v1.36.3 --yes`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runner.Run(cmd.Context(), args)
+		},
+	}
+	flags = cmd.Flags()
+	addUpgradeCommonFlags(flags, o)
+	flags.BoolVar(&o.allowExperimental, "allow-experimental-upgrades", false, "Allow alpha, beta and release-candidate versions.")
+	flags.BoolVar(&o.allowRC, "allow-release-candidate-upgrades", false, "Allow release-candidate versions.")
+	flags.BoolVar(&o.certRenewal, "certificate-renewal", true, "Renew the certificates of the components the upgrade restarts.")
+	flags.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what would be done.")
+	flags.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Upgrade etcd too.")
+	flags.BoolVarP(&o.force, "force", "f", false, "Upgrade even when the version skew policy objects (where it may be overridden); implies --yes.")
+	flags.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
+	flags.StringVar(&o.patchesDir, "patches", "", "Folder of patches for the manifests and the kubelet configuration (as for init).")
+	flags.BoolVar(&o.printConfig, "print-config", false, "Print the configuration the upgrade uses.")
+	flags.BoolVarP(&o.yes, "yes", "y", false, "Upgrade without asking for confirmation.")
+	runner.BindToCommand(cmd)
+	return cmd
+}
+
+func newUpgradeNodeCmd(streams Streams) *cobra.Command {
+	o := &upgradeOptions{}
+	var flags *pflag.FlagSet
+	runner := &workflow.Runner[*upgradephases.Data]{
+		Phases: upgradephases.NodePhases(),
+		NewData: func(cmd *cobra.Command, args []string) (*upgradephases.Data, error) {
+			return o.data(cmd.Context(), flags, streams, false, "")
+		},
+		SkipPhases: func(d *upgradephases.Data) []string { return d.Upgrade.Node.SkipPhases },
+	}
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Upgrade this node to the version the cluster's configuration names",
+		Long: `Upgrade a node after "kubeadm upgrade apply" ran on the first control-plane
+node: on a control-plane node, its static Pods as apply does (with the same
+backup and rollback); on every node, the kubelet's configuration. The last
+control-plane node upgraded also upgrades the addons.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runner.Run(cmd.Context(), args)
+		},
+	}
+	flags = cmd.Flags()
+	addUpgradeCommonFlags(flags, o)
+	flags.BoolVar(&o.certRenewal, "certificate-renewal", true, "Renew the certificates of the components the upgrade restarts.")
+	flags.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what would be done.")
+	flags.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Upgrade etcd too.")
+	flags.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
+	flags.StringVar(&o.patchesDir, "patches", "", "Folder of patches for the manifests and the kubelet configuration (as for init).")
+	runner.BindToCommand(cmd)
+	return cmd
+}
+
+func newUpgradeDiffCmd(streams Streams) *cobra.Command {
+	o := &upgradeOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff [version]",
+		Short: "Show how an upgrade would change this node's static Pod manifests",
+		Long: `Print, as unified diffs, how "kubeadm upgrade apply" to the version given
+(this kubeadm's own by default) would change the manifests of kube-apiserver,
+kube-controller-manager and kube-scheduler on this node. Nothing is changed.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.runDiff(cmd.Context(), cmd.Flags(), streams, args)
+		},
+	}
+	addUpgradeCommonFlags(cmd.Flags(), o)
+	cmd.Flags().IntVarP(&o.contextLines, "context-lines", "c", 3, "Lines of context around each change.")
+	return cmd
+}
+
+// data reads the configuration, the cluster's stored configuration and
+// this node's files, and builds what the upgrade phases share. apply is
+// true for "upgrade apply" (target is its argument, "" for this kubeadm's
+// version), false for "upgrade node" (the cluster's version).
+func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams Streams, apply bool, target string) (*upgradephases.Data, error) {
+	env := hostEnvironment(streams.Err)
+	up, err := o.upgradeConfig(env)
+	if err != nil {
+		return nil, err
+	}
+	d := &upgradephases.Data{
+		Apply:         apply,
+		Upgrade:       up,
+		KubernetesDir: initphases.KubernetesDir,
+		ManifestDir:   initphases.ManifestsDir,
+		KubeletDir:    initphases.KubeletDir,
+		In:            streams.In,
+		Out:           streams.Out,
+		Err:           streams.Err,
+		IsTerminal:    func() bool { return isTerminal(streams.In) },
+		Now:           time.Now,
+		Host:          preflight.NewHost(),
+		Service:       kubelet.OSHost{},
+		DialCRI: func(ctx context.Context, endpoint string) (cri.Runtime, error) {
+			return cri.Dial(ctx, endpoint, cri.Options{})
+		},
+	}
+	var ignoredFromConfig *[]string
+	if apply {
+		a := up.Apply
+		d.DryRun, d.Force, d.EtcdUpgrade, d.CertRenewal = boolOr(a.DryRun, false), boolOr(a.ForceUpgrade, false), boolOr(a.EtcdUpgrade, true), boolOr(a.CertificateRenewal, true)
+		d.ImagePullPolicy, d.ImagePullSerial = string(a.ImagePullPolicy), boolOr(a.ImagePullSerial, true)
+		if a.Patches != nil {
+			d.PatchesDir = a.Patches.Directory
+		}
+		ignoredFromConfig = &up.Apply.IgnorePreflightErrors
+		if target == "" {
+			target = a.KubernetesVersion
+		}
+		o.allowExperimental = o.allowExperimental || boolOr(a.AllowExperimentalUpgrades, false)
+		o.allowRC = o.allowRC || boolOr(a.AllowRCUpgrades, false)
+	} else {
+		n := up.Node
+		d.DryRun, d.EtcdUpgrade, d.CertRenewal = boolOr(n.DryRun, false), boolOr(n.EtcdUpgrade, true), boolOr(n.CertificateRenewal, true)
+		d.ImagePullPolicy, d.ImagePullSerial = string(n.ImagePullPolicy), boolOr(n.ImagePullSerial, true)
+		if n.Patches != nil {
+			d.PatchesDir = n.Patches.Directory
+		}
+		ignoredFromConfig = &up.Node.IgnorePreflightErrors
+	}
+	// Flags given on the command line win over the file.
+	set := func(name string, dst *bool, v bool) {
+		if flags.Changed(name) {
+			*dst = v
+		}
+	}
+	set("dry-run", &d.DryRun, o.dryRun)
+	set("force", &d.Force, o.force)
+	set("etcd-upgrade", &d.EtcdUpgrade, o.etcdUpgrade)
+	set("certificate-renewal", &d.CertRenewal, o.certRenewal)
+	d.Yes = o.yes
+	if flags.Changed("patches") {
+		d.PatchesDir = o.patchesDir
+	}
+	if d.IgnorePreflightErrors, err = mergeIgnoredPreflightErrors(o.ignorePreflightErrors, ignoredFromConfig); err != nil {
+		return nil, err
+	}
+
+	d.KubeconfigPath = o.kubeconfigPath
+	if !apply && !flags.Changed("kubeconfig") {
+		// A worker has no admin.conf: its kubelet's credentials may read
+		// the cluster's configuration.
+		if _, err := os.Stat(d.KubeconfigPath); err != nil {
+			d.KubeconfigPath = filepath.Join(d.KubernetesDir, "kubelet.conf")
+		}
+	}
+	c, _, err := apiclient.FromKubeconfig(d.KubeconfigPath)
+	if err != nil {
+		return nil, err
+	}
+	d.Client = c
+	if d.DryRun {
+		d.Client = apiclient.DryRunClient(d.Out, c)
+	}
+	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
+		return nil, err
+	}
+	cluster, err := fetchClusterDocs(ctx, c, up, streams.Out)
+	if err != nil {
+		return nil, err
+	}
+	if target == "" {
+		target = cluster.Cluster.KubernetesVersion
+		if apply {
+			target = version.KubernetesVersion
+		}
+	}
+	if d.Cfg, err = nodeConfig(ctx, env, cluster, d, up, target); err != nil {
+		return nil, err
+	}
+	d.CertDir = d.Cfg.CertificatesDir
+	if apply {
+		if d.Policy, err = versionPolicy(ctx, c, d.Cfg.KubernetesVersion, o); err != nil {
+			return nil, err
+		}
+	}
+	if o.printConfig {
+		if err := printUpgradeConfig(streams.Out, d.Cfg); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// upgradeConfig reads --config (an UpgradeConfiguration), defaulted and
+// validated.
+func (o *upgradeOptions) upgradeConfig(env config.Environment) (*kubeadm.UpgradeConfiguration, error) {
+	docs := &config.Documents{Source: "flags"}
+	if o.configPath != "" {
+		d, err := readConfig(env, o.configPath, config.Lenient, false)
+		if err != nil {
+			return nil, err
+		}
+		docs = d
+	}
+	up := env.UpgradeConfiguration(docs)
+	if err := validationError(docs.Source, validation.ValidateUpgradeConfiguration(up)); err != nil {
+		return nil, err
+	}
+	return up, nil
+}
+
+// fetchClusterDocs reads the configuration stored in the cluster. The
+// component configurations kubeadm generated from defaults are left out,
+// so that this kubeadm's defaults apply.
+func fetchClusterDocs(ctx context.Context, c kubernetes.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer) (*config.Documents, error) {
+	fmt.Fprintf(out, "[upgrade/config] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
+	timeout := v1beta4.DefaultKubernetesAPICall
+	if t := up.Timeouts; t != nil && t.KubernetesAPICall != nil && t.KubernetesAPICall.Duration > 0 {
+		timeout = t.KubernetesAPICall.Duration
+	}
+	return uploadconfig.FetchDocuments(ctx, c, timeout, uploadconfig.FetchOptions{KubeProxy: true, DropGenerated: true})
+}
+
+// nodeConfig is the cluster's configuration at version target with this
+// node's registration, defaulted as init's.
+func nodeConfig(ctx context.Context, env config.Environment, cluster *config.Documents, d *upgradephases.Data, up *kubeadm.UpgradeConfiguration, target string) (*kubeadm.InitConfiguration, error) {
+	docs := *cluster
+	cc := *cluster.Cluster
+	cc.KubernetesVersion = target
+	docs.Cluster = &cc
+	serial := d.ImagePullSerial
+	init := &v1beta4.InitConfiguration{
+		NodeRegistration: v1beta4.NodeRegistrationOptions{
+			Name:            d.Node.Name,
+			CRISocket:       d.Node.CRISocket,
+			ImagePullPolicy: corev1.PullPolicy(d.ImagePullPolicy),
+			ImagePullSerial: &serial,
+		},
+		LocalAPIEndpoint: v1beta4.APIEndpoint{AdvertiseAddress: d.Node.Endpoint.AdvertiseAddress, BindPort: d.Node.Endpoint.BindPort},
+	}
+	if up.Timeouts != nil {
+		t := *up.Timeouts
+		init.Timeouts = &t
+	}
+	docs.Init = init
+	cfg, err := env.InitConfiguration(ctx, &docs, config.DefaultOptions{SkipAddress: !d.Node.ControlPlane})
+	if err != nil {
+		return nil, fmt.Errorf("the cluster's configuration: %w", err)
+	}
+	cfg.BootstrapTokens = nil
+	return cfg, nil
+}
+
+// versionPolicy gathers what the version skew check compares.
+func versionPolicy(ctx context.Context, c kubernetes.Interface, target string, o *upgradeOptions) (*upgrade.VersionPolicy, error) {
+	s, err := upgrade.ReadClusterState(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	p := &upgrade.VersionPolicy{Kubelets: s.KubeletVersions(), AllowExperimental: o.allowExperimental, AllowRC: o.allowRC}
+	var errs []error
+	var e error
+	p.Cluster, e = utilversion.ParseSemantic(s.Version)
+	errs = append(errs, e)
+	p.Kubeadm, e = utilversion.ParseSemantic(version.Get().GitVersion)
+	errs = append(errs, e)
+	p.Target, e = utilversion.ParseSemantic(target)
+	errs = append(errs, e)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("reading the versions to compare: %w", err)
+	}
+	return p, nil
+}
+
+func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
+	switch o.output {
+	case "text", "json", "yaml":
+	default:
+		return fmt.Errorf("unknown output format %q: use text, json or yaml", o.output)
+	}
+	// Progress goes to standard error when standard output carries a document.
+	progress := streams.Out
+	if o.output != "text" {
+		progress = streams.Err
+	}
+	env := hostEnvironment(streams.Err)
+	up, err := o.upgradeConfig(env)
+	if err != nil {
+		return err
+	}
+	target := up.Plan.KubernetesVersion
+	if len(args) > 0 {
+		target = args[0]
+	}
+	if target == "" {
+		target = version.KubernetesVersion
+	}
+	if target, err = env.ResolveVersion(ctx, target); err != nil {
+		return err
+	}
+	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath)
+	if err != nil {
+		return err
+	}
+	cluster, err := fetchClusterDocs(ctx, c, up, progress)
+	if err != nil {
+		return err
+	}
+	cc := *cluster.Cluster
+	cc.KubernetesVersion = target
+	docs := &config.Documents{Source: "the cluster", Cluster: &cc}
+	cfg, err := env.ClusterConfiguration(ctx, docs)
+	if err != nil {
+		return err
+	}
+	if !boolOr(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {
+		cfg.Etcd.External = &kubeadm.ExternalEtcd{} // leaves etcd out of the plan
+	}
+	fmt.Fprintln(progress, "[upgrade] Reading what runs in the cluster")
+	s, err := upgrade.ReadClusterState(ctx, c)
+	if err != nil {
+		return err
+	}
+	p, err := versionPolicy(ctx, c, target, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "[upgrade/versions] Cluster version: %s\n", s.Version)
+	fmt.Fprintf(progress, "[upgrade/versions] kubeadm version: %s\n", version.Get().GitVersion)
+	fmt.Fprintf(progress, "[upgrade/versions] Target version: %s\n", target)
+	skew := p.Check()
+	if err := skew.Err(false); err != nil {
+		fmt.Fprintf(streams.Err, "[upgrade/versions] WARNING: %v\n", err)
+	}
+	if o.printConfig {
+		if err := printUpgradeConfig(progress, &kubeadm.InitConfiguration{ClusterConfiguration: *cfg}); err != nil {
+			return err
+		}
+	}
+	plan := upgrade.BuildPlan(s, cfg, p.Target, version.Get().GitVersion)
+	if o.output == "text" {
+		fmt.Fprintln(streams.Out)
+		return plan.PrintText(streams.Out)
+	}
+	return plan.PrintDocument(streams.Out, o.output)
+}
+
+func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
+	env := hostEnvironment(streams.Err)
+	up, err := o.upgradeConfig(env)
+	if err != nil {
+		return err
+	}
+	target := up.Diff.KubernetesVersion
+	if len(args) > 0 {
+		target = args[0]
+	}
+	if target == "" {
+		target = version.KubernetesVersion
+	}
+	if !flags.Changed("context-lines") && up.Diff.DiffContextLines > 0 {
+		o.contextLines = up.Diff.DiffContextLines
+	}
+	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath)
+	if err != nil {
+		return err
+	}
+	d := &upgradephases.Data{
+		Upgrade: up, KubernetesDir: initphases.KubernetesDir, ManifestDir: initphases.ManifestsDir, KubeletDir: initphases.KubeletDir,
+		Out: io.Discard, Err: streams.Err, ImagePullPolicy: string(up.Apply.ImagePullPolicy), ImagePullSerial: boolOr(up.Apply.ImagePullSerial, true),
+	}
+	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
+		return err
+	}
+	cluster, err := fetchClusterDocs(ctx, c, up, io.Discard)
+	if err != nil {
+		return err
+	}
+	if d.Cfg, err = nodeConfig(ctx, env, cluster, d, up, target); err != nil {
+		return err
+	}
+	d.CertDir = d.Cfg.CertificatesDir
+	view := d.InitView()
+	for _, comp := range staticpod.ControlPlaneComponents() {
+		path := staticpod.ManifestPath(d.ManifestDir, comp)
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		data, err := initphases.BuildManifest(view, comp)
+		if err != nil {
+			return err
+		}
+		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(data)),
+			FromFile: path, ToFile: "new manifest", Context: o.contextLines,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(streams.Out, text)
+	}
+	return nil
+}
+
+// printUpgradeConfig prints the configuration an upgrade uses.
+func printUpgradeConfig(out io.Writer, cfg *kubeadm.InitConfiguration) error {
+	b, err := config.MarshalDocuments(config.ClusterToV1beta4(&cfg.ClusterConfiguration))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "[upgrade/config] The configuration of the upgrade:\n%s", b)
+	return nil
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}

@@ -1,0 +1,546 @@
+package upgradephases
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/images"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+	"github.com/kubeadm-go/kubeadm/internal/upgrade"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// ApplyPhases is the workflow of "kubeadm upgrade apply", in upstream
+// kubeadm's order.
+func ApplyPhases() []workflow.Phase[*Data] {
+	return []workflow.Phase[*Data]{
+		{
+			Name:         "preflight",
+			Short:        "Check the cluster and the version skew, ask for confirmation and pull the images",
+			InheritFlags: []string{"config", "kubeconfig", "dry-run", "force", "yes", "ignore-preflight-errors", "allow-experimental-upgrades", "allow-release-candidate-upgrades", "etcd-upgrade"},
+			Run:          runApplyPreflight,
+		},
+		controlPlanePhase("Upgrade the control plane"),
+		{
+			Name:  "upload-config",
+			Short: "Store the upgraded kubeadm and kubelet configurations in ConfigMaps",
+			Phases: []workflow.Phase[*Data]{
+				{Name: "all", Short: "Store both configurations", RunAllSiblings: true, InheritFlags: []string{"config", "kubeconfig", "dry-run"}},
+				{Name: "kubeadm", Short: "Store the ClusterConfiguration in the kubeadm-config ConfigMap", InheritFlags: []string{"config", "kubeconfig", "dry-run"}, Run: initRun(initphases.UploadConfigPhase(), "kubeadm")},
+				{Name: "kubelet", Short: "Store the KubeletConfiguration in the kubelet-config ConfigMap", InheritFlags: []string{"config", "kubeconfig", "dry-run"}, Run: initRun(initphases.UploadConfigPhase(), "kubelet")},
+			},
+		},
+		kubeletConfigPhase(),
+		{
+			Name:         "bootstrap-token",
+			Short:        "Refresh the RBAC rules of bootstrap tokens and the cluster-info ConfigMap",
+			InheritFlags: []string{"config", "kubeconfig", "dry-run"},
+			Run:          initRun(initphases.BootstrapTokenPhase()),
+		},
+		addonPhase(),
+		postUpgradePhase(),
+	}
+}
+
+// NodePhases is the workflow of "kubeadm upgrade node".
+func NodePhases() []workflow.Phase[*Data] {
+	return []workflow.Phase[*Data]{
+		{
+			Name:         "preflight",
+			Short:        "Check privileges and pull the images of a control-plane node",
+			InheritFlags: []string{"config", "kubeconfig", "dry-run", "ignore-preflight-errors"},
+			Run:          runNodePreflight,
+		},
+		controlPlanePhase("Upgrade the control plane instance of this node, if any"),
+		kubeletConfigPhase(),
+		addonPhase(),
+		postUpgradePhase(),
+	}
+}
+
+// initRun runs an init phase (only the named sub-phases, when given) on the
+// init view of the node.
+func initRun(p workflow.Phase[*initphases.Data], only ...string) func(context.Context, *Data) error {
+	return func(ctx context.Context, d *Data) error {
+		return workflow.RunTree(ctx, p, d.InitView(), only)
+	}
+}
+
+func runApplyPreflight(ctx context.Context, d *Data) error {
+	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
+	checks := []preflight.Check{preflight.IsPrivilegedUser(d.Host), controlPlaneNodesReady(d), staticPodManifests(d)}
+	if err := preflight.Run(ctx, checks, d.IgnorePreflightErrors, d.Out); err != nil {
+		return exitcode.PreflightError(err)
+	}
+	if d.Policy != nil {
+		fmt.Fprintf(d.Out, "[upgrade/versions] Cluster version: %s\n", d.Policy.Cluster)
+		fmt.Fprintf(d.Out, "[upgrade/versions] kubeadm version: %s\n", d.Policy.Kubeadm)
+		fmt.Fprintf(d.Out, "[upgrade/versions] Target version: %s\n", d.Version())
+		skew := d.Policy.Check()
+		if err := skew.Err(d.Force); err != nil {
+			return exitcode.PreflightError(err)
+		}
+		for _, e := range skew.Skippable {
+			fmt.Fprintf(d.Err, "[upgrade/versions] WARNING: %v (going on: --force)\n", e)
+		}
+	}
+	if err := confirm(d); err != nil {
+		return err
+	}
+	return pullImages(ctx, d)
+}
+
+func runNodePreflight(ctx context.Context, d *Data) error {
+	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out); err != nil {
+		return exitcode.PreflightError(err)
+	}
+	if !d.Node.ControlPlane {
+		fmt.Fprintln(d.Out, "[upgrade/preflight] This node runs no control plane: no images to pull")
+		return nil
+	}
+	return pullImages(ctx, d)
+}
+
+// confirm asks before apply changes anything, unless --yes, --force or
+// --dry-run; without a terminal it refuses rather than wait.
+func confirm(d *Data) error {
+	if d.Yes || d.Force || d.DryRun {
+		return nil
+	}
+	if d.IsTerminal == nil || !d.IsTerminal() {
+		return errors.New("the upgrade asks for confirmation, and there is no terminal to ask on: run it again with --yes to upgrade without asking")
+	}
+	fmt.Fprintf(d.Out, "[upgrade] Upgrade the control plane to %s? [y/N]: ", d.Version())
+	line, _ := bufio.NewReader(d.In).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		return errors.New("upgrade aborted: nothing was changed")
+	}
+	return nil
+}
+
+// pullImages makes sure the control-plane images of the target version are
+// on this node, as the pull policy says.
+func pullImages(ctx context.Context, d *Data) error {
+	if d.DryRun {
+		fmt.Fprintln(d.Out, "[dryrun] Would pull the images of the target version")
+		return nil
+	}
+	fmt.Fprintln(d.Out, "[upgrade/preflight] Pulling the images the upgraded control plane needs")
+	rt, err := d.DialCRI(ctx, d.Cfg.NodeRegistration.CRISocket)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	var list []string
+	for _, ref := range images.List(&d.Cfg.ClusterConfiguration) {
+		if d.Cfg.Etcd.External != nil && strings.Contains(ref, "/"+images.Etcd+":") {
+			continue
+		}
+		list = append(list, ref)
+	}
+	errs := cri.EnsureImages(ctx, rt, list, cri.PullOptions{
+		Policy: corev1.PullPolicy(d.ImagePullPolicy), Serial: d.ImagePullSerial, Parallelism: 2, Attempts: 3,
+	})
+	if err := errors.Join(errs...); err != nil {
+		return exitcode.PreflightError(fmt.Errorf("pulling the images of %s: %w", d.Version(), err))
+	}
+	return nil
+}
+
+// controlPlaneNodesReady fails when a control-plane node is not Ready.
+func controlPlaneNodesReady(d *Data) preflight.Check {
+	return preflight.Check{Name: "ControlPlaneNodesReady", Run: func(ctx context.Context) preflight.Result {
+		nodes, err := d.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
+		if err != nil {
+			return preflight.Result{Errors: []error{fmt.Errorf("listing the control-plane nodes: %w", err)}}
+		}
+		var notReady []string
+		for _, n := range nodes.Items {
+			ready := false
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready = true
+				}
+			}
+			if !ready {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		if len(notReady) > 0 {
+			return preflight.Result{Errors: []error{fmt.Errorf("control-plane nodes not Ready: %s", strings.Join(notReady, ", "))}}
+		}
+		return preflight.Result{}
+	}}
+}
+
+// staticPodManifests fails when this node lacks a control-plane manifest.
+func staticPodManifests(d *Data) preflight.Check {
+	return preflight.Check{Name: "StaticPodManifest", Run: func(context.Context) preflight.Result {
+		var errs []error
+		comps := staticpod.ControlPlaneComponents()
+		if d.Cfg.Etcd.External == nil {
+			comps = append(comps, staticpod.Etcd)
+		}
+		for _, c := range comps {
+			if _, err := os.Stat(staticpod.ManifestPath(d.ManifestDir, c)); err != nil {
+				errs = append(errs, fmt.Errorf("the static Pod manifest of %s: %w", c, err))
+			}
+		}
+		return preflight.Result{Errors: errs}
+	}}
+}
+
+func controlPlanePhase(short string) workflow.Phase[*Data] {
+	return workflow.Phase[*Data]{
+		Name:         "control-plane",
+		Short:        short,
+		InheritFlags: []string{"config", "kubeconfig", "dry-run", "etcd-upgrade", "certificate-renewal", "patches"},
+		Run:          runControlPlane,
+	}
+}
+
+// runControlPlane replaces this node's static Pod manifests with those of
+// the target version, etcd first, with a backup and a rollback.
+func runControlPlane(ctx context.Context, d *Data) error {
+	if !d.Node.ControlPlane {
+		fmt.Fprintln(d.Out, "[upgrade/control-plane] This node runs no control plane: nothing to upgrade")
+		return nil
+	}
+	timeout := upgradeTimeout(d)
+	fmt.Fprintf(d.Out, "[upgrade/control-plane] Upgrading the static Pod control plane of this node to %q (each component may take up to %v)\n", d.Version(), timeout)
+	view := d.InitView()
+	now := d.Now()
+	var manifests []upgrade.Manifest
+	etcdUpgraded := false
+	if d.Cfg.Etcd.External == nil && d.Node.LocalEtcd && d.EtcdUpgrade {
+		m, ok, err := etcdManifest(ctx, d, view, now)
+		if err != nil {
+			return err
+		}
+		if ok {
+			manifests = append(manifests, m)
+			etcdUpgraded = true
+		}
+	}
+	for _, comp := range staticpod.ControlPlaneComponents() {
+		data, err := initphases.BuildManifest(view, comp)
+		if err != nil {
+			return err
+		}
+		manifests = append(manifests, upgrade.Manifest{Component: comp, Data: data, Before: renewFor(d, comp)})
+	}
+	if d.DryRun {
+		for _, m := range manifests {
+			fmt.Fprintf(d.Out, "[dryrun] Would write the manifest of %q to %q:\n%s\n", m.Component, staticpod.ManifestPath(d.ManifestDir, m.Component), m.Data)
+		}
+		return nil
+	}
+	rt, err := d.DialCRI(ctx, d.Cfg.NodeRegistration.CRISocket)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	sp := &upgrade.StaticPods{
+		ManifestDir: d.ManifestDir,
+		BackupDir:   upgrade.BackupDirName(d.TmpDir(), "manifests", now),
+		NodeName:    d.Node.Name,
+		Timeout:     timeout,
+		Runtime:     rt,
+		Out:         d.Out,
+	}
+	if etcdUpgraded {
+		sp.OnRollback = func(ctx context.Context, component string) error {
+			return rollbackEtcdData(d, component, now)
+		}
+	}
+	if err := sp.Apply(ctx, manifests); err != nil {
+		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)
+	}
+	d.controlPlaneUpgraded = true
+	if d.CertRenewal && len(sp.Changed()) > 0 {
+		renewAdminKubeconfigs(d)
+	}
+	return nil
+}
+
+// etcdManifest returns etcd's new manifest when its image is newer than
+// the running one, after backing up its data: a copy of the data folder and
+// a snapshot taken through etcd's API.
+func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) (upgrade.Manifest, bool, error) {
+	view.EtcdInitialCluster = d.Node.EtcdInitialCluster
+	data, err := initphases.BuildManifest(view, staticpod.Etcd)
+	view.EtcdInitialCluster = ""
+	if err != nil {
+		return upgrade.Manifest{}, false, err
+	}
+	cur, err := staticpod.ReadManifest(staticpod.ManifestPath(d.ManifestDir, staticpod.Etcd))
+	if err != nil {
+		return upgrade.Manifest{}, false, err
+	}
+	curTag := upgrade.ImageTag(cur.Spec.Containers[0].Image)
+	newTag := upgrade.ImageTag(images.EtcdImage(&d.Cfg.ClusterConfiguration))
+	curV, err1 := upgrade.EtcdTagVersion(curTag)
+	newV, err2 := upgrade.EtcdTagVersion(newTag)
+	if err := errors.Join(err1, err2); err != nil {
+		return upgrade.Manifest{}, false, err
+	}
+	if !curV.LessThan(newV) {
+		fmt.Fprintf(d.Out, "[upgrade/etcd] etcd runs %s and the target is %s: etcd is not upgraded\n", curTag, newTag)
+		return upgrade.Manifest{}, false, nil
+	}
+	if d.DryRun {
+		return upgrade.Manifest{Component: staticpod.Etcd, Data: data}, true, nil
+	}
+	dir := upgrade.BackupDirName(d.TmpDir(), "etcd", now)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return upgrade.Manifest{}, false, err
+	}
+	if d.EtcdSnapshot != nil {
+		snap := filepath.Join(dir, "snapshot.db")
+		fmt.Fprintf(d.Out, "[upgrade/etcd] Taking a snapshot of etcd through its API into %q\n", snap)
+		if err := d.EtcdSnapshot(ctx, d, snap); err != nil {
+			return upgrade.Manifest{}, false, fmt.Errorf("taking a snapshot of etcd before its upgrade: %w", err)
+		}
+	}
+	copyDir := filepath.Join(dir, "etcd")
+	fmt.Fprintf(d.Out, "[upgrade/etcd] Copying etcd's data folder %q to %q\n", d.Cfg.Etcd.Local.DataDir, copyDir)
+	if err := upgrade.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
+		return upgrade.Manifest{}, false, fmt.Errorf("backing up etcd's data before its upgrade: %w", err)
+	}
+	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: renewFor(d, staticpod.Etcd)}, true, nil
+}
+
+// rollbackEtcdData puts etcd's backed-up data back when etcd's manifest
+// was restored. The restored manifest has just been written; the kubelet
+// replaces the Pod, so the data is swapped while the new member is down or
+// crashing (a member that ran is stopped first by moving its manifest).
+func rollbackEtcdData(d *Data, component string, now time.Time) error {
+	if component != staticpod.Etcd {
+		return nil
+	}
+	backup := filepath.Join(upgrade.BackupDirName(d.TmpDir(), "etcd", now), "etcd")
+	if _, err := os.Stat(backup); err != nil {
+		return fmt.Errorf("etcd's data backup is missing: %w", err)
+	}
+	aside, err := upgrade.RestoreTree(backup, d.Cfg.Etcd.Local.DataDir, now.Format("2006-01-02-15-04-05"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.Out, "[upgrade/etcd] etcd's data was put back from %q; the data the failed upgrade left is in %q\n", backup, aside)
+	return nil
+}
+
+// renewFor renews the certificates a component uses, before its new
+// manifest is written (when certificate renewal is on).
+func renewFor(d *Data, component string) func() error {
+	if !d.CertRenewal {
+		return nil
+	}
+	var certs, kubeconfigs []string
+	switch component {
+	case staticpod.Etcd:
+		certs = []string{"etcd-server", "etcd-peer", "etcd-healthcheck-client"}
+	case staticpod.KubeAPIServer:
+		certs = []string{"apiserver", "apiserver-kubelet-client", "front-proxy-client"}
+		if d.Cfg.Etcd.External == nil {
+			certs = append(certs, "apiserver-etcd-client")
+		}
+	case staticpod.KubeControllerManager:
+		kubeconfigs = []string{"controller-manager.conf"}
+	case staticpod.KubeScheduler:
+		kubeconfigs = []string{"scheduler.conf"}
+	}
+	return func() error {
+		cluster := &d.Cfg.ClusterConfiguration
+		opts := pki.Options{Now: d.Now}
+		for _, name := range certs {
+			c, ok := pki.LookupCert(name)
+			if !ok {
+				return fmt.Errorf("unknown certificate %q", name)
+			}
+			_, err := pki.RenewCert(cluster, d.CertDir, c, opts)
+			if err := report(d, c.Name, err); err != nil {
+				return err
+			}
+		}
+		for _, file := range kubeconfigs {
+			_, err := pki.RenewKubeconfigCert(cluster, filepath.Join(d.KubernetesDir, file), d.CertDir, opts)
+			if err := report(d, file, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// report prints the outcome of one renewal; an external CA or a missing
+// file only warns, as upstream's upgrade does.
+func report(d *Data, name string, err error) error {
+	var ext *pki.ExternalCAError
+	switch {
+	case err == nil:
+		fmt.Fprintf(d.Out, "[upgrade/staticpods] Renewed the certificate of %s\n", name)
+	case errors.Is(err, pki.ErrMissing):
+		fmt.Fprintf(d.Err, "[upgrade/staticpods] WARNING: %s is missing; it was not renewed\n", name)
+	case errors.As(err, &ext):
+		fmt.Fprintf(d.Out, "[upgrade/staticpods] External CA (%s is absent): %s was not renewed\n", ext.KeyPath, name)
+	default:
+		return fmt.Errorf("renewing %s: %w", name, err)
+	}
+	return nil
+}
+
+// renewAdminKubeconfigs renews admin.conf and super-admin.conf after the
+// control plane was upgraded; failures only warn.
+func renewAdminKubeconfigs(d *Data) {
+	for _, file := range []string{"admin.conf", "super-admin.conf"} {
+		_, err := pki.RenewKubeconfigCert(&d.Cfg.ClusterConfiguration, filepath.Join(d.KubernetesDir, file), d.CertDir, pki.Options{Now: d.Now})
+		switch {
+		case err == nil:
+			fmt.Fprintf(d.Out, "[upgrade] Renewed the certificate of %s\n", file)
+		case errors.Is(err, pki.ErrMissing):
+		default:
+			fmt.Fprintf(d.Err, "[upgrade] WARNING: renewing %s: %v\n", file, err)
+		}
+	}
+}
+
+// upgradeTimeout is timeouts.upgradeManifests, or its default.
+func upgradeTimeout(d *Data) time.Duration {
+	if to := d.Upgrade.Timeouts; to != nil && to.UpgradeManifests != nil && to.UpgradeManifests.Duration > 0 {
+		return to.UpgradeManifests.Duration
+	}
+	return v1beta4.DefaultUpgradeManifests
+}
+
+func kubeletConfigPhase() workflow.Phase[*Data] {
+	return workflow.Phase[*Data]{
+		Name:  "kubelet-config",
+		Short: "Rewrite this node's kubelet configuration from the cluster's",
+		Long: `Rewrite /var/lib/kubelet/config.yaml from the kubelet-config ConfigMap with this
+node's settings, after copying the previous file into a backup folder under
+/etc/kubernetes/tmp. The kubelet reads it when it restarts: restart it after
+upgrading its binary.`,
+		InheritFlags: []string{"config", "kubeconfig", "dry-run", "patches"},
+		Run:          runKubeletConfig,
+	}
+}
+
+func runKubeletConfig(ctx context.Context, d *Data) error {
+	k := d.Cfg.ComponentConfigs.Kubelet
+	if k == nil {
+		return errors.New("the cluster's configuration holds no KubeletConfiguration")
+	}
+	svc := kubelet.NewService(d.Service, d.Out)
+	opts := kubelet.ConfigOptions{PatchesDir: d.PatchesDir, ResolvConf: svc.ResolvConf(ctx)}
+	if d.Node.CRISocket != "" {
+		opts.CRISocket = d.Node.CRISocket
+	}
+	if d.DryRun {
+		doc, err := kubelet.Config(k, opts, d.Out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(d.Out, "[dryrun] Would write %q:\n%s\n", filepath.Join(d.KubeletDir, kubelet.ConfigFile), doc)
+		return nil
+	}
+	res, err := upgrade.WriteKubeletConfig(d.KubeletDir, d.TmpDir(), k, opts, d.Out)
+	if err != nil {
+		return fmt.Errorf("upgrading the kubelet's configuration: %w", err)
+	}
+	if !res.Changed {
+		fmt.Fprintln(d.Out, "[upgrade/kubelet-config] The kubelet's configuration is already up to date")
+		return nil
+	}
+	fmt.Fprintln(d.Out, "[upgrade/kubelet-config] The kubelet's configuration of this node was upgraded; restart the kubelet after upgrading its binary")
+	return nil
+}
+
+func addonPhase() workflow.Phase[*Data] {
+	sub := func(name, short string) workflow.Phase[*Data] {
+		return workflow.Phase[*Data]{
+			Name: name, Short: short,
+			InheritFlags: []string{"config", "kubeconfig", "dry-run"},
+			Run: func(ctx context.Context, d *Data) error {
+				ok, err := addonsDue(ctx, d)
+				if err != nil || !ok {
+					return err
+				}
+				return workflow.RunTree(ctx, initphases.AddonPhase(), d.InitView(), []string{name})
+			},
+		}
+	}
+	return workflow.Phase[*Data]{
+		Name:  "addon",
+		Short: "Upgrade the essential addons: CoreDNS and kube-proxy",
+		Long: `Upgrade CoreDNS and kube-proxy once every control-plane node runs the target
+version; before that they are left alone (the last "kubeadm upgrade node" on
+a control-plane node upgrades them).`,
+		Phases: []workflow.Phase[*Data]{
+			{Name: "all", Short: "Upgrade every essential addon", RunAllSiblings: true, InheritFlags: []string{"config", "kubeconfig", "dry-run"}},
+			sub("coredns", "Upgrade the CoreDNS addon"),
+			sub("kube-proxy", "Upgrade the kube-proxy addon"),
+		},
+	}
+}
+
+// addonsDue reports whether the addons may be upgraded: on a control-plane
+// node, once every control-plane node's API server runs the target version.
+func addonsDue(ctx context.Context, d *Data) (bool, error) {
+	if !d.Node.ControlPlane {
+		return false, nil
+	}
+	if d.DryRun {
+		return true, nil
+	}
+	d.state = nil // the control plane changed since it was read
+	s, err := d.ClusterState(ctx)
+	if err != nil {
+		return false, err
+	}
+	if behind := s.NodesNotAt(d.Version()); len(behind) > 0 {
+		if !d.skipped {
+			fmt.Fprintf(d.Out, "[upgrade/addon] The addons are upgraded once every control-plane node runs %s; not yet upgraded: %s\n", d.Version(), strings.Join(behind, ", "))
+			d.skipped = true
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+func postUpgradePhase() workflow.Phase[*Data] {
+	return workflow.Phase[*Data]{
+		Name:         "post-upgrade",
+		Short:        "Report the outcome of the upgrade",
+		InheritFlags: []string{"config", "kubeconfig", "dry-run"},
+		Run: func(ctx context.Context, d *Data) error {
+			switch {
+			case d.DryRun:
+				fmt.Fprintln(d.Out, "[dryrun] Finished the dry run: nothing was changed")
+			case d.Apply:
+				fmt.Fprintf(d.Out, "\n[upgrade] SUCCESS! The control plane of this node runs %q.\n\n", d.Version())
+				fmt.Fprintln(d.Out, "[upgrade] Now upgrade the other nodes, control-plane nodes first, with \"kubeadm upgrade node\", then their kubelets.")
+			default:
+				fmt.Fprintln(d.Out, "[upgrade] The upgrade of this node is done; restart its kubelet after upgrading the kubelet's binary.")
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,10 @@
+// Package upgrade holds what "kubeadm upgrade" decides and does on a node:
+// the version skew policy, the plan (which component runs which version and
+// what it would become), the replacement of static Pod manifests with a
+// backup and a rollback when a component does not come back healthy, the
+// backup of etcd (a copy of its data folder and a snapshot through its API)
+// and the refresh of the kubelet's configuration file.
+//
+// The upgrade commands' phases (internal/phases/upgradephases) call into
+// this package; it knows nothing of flags or of the phase runner.
+package upgrade

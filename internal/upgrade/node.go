@@ -1,0 +1,96 @@
+package upgrade
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+)
+
+// nodeUserPrefix starts the user name of a kubelet's client certificate.
+const nodeUserPrefix = "system:node:"
+
+// LocalNode is what an upgrade learns about this node from its files.
+type LocalNode struct {
+	// Name is the node's name, from the kubelet's client certificate.
+	Name string
+	// CRISocket is the container runtime endpoint of instance-config.yaml
+	// ("" when that file does not say).
+	CRISocket string
+	// ControlPlane is true when the node runs a kube-apiserver static Pod;
+	// Endpoint is then the address and port it advertises.
+	ControlPlane bool
+	Endpoint     kubeadm.APIEndpoint
+	// LocalEtcd is true when the node runs an etcd static Pod;
+	// EtcdInitialCluster is its --initial-cluster when it joined an
+	// existing etcd cluster (kept so that its manifest does not change for
+	// that alone).
+	LocalEtcd          bool
+	EtcdInitialCluster string
+}
+
+// ReadLocalNode reads this node's kubelet.conf (in kubernetesDir), its
+// static Pod manifests and the kubelet's instance configuration.
+func ReadLocalNode(kubernetesDir, manifestDir, kubeletDir string) (*LocalNode, error) {
+	n := &LocalNode{}
+	kubeletConf := filepath.Join(kubernetesDir, "kubelet.conf")
+	cert, err := kubeconfig.ClientCertificateOf(kubeletConf)
+	if err != nil {
+		return nil, fmt.Errorf("finding this node's name from the kubelet's credentials: %w", err)
+	}
+	name, ok := strings.CutPrefix(cert.Subject.CommonName, nodeUserPrefix)
+	if !ok || name == "" {
+		return nil, fmt.Errorf("finding this node's name: the client certificate of %s is for %q, not for a node", kubeletConf, cert.Subject.CommonName)
+	}
+	n.Name = name
+
+	if data, err := os.ReadFile(filepath.Join(kubeletDir, kubelet.InstanceConfigFile)); err == nil {
+		var inst struct {
+			ContainerRuntimeEndpoint string `json:"containerRuntimeEndpoint"`
+		}
+		if err := yaml.Unmarshal(data, &inst); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", kubelet.InstanceConfigFile, err)
+		}
+		n.CRISocket = inst.ContainerRuntimeEndpoint
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+
+	apiFlags, err := staticpod.ReadFlags(staticpod.ManifestPath(manifestDir, staticpod.KubeAPIServer))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		n.ControlPlane = true
+		n.Endpoint.AdvertiseAddress = apiFlags["advertise-address"]
+		port, err := strconv.Atoi(apiFlags["secure-port"])
+		if err != nil {
+			return nil, fmt.Errorf("reading the API server's port from its manifest: %w", err)
+		}
+		n.Endpoint.BindPort = int32(port)
+	}
+
+	etcdFlags, err := staticpod.ReadFlags(staticpod.ManifestPath(manifestDir, staticpod.Etcd))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		n.LocalEtcd = true
+		if etcdFlags["initial-cluster-state"] == "existing" {
+			n.EtcdInitialCluster = etcdFlags["initial-cluster"]
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,320 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
+	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/images"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+)
+
+// Component names as the plan shows them.
+const (
+	ComponentKubelet = "kubelet"
+	ComponentKubeadm = "kubeadm"
+	ComponentCoreDNS = "CoreDNS"
+)
+
+// ClusterState is what runs in the cluster now.
+type ClusterState struct {
+	// Version is the API server's version.
+	Version string
+	// Static maps each static Pod component (kube-apiserver, ...,
+	// etcd) to the image tag each node runs.
+	Static map[string]map[string]string
+	// Kubelets maps node names to kubelet versions.
+	Kubelets map[string]string
+	// KubeProxy and CoreDNS are their image tags ("" when not installed).
+	KubeProxy, CoreDNS string
+}
+
+// ReadClusterState asks the API server what runs where.
+func ReadClusterState(ctx context.Context, c kubernetes.Interface) (*ClusterState, error) {
+	sv, err := c.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("asking the API server its version: %w", err)
+	}
+	s := &ClusterState{Version: sv.GitVersion, Static: map[string]map[string]string{}, Kubelets: map[string]string{}}
+	for _, comp := range append(staticpod.ControlPlaneComponents(), staticpod.Etcd) {
+		pods, err := c.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "component=" + comp})
+		if err != nil {
+			return nil, fmt.Errorf("listing the %s Pods: %w", comp, err)
+		}
+		for _, p := range pods.Items {
+			if len(p.Spec.Containers) == 0 || p.Spec.NodeName == "" {
+				continue
+			}
+			if s.Static[comp] == nil {
+				s.Static[comp] = map[string]string{}
+			}
+			s.Static[comp][p.Spec.NodeName] = ImageTag(p.Spec.Containers[0].Image)
+		}
+	}
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		s.Kubelets[n.Name] = n.Status.NodeInfo.KubeletVersion
+	}
+	ds, err := c.AppsV1().DaemonSets(metav1.NamespaceSystem).Get(ctx, kubeproxy.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("reading the kube-proxy DaemonSet: %w", err)
+	default:
+		s.KubeProxy = firstImageTag(ds.Spec.Template.Spec.Containers)
+	}
+	dep, err := c.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, coredns.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("reading the CoreDNS Deployment: %w", err)
+	default:
+		s.CoreDNS = firstImageTag(dep.Spec.Template.Spec.Containers)
+	}
+	return s, nil
+}
+
+func firstImageTag(cs []corev1.Container) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return ImageTag(cs[0].Image)
+}
+
+// KubeletVersions groups the kubelets by version (for VersionPolicy).
+func (s *ClusterState) KubeletVersions() map[string][]string {
+	out := map[string][]string{}
+	for node, v := range s.Kubelets {
+		out[v] = append(out[v], node)
+	}
+	return out
+}
+
+// NodesNotAt lists the control-plane nodes whose API server does not run
+// the image tag of version, sorted.
+func (s *ClusterState) NodesNotAt(version string) []string {
+	var out []string
+	for node, tag := range s.Static[staticpod.KubeAPIServer] {
+		if tag != images.KubernetesTag(version) {
+			out = append(out, node)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Plan is the machine-readable upgrade plan
+// (output.kubeadm.k8s.io/v1alpha3 UpgradePlan).
+type Plan struct {
+	Kind              string                 `json:"kind"`
+	APIVersion        string                 `json:"apiVersion"`
+	AvailableUpgrades []AvailableUpgrade     `json:"availableUpgrades,omitempty"`
+	ConfigVersions    []ComponentConfigState `json:"configVersions"`
+
+	// commandFlags are appended to the printed apply command line.
+	commandFlags string
+	// kubeadmVersion is this program's version.
+	kubeadmVersion string
+}
+
+// AvailableUpgrade is one target and what it changes.
+type AvailableUpgrade struct {
+	Description string             `json:"description"`
+	Components  []ComponentUpgrade `json:"components"`
+}
+
+// ComponentUpgrade is one component's version now and after the upgrade.
+type ComponentUpgrade struct {
+	Name           string `json:"name"`
+	CurrentVersion string `json:"currentVersion"`
+	NewVersion     string `json:"newVersion"`
+	NodeName       string `json:"nodeName,omitempty"`
+}
+
+// ComponentConfigState says whether a component configuration needs a
+// manual upgrade.
+type ComponentConfigState struct {
+	Group                 string `json:"group"`
+	CurrentVersion        string `json:"currentVersion"`
+	PreferredVersion      string `json:"preferredVersion"`
+	ManualUpgradeRequired bool   `json:"manualUpgradeRequired"`
+}
+
+// BuildPlan compares the cluster's state with what an upgrade to target
+// (with cfg's image settings) would run.
+func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilversion.Version, kubeadmVersion string) *Plan {
+	tv := "v" + strings.TrimPrefix(target.String(), "v")
+	p := &Plan{
+		Kind: "UpgradePlan", APIVersion: "output.kubeadm.k8s.io/v1alpha3",
+		ConfigVersions: []ComponentConfigState{
+			{Group: "kubeproxy.config.k8s.io", CurrentVersion: "v1alpha1", PreferredVersion: "v1alpha1"},
+			{Group: "kubelet.config.k8s.io", CurrentVersion: "v1beta1", PreferredVersion: "v1beta1"},
+		},
+		kubeadmVersion: kubeadmVersion,
+	}
+	var comps []ComponentUpgrade
+	perNode := func(name string, current map[string]string, next string) {
+		for _, node := range sortedKeys(current) {
+			comps = append(comps, ComponentUpgrade{Name: name, CurrentVersion: current[node], NewVersion: next, NodeName: node})
+		}
+	}
+	perNode(ComponentKubelet, s.Kubelets, tv)
+	for _, comp := range staticpod.ControlPlaneComponents() {
+		perNode(comp, s.Static[comp], tv)
+	}
+	if !cfg.Proxy.Disabled {
+		cur := s.KubeProxy
+		if cur == "" {
+			cur = s.Version
+		}
+		comps = append(comps, ComponentUpgrade{Name: kubeproxy.Name, CurrentVersion: cur, NewVersion: tv})
+	}
+	if !cfg.DNS.Disabled {
+		comps = append(comps, ComponentUpgrade{Name: ComponentCoreDNS, CurrentVersion: s.CoreDNS, NewVersion: ImageTag(images.DNS(cfg))})
+	}
+	comps = append(comps, ComponentUpgrade{Name: ComponentKubeadm, CurrentVersion: kubeadmVersion, NewVersion: tv})
+	if cfg.Etcd.External == nil {
+		perNode(staticpod.Etcd, s.Static[staticpod.Etcd], ImageTag(images.EtcdImage(cfg)))
+	}
+
+	changes := false
+	for _, c := range comps {
+		if c.Name != ComponentKubeadm && c.CurrentVersion != c.NewVersion {
+			changes = true
+		}
+	}
+	if !changes {
+		return p
+	}
+	cluster, err := utilversion.ParseSemantic(s.Version)
+	desc := "stable version"
+	switch {
+	case target.PreRelease() != "" && strings.HasPrefix(target.PreRelease(), "rc"):
+		desc = "release candidate version"
+		p.commandFlags = " --allow-release-candidate-upgrades"
+	case target.PreRelease() != "":
+		desc = "experimental version"
+		p.commandFlags = " --allow-experimental-upgrades"
+	case err == nil && cluster.Major() == target.Major() && cluster.Minor() == target.Minor():
+		desc = fmt.Sprintf("version in the v%d.%d series", target.Major(), target.Minor())
+	}
+	p.AvailableUpgrades = []AvailableUpgrade{{Description: desc, Components: comps}}
+	return p
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PrintText writes the plan as upstream kubeadm's tables.
+func (p *Plan) PrintText(w io.Writer) error {
+	if len(p.AvailableUpgrades) == 0 {
+		fmt.Fprintln(w, "The cluster already runs the target versions: there is nothing to upgrade.")
+	}
+	for _, u := range p.AvailableUpgrades {
+		var target string
+		var manual, auto []ComponentUpgrade
+		for _, c := range u.Components {
+			switch c.Name {
+			case ComponentKubelet:
+				manual = append(manual, c)
+			case ComponentKubeadm:
+				target = c.NewVersion
+			default:
+				auto = append(auto, c)
+			}
+		}
+		if len(manual) > 0 {
+			fmt.Fprintln(w, "Components that must be upgraded manually after you have upgraded the control plane with 'kubeadm upgrade apply':")
+			if err := table(w, manual); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "Upgrade to the latest %s:\n\n", u.Description)
+		if err := table(w, auto); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\nYou can now apply the upgrade by executing the following command:\n\n\tkubeadm upgrade apply %s%s\n\n", target, p.commandFlags)
+		if target != p.kubeadmVersion {
+			fmt.Fprintf(w, "Note: Before you can perform this upgrade, you have to update kubeadm to %s.\n\n", target)
+		}
+		fmt.Fprintln(w, rule)
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, `
+The table below shows the current state of component configs as understood by this version of kubeadm.
+Configs that have a "yes" mark in the "MANUAL UPGRADE REQUIRED" column require manual config upgrade or
+resetting to kubeadm defaults before a successful upgrade can be performed. The version to manually
+upgrade to is denoted in the "PREFERRED VERSION" column.
+
+`)
+	tw := tabwriter.NewWriter(w, 10, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "API GROUP\tCURRENT VERSION\tPREFERRED VERSION\tMANUAL UPGRADE REQUIRED")
+	for _, c := range p.ConfigVersions {
+		manual := "no"
+		if c.ManualUpgradeRequired {
+			manual = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Group, c.CurrentVersion, c.PreferredVersion, manual)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, rule)
+	fmt.Fprintln(w)
+	return nil
+}
+
+const rule = "_____________________________________________________________________"
+
+func table(w io.Writer, rows []ComponentUpgrade) error {
+	tw := tabwriter.NewWriter(w, 10, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tNODE\tCURRENT\tTARGET")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.NodeName, r.CurrentVersion, r.NewVersion)
+	}
+	return tw.Flush()
+}
+
+// PrintDocument writes the plan as JSON (indented by four spaces) or YAML.
+func (p *Plan) PrintDocument(w io.Writer, format string) error {
+	var b []byte
+	var err error
+	switch format {
+	case "json":
+		b, err = json.MarshalIndent(p, "", "    ")
+		b = append(b, '\n')
+	case "yaml":
+		b, err = yaml.Marshal(p)
+	default:
+		return fmt.Errorf("unknown output format %q", format)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}

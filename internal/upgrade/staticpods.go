@@ -1,0 +1,338 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+)
+
+// Labels the kubelet puts on the sandboxes and containers it runs.
+const (
+	labelPodName       = "io.kubernetes.pod.name"
+	labelPodNamespace  = "io.kubernetes.pod.namespace"
+	labelContainerName = "io.kubernetes.container.name"
+)
+
+// crashLimit is how many exits of a new container mean it will not come up:
+// the kubelet restarts it with a growing back-off, so waiting longer only
+// delays the rollback.
+const crashLimit = 3
+
+// ManifestMode is the mode of the static Pod manifests (and their backups).
+const ManifestMode = 0o600
+
+// Runtime is what the static Pod upgrade asks of the container runtime: it
+// watches the kubelet replace a component's Pod.
+type Runtime interface {
+	ListPodSandboxes(ctx context.Context, labels map[string]string) ([]cri.PodSandbox, error)
+	ListContainers(ctx context.Context, filter cri.ContainerFilter) ([]cri.Container, error)
+}
+
+// Manifest is the new static Pod manifest of one component.
+type Manifest struct {
+	Component string
+	Data      []byte
+	// Before runs just before the manifest is written (certificate
+	// renewal); it is not run for a manifest that does not change.
+	Before func() error
+}
+
+// StaticPods replaces the static Pod manifests of the control plane on one
+// node, one component at a time: each old manifest is copied to BackupDir,
+// the new one written, and the kubelet watched until it runs a new Pod
+// for it that answers its health endpoint. When one component does not
+// come up, every manifest changed so far is restored byte for byte (in
+// reverse order) and the restored components are waited for.
+type StaticPods struct {
+	ManifestDir string
+	BackupDir   string
+	NodeName    string
+	// Timeout bounds the wait for each component (timeouts.upgradeManifests).
+	Timeout time.Duration
+	Runtime Runtime
+	// Healthy asks a component's health endpoint; nil: HTTP GET of
+	// staticpod.HealthURL without verifying the serving certificate, as
+	// the kubelet's probes do.
+	Healthy func(ctx context.Context, url string) error
+	// Interval separates two looks at the runtime (0: 500ms).
+	Interval time.Duration
+	// OnRollback, when set, runs after the manifests were restored and
+	// before they are waited for (etcd's data is put back there).
+	OnRollback func(ctx context.Context, component string) error
+	Out        io.Writer
+
+	changed []changed
+}
+
+type changed struct {
+	component string
+	old       []byte
+}
+
+// ComponentError is the error of a component that did not come up; the
+// manifests were rolled back.
+type ComponentError struct {
+	Component string
+	Err       error
+	// RollbackErr is set when restoring the old manifests failed too.
+	RollbackErr error
+}
+
+func (e *ComponentError) Error() string {
+	msg := fmt.Sprintf("upgrading %s: %v", e.Component, e.Err)
+	if e.RollbackErr != nil {
+		return msg + fmt.Sprintf("; restoring the previous manifests failed too: %v", e.RollbackErr)
+	}
+	return msg + "; the previous manifests were restored"
+}
+
+func (e *ComponentError) Unwrap() error { return e.Err }
+
+// Apply upgrades the components of manifests in their order. It returns a
+// *ComponentError when a component did not come up (after the rollback).
+func (s *StaticPods) Apply(ctx context.Context, manifests []Manifest) error {
+	for _, m := range manifests {
+		if err := s.apply(ctx, m); err != nil {
+			ce := &ComponentError{Component: m.Component, Err: err}
+			ce.RollbackErr = s.Rollback(ctx)
+			return ce
+		}
+	}
+	return nil
+}
+
+// Changed lists the components whose manifest Apply replaced.
+func (s *StaticPods) Changed() []string {
+	var out []string
+	for _, c := range s.changed {
+		out = append(out, c.component)
+	}
+	return out
+}
+
+func (s *StaticPods) apply(ctx context.Context, m Manifest) error {
+	path := staticpod.ManifestPath(s.ManifestDir, m.Component)
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading the current manifest: %w", err)
+	}
+	if bytes.Equal(old, m.Data) {
+		fmt.Fprintf(s.Out, "[upgrade/staticpods] The manifest of %q is already up to date; its Pod is left running\n", m.Component)
+		return nil
+	}
+	fmt.Fprintf(s.Out, "[upgrade/staticpods] Preparing the upgrade of %q\n", m.Component)
+	if err := os.MkdirAll(s.BackupDir, 0o700); err != nil {
+		return fmt.Errorf("making the backup folder: %w", err)
+	}
+	backup := staticpod.ManifestPath(s.BackupDir, m.Component)
+	if err := atomicfile.Write(backup, old, ManifestMode); err != nil {
+		return fmt.Errorf("backing up the current manifest: %w", err)
+	}
+	if m.Before != nil {
+		if err := m.Before(); err != nil {
+			return err
+		}
+	}
+	since := time.Now()
+	fmt.Fprintf(s.Out, "[upgrade/staticpods] Writing the new manifest to %q; the previous one is kept in %q\n", path, backup)
+	s.changed = append(s.changed, changed{component: m.Component, old: old})
+	if err := atomicfile.Write(path, m.Data, ManifestMode); err != nil {
+		return fmt.Errorf("writing the new manifest: %w", err)
+	}
+	fmt.Fprintf(s.Out, "[upgrade/staticpods] Waiting up to %v for the kubelet to restart %q and for it to answer as healthy\n", s.Timeout, m.Component)
+	start := time.Now()
+	if err := s.waitReplaced(ctx, m.Component, since, m.Data); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "[upgrade/staticpods] %q upgraded and healthy after %v\n", m.Component, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// Rollback restores every manifest Apply replaced, newest first, then
+// waits for those components to be healthy again.
+func (s *StaticPods) Rollback(ctx context.Context) error {
+	var errs []error
+	type restored struct {
+		component string
+		since     time.Time
+		data      []byte
+	}
+	var waits []restored
+	for i := len(s.changed) - 1; i >= 0; i-- {
+		c := s.changed[i]
+		since := time.Now()
+		fmt.Fprintf(s.Out, "[upgrade/staticpods] Restoring the previous manifest of %q\n", c.component)
+		if err := atomicfile.Write(staticpod.ManifestPath(s.ManifestDir, c.component), c.old, ManifestMode); err != nil {
+			errs = append(errs, fmt.Errorf("restoring the manifest of %s: %w", c.component, err))
+			continue
+		}
+		if s.OnRollback != nil {
+			if err := s.OnRollback(ctx, c.component); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		waits = append(waits, restored{c.component, since, c.old})
+	}
+	for _, w := range waits {
+		if err := s.waitReplaced(ctx, w.component, w.since, w.data); err != nil {
+			errs = append(errs, fmt.Errorf("%s did not come back after its manifest was restored: %w", w.component, err))
+			continue
+		}
+		fmt.Fprintf(s.Out, "[upgrade/staticpods] %q is running its previous manifest again\n", w.component)
+	}
+	s.changed = nil
+	return errors.Join(errs...)
+}
+
+// podName is the name of a component's static Pod on this node.
+func (s *StaticPods) podName(component string) string {
+	return component + "-" + s.NodeName
+}
+
+// waitReplaced waits until the runtime runs component in a sandbox made
+// after since (the kubelet makes a new one for a changed manifest), and its
+// health endpoint (from manifest) answers. A new container that keeps
+// exiting ends the wait early.
+func (s *StaticPods) waitReplaced(ctx context.Context, component string, since time.Time, manifest []byte) error {
+	pod := &corev1.Pod{}
+	if err := yaml.Unmarshal(manifest, pod); err != nil {
+		return fmt.Errorf("reading the manifest: %w", err)
+	}
+	url, err := staticpod.HealthURL(pod)
+	if err != nil {
+		return err
+	}
+	interval := s.Interval
+	if interval <= 0 {
+		interval = 500 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	last := errors.New("the kubelet has not started a Pod for the new manifest yet")
+	for {
+		running, err := s.newContainerRunning(ctx, component, since)
+		switch {
+		case err != nil:
+			last = err
+			var crash *crashError
+			if errors.As(err, &crash) {
+				return err
+			}
+		case !running:
+			last = errors.New("the kubelet has not started the new Pod's container yet")
+		default:
+			if err := s.healthy(ctx, url); err != nil {
+				last = fmt.Errorf("%s: %w", url, err)
+			} else {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not up after %v: %w", s.Timeout, last)
+		case <-time.After(interval):
+		}
+	}
+}
+
+// crashError reports a new container that keeps exiting.
+type crashError struct {
+	component string
+	exits     int
+}
+
+func (e *crashError) Error() string {
+	return fmt.Sprintf("the new %s container exited %d times (see its logs with crictl logs)", e.component, e.exits)
+}
+
+// newContainerRunning reports whether a sandbox made after since runs the
+// component's container; a *crashError when its containers keep exiting.
+func (s *StaticPods) newContainerRunning(ctx context.Context, component string, since time.Time) (bool, error) {
+	boxes, err := s.Runtime.ListPodSandboxes(ctx, map[string]string{
+		labelPodName: s.podName(component), labelPodNamespace: metav1.NamespaceSystem,
+	})
+	if err != nil {
+		return false, fmt.Errorf("listing the Pods of %s in the container runtime: %w", component, err)
+	}
+	for _, b := range boxes {
+		if b.CreatedAt.Before(since) {
+			continue
+		}
+		cs, err := s.Runtime.ListContainers(ctx, cri.ContainerFilter{PodSandboxID: b.ID, Labels: map[string]string{labelContainerName: component}})
+		if err != nil {
+			return false, err
+		}
+		// The kubelet keeps few dead containers; their attempt numbers
+		// count the restarts.
+		exits := 0
+		for _, c := range cs {
+			n := int(c.Attempt)
+			switch c.State {
+			case cri.ContainerRunning:
+				if b.Ready {
+					return true, nil
+				}
+			case cri.ContainerExited:
+				n++
+			}
+			exits = max(exits, n)
+		}
+		if exits >= crashLimit {
+			return false, &crashError{component: component, exits: exits}
+		}
+	}
+	return false, nil
+}
+
+func (s *StaticPods) healthy(ctx context.Context, url string) error {
+	if s.Healthy != nil {
+		return s.Healthy(ctx, url)
+	}
+	return HTTPHealthy(ctx, url)
+}
+
+// HTTPHealthy asks url and wants 200, without verifying the serving
+// certificate (the components serve self-signed ones on their health
+// ports).
+func HTTPHealthy(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// BackupDirName is the dated folder name upstream kubeadm uses for a
+// backup of kind ("manifests", "etcd") under /etc/kubernetes/tmp.
+func BackupDirName(tmpDir, kind string, now time.Time) string {
+	return filepath.Join(tmpDir, "kubeadm-backup-"+kind+"-"+now.Format("2006-01-02-15-04-05"))
+}
