@@ -175,7 +175,9 @@ func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilv
 			comps = append(comps, ComponentUpgrade{Name: name, CurrentVersion: current[node], NewVersion: next, NodeName: node})
 		}
 	}
-	perNode(ComponentKubelet, s.Kubelets, tv)
+	if anyNotAt(s.Kubelets, tv) {
+		perNode(ComponentKubelet, s.Kubelets, tv)
+	}
 	for _, comp := range staticpod.ControlPlaneComponents() {
 		perNode(comp, s.Static[comp], tv)
 	}
@@ -219,6 +221,17 @@ func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilv
 	return p
 }
 
+// anyNotAt reports whether some value of versions differs from v. Upstream
+// lists the kubelets only then (all of them, also those already at v).
+func anyNotAt(versions map[string]string, v string) bool {
+	for _, cur := range versions {
+		if cur != v {
+			return true
+		}
+	}
+	return false
+}
+
 func sortedKeys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -246,13 +259,12 @@ func (p *Plan) PrintText(w io.Writer) error {
 				auto = append(auto, c)
 			}
 		}
-		if len(manual) > 0 {
-			fmt.Fprintln(w, "Components that must be upgraded manually after you have upgraded the control plane with 'kubeadm upgrade apply':")
-			if err := table(w, manual); err != nil {
-				return err
-			}
-			fmt.Fprintln(w)
+		// Upstream prints this table even when it has no row.
+		fmt.Fprintln(w, "Components that must be upgraded manually after you have upgraded the control plane with 'kubeadm upgrade apply':")
+		if err := table(w, manual); err != nil {
+			return err
 		}
+		fmt.Fprintln(w)
 		fmt.Fprintf(w, "Upgrade to the latest %s:\n\n", u.Description)
 		if err := table(w, auto); err != nil {
 			return err
