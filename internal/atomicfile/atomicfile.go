@@ -14,7 +14,20 @@ import (
 // mode (the umask does not apply), renames it over path and flushes the
 // folder. If anything fails the temporary file is removed and path is left
 // as it was. The folder must exist.
-func Write(path string, data []byte, mode os.FileMode) (err error) {
+func Write(path string, data []byte, mode os.FileMode) error {
+	return WriteWith(path, mode, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteWith is Write for content too large to hold in memory: fill writes
+// it into the temporary file it is handed (and may read it back through
+// the same file to check it) and must not close it. Everything else is as
+// for Write: the mode is set before fill runs, the file is flushed to disk
+// after it, and if fill or any later step fails the temporary file is
+// removed and path is left as it was.
+func WriteWith(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -33,7 +46,7 @@ func Write(path string, data []byte, mode os.FileMode) (err error) {
 	if err = tmp.Chmod(mode); err != nil {
 		return fmt.Errorf("writing %s: setting mode: %w", path, err)
 	}
-	if _, err = tmp.Write(data); err != nil {
+	if err = fill(tmp); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
@@ -45,12 +58,12 @@ func Write(path string, data []byte, mode os.FileMode) (err error) {
 	if err = os.Rename(tmpName, path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-// syncDir flushes a folder so a rename into it survives a crash. File
-// systems that cannot sync folders are not an error.
-func syncDir(dir string) error {
+// SyncDir flushes a folder so a rename into it, or out of it, survives a
+// crash. File systems that cannot sync folders are not an error.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("flushing folder %s: %w", dir, err)

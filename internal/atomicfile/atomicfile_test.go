@@ -1,8 +1,10 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +63,53 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 func TestWriteMissingFolder(t *testing.T) {
 	if err := Write(filepath.Join(t.TempDir(), "no", "such"), nil, 0o600); err == nil {
 		t.Fatal("expected an error for a missing folder")
+	}
+}
+
+func TestWriteWithFailingFillKeepsOldFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "snapshot.db")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteWith(p, 0o600, func(f *os.File) error {
+		if _, err := f.Write([]byte("half of the new")); err != nil {
+			return err
+		}
+		return errors.New("stream cut")
+	})
+	if err == nil || !strings.Contains(err.Error(), "stream cut") {
+		t.Fatalf("WriteWith = %v, want the fill's error", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "old" {
+		t.Fatalf("old file changed: %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary file left behind: %v", entries)
+	}
+}
+
+func TestWriteWithStreams(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big")
+	err := WriteWith(p, 0o640, func(f *os.File) error {
+		for range 3 {
+			if _, err := f.Write([]byte("chunk;")); err != nil {
+				return err
+			}
+		}
+		// What was written can be read back through the same file.
+		got := make([]byte, 6)
+		if _, err := f.ReadAt(got, 6); err != nil || string(got) != "chunk;" {
+			return errors.New("cannot read back what was written")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	fi, _ := os.Stat(p)
+	if string(b) != "chunk;chunk;chunk;" || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("content %q, mode %v", b, fi.Mode().Perm())
 	}
 }

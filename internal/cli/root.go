@@ -60,6 +60,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newResetCmd(streams),
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
+		newEtcdCmd(streams, hostEtcdEnv()),
 	)
 	return cmd
 }

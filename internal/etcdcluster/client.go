@@ -98,6 +98,20 @@ type Client struct {
 // New checks cfg, loads the certificates and returns a client. It does not
 // wait for a connection: the first request does, within CallTimeout.
 func New(cfg Config) (*Client, error) {
+	api, err := NewV3Client(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newClient(api, cfg), nil
+}
+
+// NewV3Client checks cfg, loads the certificates and returns etcd's own
+// client for cfg's endpoints, for the requests Client does not offer
+// (snapshots, for one). Only the dial settings of cfg apply to it: its
+// calls are bounded by the contexts the caller gives them, not by
+// CallTimeout or RetryTimeout. Like New it does not wait for a
+// connection. The caller closes it.
+func NewV3Client(cfg Config) (*clientv3.Client, error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}
@@ -128,7 +142,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %v: %w", cfg.Endpoints, err)
 	}
-	return newClient(api, cfg), nil
+	return api, nil
 }
 
 // newClient wraps api with cfg's endpoints and timeouts; cfg must be

@@ -76,6 +76,9 @@ type Options struct {
 	UpstreamDir string
 	// Scheduler also starts kube-scheduler.
 	Scheduler bool
+	// EtcdOnly starts etcd alone, for tests of etcd itself; Scheduler is
+	// then ignored. Every file is written all the same.
+	EtcdOnly bool
 	// ReadyTimeout bounds the wait for each component (default 90s).
 	ReadyTimeout time.Duration
 }
@@ -110,15 +113,20 @@ type Timings struct {
 
 // ControlPlane is a running control plane built from our kubeadm's files.
 type ControlPlane struct {
-	t        testing.TB
-	dir      string
-	root     string
-	kubeadm  string
-	addr     netip.Addr
-	ns       *netNamespace
-	procs    []*process
-	timings  Timings
-	stopOnce sync.Once
+	t            testing.TB
+	dir          string
+	root         string
+	kubeadm      string
+	addr         netip.Addr
+	ns           *netNamespace
+	upstreamDir  string
+	readyTimeout time.Duration
+	timings      Timings
+	stopOnce     sync.Once
+	// mu guards procs, which StopComponent and StartComponent may change
+	// from another goroutine.
+	mu    sync.Mutex
+	procs []*process
 }
 
 // Start writes a control-plane node with our kubeadm into a temporary
@@ -155,10 +163,16 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 	if opts.Scheduler {
 		components = append(components, "kube-scheduler")
 	}
+	if opts.EtcdOnly {
+		components = []string{"etcd"}
+	}
 	checkPrerequisites(t, opts.UpstreamDir, components)
 
 	dir := t.TempDir()
-	cp := &ControlPlane{t: t, dir: dir, root: filepath.Join(dir, "root"), addr: opts.AdvertiseAddress, kubeadm: opts.Kubeadm}
+	cp := &ControlPlane{
+		t: t, dir: dir, root: filepath.Join(dir, "root"), addr: opts.AdvertiseAddress, kubeadm: opts.Kubeadm,
+		upstreamDir: opts.UpstreamDir, readyTimeout: opts.ReadyTimeout,
+	}
 	if cp.kubeadm == "" {
 		cp.kubeadm = buildKubeadm(t, repo, dir)
 	}
@@ -242,7 +256,9 @@ func (cp *ControlPlane) startComponent(ctx context.Context, name, upstreamDir st
 	if err != nil {
 		return 0, err
 	}
+	cp.mu.Lock()
 	cp.procs = append(cp.procs, p)
+	cp.mu.Unlock()
 	if err := waitReady(ctx, p, client, probe.url, timeout); err != nil {
 		return 0, err
 	}
@@ -306,6 +322,8 @@ func waitReady(ctx context.Context, p *process, client *http.Client, url string,
 // component's log is logged. Idempotent.
 func (cp *ControlPlane) Stop() {
 	cp.stopOnce.Do(func() {
+		cp.mu.Lock()
+		defer cp.mu.Unlock()
 		for i := len(cp.procs) - 1; i >= 0; i-- {
 			p := cp.procs[i]
 			if d := p.stop(stopGrace); d > 0 {
@@ -319,6 +337,47 @@ func (cp *ControlPlane) Stop() {
 		}
 		cp.ns.close()
 	})
+}
+
+// running returns the running process of component name, or nil.
+func (cp *ControlPlane) running(name string) *process {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	for _, p := range cp.procs {
+		if p.name == name && p.running() {
+			return p
+		}
+	}
+	return nil
+}
+
+// StopComponent stops the running component name (SIGTERM, SIGKILL after
+// a grace period) and waits until it has ended, as the kubelet does when
+// the component's manifest goes away. It may be called from any goroutine.
+func (cp *ControlPlane) StopComponent(name string) error {
+	p := cp.running(name)
+	if p == nil {
+		return fmt.Errorf("stopping %s: it is not running", name)
+	}
+	d := p.stop(stopGrace)
+	cp.t.Logf("stopped %s in %v", name, d.Round(time.Millisecond))
+	return nil
+}
+
+// StartComponent starts component name again from its manifest as it is
+// on disk now, and waits until its probe answers, as the kubelet does when
+// the manifest comes back. It may be called from any goroutine; a component
+// that already runs is an error.
+func (cp *ControlPlane) StartComponent(ctx context.Context, name string) error {
+	if cp.running(name) != nil {
+		return fmt.Errorf("starting %s: it already runs", name)
+	}
+	d, err := cp.startComponent(ctx, name, cp.upstreamDir, cp.readyTimeout)
+	if err != nil {
+		return err
+	}
+	cp.t.Logf("started %s again, ready in %v", name, d.Round(time.Millisecond))
+	return nil
 }
 
 // Timings returns how long Start's steps took.

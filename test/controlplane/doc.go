@@ -30,6 +30,9 @@
 //     port, the controller manager's /healthz); for the API server /readyz is
 //     asked with the super-admin credentials and ca.crt.
 //
+// StopComponent and StartComponent play the kubelet's part for a test that
+// takes a manifest away and puts it back; Options.EtcdOnly runs etcd alone.
+//
 // Start skips the test when something it needs is missing (the upstream
 // binaries, root, nsenter, ip) or under go test -short; with
 // KUBEADM_INTEGRATION=1 a missing prerequisite fails the test instead.

@@ -13,13 +13,12 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -75,39 +74,22 @@ type localEtcd struct {
 }
 
 // readLocalEtcd reads the etcd static Pod manifest; nil when there is none
-// (a worker, or an external etcd).
+// (a worker, or an external etcd). The data folder is the node's side of
+// the volume that mounts the member's --data-dir.
 func readLocalEtcd(manifestDir string) (*localEtcd, error) {
-	data, err := os.ReadFile(filepath.Join(manifestDir, "etcd.yaml"))
+	m, err := staticpod.ReadEtcdMember(manifestDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var pod corev1.Pod
-	if err := yaml.Unmarshal(data, &pod); err != nil {
-		return nil, fmt.Errorf("reading the etcd manifest: %w", err)
+	e := &localEtcd{name: m.Name, clientURLs: m.ClientURLs, dataDir: m.HostDataDir}
+	if len(m.PeerURLs) > 0 {
+		e.peerURL = m.PeerURLs[0]
 	}
-	if len(pod.Spec.Containers) == 0 {
-		return nil, errors.New("the etcd manifest has no container")
-	}
-	e := &localEtcd{}
-	c := pod.Spec.Containers[0]
-	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
-		name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if !ok {
-			continue
-		}
-		switch name {
-		case "name":
-			e.name = value
-		case "initial-advertise-peer-urls":
-			e.peerURL = strings.Split(value, ",")[0]
-		case "data-dir":
-			e.dataDir = value
-		case "advertise-client-urls":
-			e.clientURLs = strings.Split(value, ",")
-		}
+	if e.dataDir == "" {
+		e.dataDir = m.DataDir
 	}
 	if e.dataDir == "" {
 		e.dataDir = "/var/lib/etcd"

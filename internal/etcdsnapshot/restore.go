@@ -1,0 +1,159 @@
+package etcdsnapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.etcd.io/etcd/etcdutl/v3/snapshot"
+	"go.uber.org/zap"
+
+	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+)
+
+// DefaultInitialClusterToken is the cluster token etcd uses when its
+// --initial-cluster-token is not set, as in kubeadm's manifests.
+const DefaultInitialClusterToken = "etcd-cluster"
+
+// RestoreOptions say what to restore where, and as which member.
+type RestoreOptions struct {
+	// Snapshot is the snapshot file, as Save or etcdctl write it. Its
+	// digest is checked.
+	Snapshot string
+	// DataDir is the etcd data folder to build. It must not exist, or be
+	// an empty folder. Its parent is created (mode 0700) when missing.
+	DataDir string
+	// Name is the member's --name and PeerURLs its
+	// --initial-advertise-peer-urls: the new cluster has this one member.
+	Name     string
+	PeerURLs []string
+	// InitialClusterToken is the member's --initial-cluster-token; empty
+	// means etcd's default, DefaultInitialClusterToken.
+	InitialClusterToken string
+}
+
+// Restore builds a data folder for a single-member etcd cluster from a
+// snapshot, as described in the package documentation. ctx is checked
+// before the work starts; the restore itself is not interruptible.
+func Restore(ctx context.Context, o RestoreOptions) (err error) {
+	if err := o.check(); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	target := filepath.Clean(o.DataDir)
+	if err := checkDataDir(target); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	// etcd checks the digest too, but says less clearly what is wrong.
+	if _, err := checkFile(o.Snapshot); err != nil {
+		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
+	}
+	parent := filepath.Dir(target)
+	if err := os.MkdirAll(parent, DirMode); err != nil {
+		return fmt.Errorf("etcd restore: creating the folder of the data folder: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+".restore-*")
+	if err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if rmErr := os.RemoveAll(tmp); rmErr != nil {
+				err = errors.Join(err, fmt.Errorf("removing the unfinished data folder %s: %w", tmp, rmErr))
+			}
+		}
+	}()
+	token := o.InitialClusterToken
+	if token == "" {
+		token = DefaultInitialClusterToken
+	}
+	initial := make([]string, 0, len(o.PeerURLs))
+	for _, u := range o.PeerURLs {
+		initial = append(initial, o.Name+"="+u)
+	}
+	cfg := snapshot.RestoreConfig{
+		SnapshotPath:        o.Snapshot,
+		Name:                o.Name,
+		OutputDataDir:       tmp,
+		PeerURLs:            o.PeerURLs,
+		InitialCluster:      strings.Join(initial, ","),
+		InitialClusterToken: token,
+		SkipHashCheck:       false,
+	}
+	if err := recovered(func() error { return snapshot.NewV3(zap.NewNop()).Restore(cfg) }); err != nil {
+		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
+	}
+	// An empty target folder gives way; os.Remove refuses one that
+	// something has been put into meanwhile.
+	if err := checkDataDir(target); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("etcd restore: making way for the restored data: %w", err)
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		return fmt.Errorf("etcd restore: moving the restored data into place: %w", err)
+	}
+	if err := atomicfile.SyncDir(parent); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	return nil
+}
+
+func (o RestoreOptions) check() error {
+	switch {
+	case o.Snapshot == "":
+		return errors.New("no snapshot file given")
+	case o.DataDir == "":
+		return errors.New("no data folder given")
+	case o.Name == "":
+		return errors.New("no member name given")
+	case len(o.PeerURLs) == 0:
+		return errors.New("no peer URL given")
+	}
+	for _, u := range o.PeerURLs {
+		if err := etcdcluster.CheckURL(u); err != nil {
+			return fmt.Errorf("peer URL: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkDataDir accepts a folder that does not exist or is empty.
+func checkDataDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("the data folder %s is a file", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("the data folder %s is not empty (it has %s); move it away first, an existing member's data is never overwritten", dir, entries[0].Name())
+	}
+	return nil
+}
+
+// recovered runs f, turning a panic of the etcd code it calls (a database
+// it cannot make sense of) into an error.
+func recovered(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("etcd failed on the snapshot's data: %v", r)
+		}
+	}()
+	return f()
+}
