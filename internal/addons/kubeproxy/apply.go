@@ -10,17 +10,19 @@ import (
 )
 
 // Apply creates the addon's objects, or replaces existing ones with them,
-// in this order: ConfigMap (annotated with DataHash), DaemonSet,
+// in this order: ConfigMap (annotated with DataHash when Generated), DaemonSet,
 // ServiceAccount, ClusterRoleBinding, Role, RoleBinding. Changes made in
 // the cluster to these objects are overwritten. a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
 func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 	cm := a.ConfigMap.DeepCopy()
-	if cm.Annotations == nil {
-		cm.Annotations = map[string]string{}
+	if a.Generated {
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[HashAnnotation] = DataHash(cm)
 	}
-	cm.Annotations[HashAnnotation] = DataHash(cm)
 
 	steps := []struct {
 		what  string

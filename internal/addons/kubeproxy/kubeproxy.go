@@ -58,6 +58,11 @@ type Addon struct {
 	RoleBinding        *rbacv1.RoleBinding
 	ConfigMap          *corev1.ConfigMap
 	DaemonSet          *appsv1.DaemonSet
+	// Generated is true when kubeadm made the KubeProxyConfiguration from
+	// its defaults (the user gave none): only then is the ConfigMap
+	// marked with HashAnnotation, so that an upgrade may replace it with
+	// newer defaults while keeping a user's own configuration.
+	Generated bool
 }
 
 // kubeconfigTemplate is the kubeconfig kube-proxy reaches the API server
@@ -109,6 +114,7 @@ func Build(cfg *kubeadm.InitConfiguration) (*Addon, error) {
 		RoleBinding:        roleBinding(),
 		ConfigMap:          configMap(string(bytes.TrimRight(conf, "\n")), Kubeconfig(server)),
 		DaemonSet:          daemonSet(images.ControlPlane(&cfg.ClusterConfiguration, images.KubeProxy)),
+		Generated:          !cfg.ComponentConfigs.KubeProxyUserSupplied,
 	}, nil
 }
 

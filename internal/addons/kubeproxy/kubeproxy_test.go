@@ -205,3 +205,27 @@ func TestApply(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyUserSupplied checks that a KubeProxyConfiguration the user gave
+// is stored without the hash annotation: it marks only what kubeadm
+// generated, and an upgrade replaces what it marks with new defaults.
+func TestApplyUserSupplied(t *testing.T) {
+	ctx := context.Background()
+	cfg := loadConfig(t, "default")
+	cfg.ComponentConfigs.KubeProxyUserSupplied = true
+	a, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := fake.NewClientset()
+	if err := Apply(ctx, cs, a); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cs.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := cm.Annotations[HashAnnotation]; ok {
+		t.Errorf("a user's configuration carries the hash annotation %q", v)
+	}
+}
