@@ -58,6 +58,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newInitCmd(streams),
 		newJoinCmd(streams),
 		newResetCmd(streams),
+		newUpgradeCmd(streams),
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
 		newEtcdCmd(streams, hostEtcdEnv()),

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -220,6 +221,11 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		Service:       kubelet.OSHost{},
 		DialCRI: func(ctx context.Context, endpoint string) (cri.Runtime, error) {
 			return cri.Dial(ctx, endpoint, cri.Options{})
+		},
+		// Before etcd changes, a snapshot as "kubeadm etcd snapshot save" takes.
+		EtcdSnapshot: func(ctx context.Context, d *upgradephases.Data, path string) error {
+			save := &etcdSaveOptions{certDir: d.CertDir, output: path}
+			return save.run(ctx, hostEtcdEnv(), d.Out)
 		},
 	}
 	var ignoredFromConfig *[]string
@@ -443,7 +449,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(progress, "[upgrade/versions] Cluster version: %s\n", s.Version)
+	fmt.Fprintf(progress, "[upgrade/versions] Cluster version: %s\n", strings.TrimPrefix(s.Version, "v"))
 	fmt.Fprintf(progress, "[upgrade/versions] kubeadm version: %s\n", version.Get().GitVersion)
 	fmt.Fprintf(progress, "[upgrade/versions] Target version: %s\n", target)
 	skew := p.Check()

@@ -182,11 +182,8 @@ func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilv
 		perNode(comp, s.Static[comp], tv)
 	}
 	if !cfg.Proxy.Disabled {
-		cur := s.KubeProxy
-		if cur == "" {
-			cur = s.Version
-		}
-		comps = append(comps, ComponentUpgrade{Name: kubeproxy.Name, CurrentVersion: cur, NewVersion: tv})
+		// As upstream, the cluster's version without its "v".
+		comps = append(comps, ComponentUpgrade{Name: kubeproxy.Name, CurrentVersion: strings.TrimPrefix(s.Version, "v"), NewVersion: tv})
 	}
 	if !cfg.DNS.Disabled {
 		comps = append(comps, ComponentUpgrade{Name: ComponentCoreDNS, CurrentVersion: s.CoreDNS, NewVersion: ImageTag(images.DNS(cfg))})

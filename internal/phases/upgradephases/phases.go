@@ -90,7 +90,7 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 	}
 	if d.Policy != nil {
 		fmt.Fprintf(d.Out, "[upgrade/versions] Cluster version: %s\n", d.Policy.Cluster)
-		fmt.Fprintf(d.Out, "[upgrade/versions] kubeadm version: %s\n", d.Policy.Kubeadm)
+		fmt.Fprintf(d.Out, "[upgrade/versions] kubeadm version: v%s\n", d.Policy.Kubeadm)
 		fmt.Fprintf(d.Out, "[upgrade/versions] Target version: %s\n", d.Version())
 		skew := d.Policy.Check()
 		if err := skew.Err(d.Force); err != nil {
