@@ -195,7 +195,8 @@ func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilv
 
 	changes := false
 	for _, c := range comps {
-		if c.Name != ComponentKubeadm && c.CurrentVersion != c.NewVersion {
+		// kube-proxy's current version is shown without its "v".
+		if c.Name != ComponentKubeadm && strings.TrimPrefix(c.CurrentVersion, "v") != strings.TrimPrefix(c.NewVersion, "v") {
 			changes = true
 		}
 	}
