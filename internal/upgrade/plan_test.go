@@ -1,0 +1,388 @@
+package upgrade_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/images"
+	"github.com/kubeadm-go/kubeadm/internal/upgrade"
+)
+
+// planCluster is a one-node cluster on v1.36.2 with CoreDNS and etcd at
+// the versions of v1.36.3.
+func planCluster() *upgrade.ClusterState {
+	return &upgrade.ClusterState{
+		Version: "v1.36.2",
+		Static: map[string]map[string]string{
+			"kube-apiserver":          {"node1": "v1.36.2"},
+			"kube-controller-manager": {"node1": "v1.36.2"},
+			"kube-scheduler":          {"node1": "v1.36.2"},
+			"etcd":                    {"node1": "3.6.8-0"},
+		},
+		Kubelets:  map[string]string{"node1": "v1.36.2"},
+		KubeProxy: "v1.36.2",
+		CoreDNS:   "v1.14.2",
+	}
+}
+
+func planConfig(version string) *kubeadm.ClusterConfiguration {
+	return &kubeadm.ClusterConfiguration{
+		KubernetesVersion: version,
+		ImageRepository:   images.DefaultRepository,
+		Etcd:              kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}},
+	}
+}
+
+const configTableText = `
+The table below shows the current state of component configs as understood by this version of kubeadm.
+Configs that have a "yes" mark in the "MANUAL UPGRADE REQUIRED" column require manual config upgrade or
+resetting to kubeadm defaults before a successful upgrade can be performed. The version to manually
+upgrade to is denoted in the "PREFERRED VERSION" column.
+
+API GROUP                 CURRENT VERSION   PREFERRED VERSION   MANUAL UPGRADE REQUIRED
+kubeproxy.config.k8s.io   v1alpha1          v1alpha1            no
+kubelet.config.k8s.io     v1beta1           v1beta1             no
+_____________________________________________________________________
+
+`
+
+const patchPlanText = `Components that must be upgraded manually after you have upgraded the control plane with 'kubeadm upgrade apply':
+COMPONENT   NODE      CURRENT   TARGET
+kubelet     node1     v1.36.2   v1.36.3
+
+Upgrade to the latest version in the v1.36 series:
+
+COMPONENT                 NODE      CURRENT   TARGET
+kube-apiserver            node1     v1.36.2   v1.36.3
+kube-controller-manager   node1     v1.36.2   v1.36.3
+kube-scheduler            node1     v1.36.2   v1.36.3
+kube-proxy                          1.36.2    v1.36.3
+CoreDNS                             v1.14.2   v1.14.2
+etcd                      node1     3.6.8-0   3.6.8-0
+
+You can now apply the upgrade by executing the following command:
+
+	kubeadm upgrade apply v1.36.3
+
+_____________________________________________________________________
+
+` + configTableText
+
+const patchPlanJSON = `{
+    "kind": "UpgradePlan",
+    "apiVersion": "output.kubeadm.k8s.io/v1alpha3",
+    "availableUpgrades": [
+        {
+            "description": "version in the v1.36 series",
+            "components": [
+                {
+                    "name": "kubelet",
+                    "currentVersion": "v1.36.2",
+                    "newVersion": "v1.36.3",
+                    "nodeName": "node1"
+                },
+                {
+                    "name": "kube-apiserver",
+                    "currentVersion": "v1.36.2",
+                    "newVersion": "v1.36.3",
+                    "nodeName": "node1"
+                },
+                {
+                    "name": "kube-controller-manager",
+                    "currentVersion": "v1.36.2",
+                    "newVersion": "v1.36.3",
+                    "nodeName": "node1"
+                },
+                {
+                    "name": "kube-scheduler",
+                    "currentVersion": "v1.36.2",
+                    "newVersion": "v1.36.3",
+                    "nodeName": "node1"
+                },
+                {
+                    "name": "kube-proxy",
+                    "currentVersion": "1.36.2",
+                    "newVersion": "v1.36.3"
+                },
+                {
+                    "name": "CoreDNS",
+                    "currentVersion": "v1.14.2",
+                    "newVersion": "v1.14.2"
+                },
+                {
+                    "name": "kubeadm",
+                    "currentVersion": "v1.36.3",
+                    "newVersion": "v1.36.3"
+                },
+                {
+                    "name": "etcd",
+                    "currentVersion": "3.6.8-0",
+                    "newVersion": "3.6.8-0",
+                    "nodeName": "node1"
+                }
+            ]
+        }
+    ],
+    "configVersions": [
+        {
+            "group": "kubeproxy.config.k8s.io",
+            "currentVersion": "v1alpha1",
+            "preferredVersion": "v1alpha1",
+            "manualUpgradeRequired": false
+        },
+        {
+            "group": "kubelet.config.k8s.io",
+            "currentVersion": "v1beta1",
+            "preferredVersion": "v1beta1",
+            "manualUpgradeRequired": false
+        }
+    ]
+}
+`
+
+const patchPlanYAML = `apiVersion: output.kubeadm.k8s.io/v1alpha3
+availableUpgrades:
+- components:
+  - currentVersion: v1.36.2
+    name: kubelet
+    newVersion: v1.36.3
+    nodeName: node1
+  - currentVersion: v1.36.2
+    name: kube-apiserver
+    newVersion: v1.36.3
+    nodeName: node1
+  - currentVersion: v1.36.2
+    name: kube-controller-manager
+    newVersion: v1.36.3
+    nodeName: node1
+  - currentVersion: v1.36.2
+    name: kube-scheduler
+    newVersion: v1.36.3
+    nodeName: node1
+  - currentVersion: 1.36.2
+    name: kube-proxy
+    newVersion: v1.36.3
+  - currentVersion: v1.14.2
+    name: CoreDNS
+    newVersion: v1.14.2
+  - currentVersion: v1.36.3
+    name: kubeadm
+    newVersion: v1.36.3
+  - currentVersion: 3.6.8-0
+    name: etcd
+    newVersion: 3.6.8-0
+    nodeName: node1
+  description: version in the v1.36 series
+configVersions:
+- currentVersion: v1alpha1
+  group: kubeproxy.config.k8s.io
+  manualUpgradeRequired: false
+  preferredVersion: v1alpha1
+- currentVersion: v1beta1
+  group: kubelet.config.k8s.io
+  manualUpgradeRequired: false
+  preferredVersion: v1beta1
+kind: UpgradePlan
+`
+
+// diffLines points at the first line where got and want part.
+func diffLines(t *testing.T, what, got, want string) {
+	t.Helper()
+	if got == want {
+		return
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			t.Errorf("%s differs at line %d:\n got  %q\n want %q\nwhole output:\n%s", what, i+1, gl, wl, got)
+			return
+		}
+	}
+	t.Errorf("%s differs (line ends):\n got  %q\n want %q", what, got, want)
+}
+
+func TestPlanPatchUpgradeGolden(t *testing.T) {
+	plan := upgrade.BuildPlan(planCluster(), planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.3")
+	var text bytes.Buffer
+	if err := plan.PrintText(&text); err != nil {
+		t.Fatal(err)
+	}
+	diffLines(t, "text", text.String(), patchPlanText)
+	for _, f := range []struct{ format, want string }{{"json", patchPlanJSON}, {"yaml", patchPlanYAML}} {
+		var out bytes.Buffer
+		if err := plan.PrintDocument(&out, f.format); err != nil {
+			t.Fatalf("%s: %v", f.format, err)
+		}
+		diffLines(t, f.format, out.String(), f.want)
+	}
+	if err := plan.PrintDocument(&bytes.Buffer{}, "toml"); err == nil || !strings.Contains(err.Error(), "toml") {
+		t.Errorf("PrintDocument(toml) = %v, want an error naming the format", err)
+	}
+}
+
+func TestPlanUpToDate(t *testing.T) {
+	s := planCluster()
+	for _, comp := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		s.Static[comp]["node1"] = "v1.36.3"
+	}
+	s.Kubelets["node1"], s.KubeProxy, s.Version = "v1.36.3", "v1.36.3", "v1.36.3"
+	// kubeadm is older than the cluster: that alone is nothing to upgrade.
+	plan := upgrade.BuildPlan(s, planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.2")
+	if len(plan.AvailableUpgrades) != 0 {
+		t.Fatalf("AvailableUpgrades = %+v, want none", plan.AvailableUpgrades)
+	}
+	var text bytes.Buffer
+	if err := plan.PrintText(&text); err != nil {
+		t.Fatal(err)
+	}
+	diffLines(t, "text", text.String(), "The cluster already runs the target versions: there is nothing to upgrade.\n"+configTableText)
+
+	var doc bytes.Buffer
+	if err := plan.PrintDocument(&doc, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(doc.Bytes(), &fields); err != nil {
+		t.Fatalf("decoding %s: %v", doc.String(), err)
+	}
+	if _, ok := fields["availableUpgrades"]; ok {
+		t.Errorf("the JSON document has availableUpgrades:\n%s", doc.String())
+	}
+	if _, ok := fields["configVersions"]; !ok {
+		t.Errorf("the JSON document lacks configVersions:\n%s", doc.String())
+	}
+}
+
+func TestPlanKubeadmNote(t *testing.T) {
+	plan := upgrade.BuildPlan(planCluster(), planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.2")
+	var text bytes.Buffer
+	if err := plan.PrintText(&text); err != nil {
+		t.Fatal(err)
+	}
+	want := "\tkubeadm upgrade apply v1.36.3\n\n" +
+		"Note: Before you can perform this upgrade, you have to update kubeadm to v1.36.3.\n\n" +
+		"_____"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("the text lacks %q:\n%s", want, text.String())
+	}
+
+	// The note is not printed when kubeadm runs the target version.
+	plan = upgrade.BuildPlan(planCluster(), planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.3")
+	text.Reset()
+	if err := plan.PrintText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "Note:") {
+		t.Errorf("the text has a note though kubeadm runs the target:\n%s", text.String())
+	}
+}
+
+// TestPlanDescriptions checks how the upgrade is described and which flag
+// the printed apply command carries.
+func TestPlanDescriptions(t *testing.T) {
+	cases := []struct {
+		cluster, target, desc, command string
+	}{
+		{"v1.36.2", "v1.36.3", "version in the v1.36 series", "kubeadm upgrade apply v1.36.3\n"},
+		{"v1.35.4", "v1.36.3", "stable version", "kubeadm upgrade apply v1.36.3\n"},
+		{"v1.36.3", "v1.37.0-rc.1", "release candidate version", "kubeadm upgrade apply v1.37.0-rc.1 --allow-release-candidate-upgrades\n"},
+		{"v1.36.3", "v1.37.0-alpha.2", "experimental version", "kubeadm upgrade apply v1.37.0-alpha.2 --allow-experimental-upgrades\n"},
+	}
+	for _, tc := range cases {
+		s := planCluster()
+		s.Version = tc.cluster
+		plan := upgrade.BuildPlan(s, planConfig(tc.target), mustVersion(t, tc.target), tc.target)
+		if len(plan.AvailableUpgrades) != 1 || plan.AvailableUpgrades[0].Description != tc.desc {
+			t.Errorf("%s to %s: AvailableUpgrades = %+v, want one described %q", tc.cluster, tc.target, plan.AvailableUpgrades, tc.desc)
+			continue
+		}
+		var text bytes.Buffer
+		if err := plan.PrintText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "Upgrade to the latest "+tc.desc+":\n") || !strings.Contains(text.String(), "\t"+tc.command) {
+			t.Errorf("%s to %s: the text lacks the description or %q:\n%s", tc.cluster, tc.target, tc.command, text.String())
+		}
+	}
+}
+
+// TestPlanKubeletsAtTarget: as upstream, kubelets already at the target are
+// not listed, but the table of manual upgrades keeps its header.
+func TestPlanKubeletsAtTarget(t *testing.T) {
+	s := planCluster()
+	s.Kubelets["node1"] = "v1.36.3"
+	plan := upgrade.BuildPlan(s, planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.3")
+	if len(plan.AvailableUpgrades) != 1 {
+		t.Fatalf("AvailableUpgrades = %+v, want one", plan.AvailableUpgrades)
+	}
+	for _, c := range plan.AvailableUpgrades[0].Components {
+		if c.Name == upgrade.ComponentKubelet {
+			t.Errorf("the plan lists the kubelet already at the target: %+v", c)
+		}
+	}
+	var text bytes.Buffer
+	if err := plan.PrintText(&text); err != nil {
+		t.Fatal(err)
+	}
+	want := "Components that must be upgraded manually after you have upgraded the control plane with 'kubeadm upgrade apply':\n" +
+		"COMPONENT   NODE      CURRENT   TARGET\n\nUpgrade to the latest"
+	if !strings.HasPrefix(text.String(), want) {
+		t.Errorf("the text does not start with %q:\n%s", want, text.String())
+	}
+
+	// A second kubelet behind: both are listed, as upstream does.
+	s.Kubelets["node2"] = "v1.36.2"
+	plan = upgrade.BuildPlan(s, planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.3")
+	var nodes []string
+	for _, c := range plan.AvailableUpgrades[0].Components {
+		if c.Name == upgrade.ComponentKubelet {
+			nodes = append(nodes, c.NodeName+"="+c.CurrentVersion)
+		}
+	}
+	if got := strings.Join(nodes, ","); got != "node1=v1.36.3,node2=v1.36.2" {
+		t.Errorf("kubelets listed: %s, want node1=v1.36.3,node2=v1.36.2", got)
+	}
+}
+
+// TestPlanDisabledAddonsExternalEtcd leaves out what the cluster does not
+// run.
+func TestPlanDisabledAddonsExternalEtcd(t *testing.T) {
+	cfg := planConfig("v1.36.3")
+	cfg.Proxy.Disabled, cfg.DNS.Disabled = true, true
+	cfg.Etcd = kubeadm.Etcd{External: &kubeadm.ExternalEtcd{Endpoints: []string{"https://etcd.example:2379"}}}
+	plan := upgrade.BuildPlan(planCluster(), cfg, mustVersion(t, "v1.36.3"), "v1.36.3")
+	if len(plan.AvailableUpgrades) != 1 {
+		t.Fatalf("AvailableUpgrades = %+v, want one", plan.AvailableUpgrades)
+	}
+	for _, c := range plan.AvailableUpgrades[0].Components {
+		switch c.Name {
+		case "kube-proxy", upgrade.ComponentCoreDNS, "etcd":
+			t.Errorf("the plan lists %s", c.Name)
+		}
+	}
+}
+
+func TestClusterStateHelpers(t *testing.T) {
+	s := planCluster()
+	s.Static["kube-apiserver"]["node0"] = "v1.36.3"
+	s.Static["kube-apiserver"]["node2"] = "v1.36.1"
+	if got := strings.Join(s.NodesNotAt("v1.36.3"), ","); got != "node1,node2" {
+		t.Errorf("NodesNotAt(v1.36.3) = %s, want node1,node2", got)
+	}
+	s.Kubelets["node2"] = "v1.36.2"
+	s.Kubelets["node3"] = "v1.35.0"
+	kv := s.KubeletVersions()
+	if len(kv) != 2 || len(kv["v1.36.2"]) != 2 || len(kv["v1.35.0"]) != 1 || kv["v1.35.0"][0] != "node3" {
+		t.Errorf("KubeletVersions() = %v", kv)
+	}
+}
