@@ -176,9 +176,15 @@ func (s *StaticPods) Rollback(ctx context.Context) error {
 	var waits []restored
 	for i := len(s.changed) - 1; i >= 0; i-- {
 		c := s.changed[i]
+		path := staticpod.ManifestPath(s.ManifestDir, c.component)
+		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, c.old) {
+			// The new manifest never reached the disk: nothing to restore
+			// and no Pod to wait for.
+			continue
+		}
 		since := time.Now()
 		fmt.Fprintf(s.Out, "[upgrade/staticpods] Restoring the previous manifest of %q\n", c.component)
-		if err := atomicfile.Write(staticpod.ManifestPath(s.ManifestDir, c.component), c.old, ManifestMode); err != nil {
+		if err := atomicfile.Write(path, c.old, ManifestMode); err != nil {
 			errs = append(errs, fmt.Errorf("restoring the manifest of %s: %w", c.component, err))
 			continue
 		}
