@@ -288,7 +288,9 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
 		return nil, err
 	}
-	cluster, err := fetchClusterDocs(ctx, c, up, streams.Out)
+	// Only control-plane nodes upgrade kube-proxy; a worker's credentials
+	// may not even read its ConfigMap.
+	cluster, err := fetchClusterDocs(ctx, c, up, streams.Out, d.Node.ControlPlane)
 	if err != nil {
 		return nil, err
 	}
@@ -336,13 +338,13 @@ func (o *upgradeOptions) upgradeConfig(env config.Environment) (*kubeadm.Upgrade
 // fetchClusterDocs reads the configuration stored in the cluster. The
 // component configurations kubeadm generated from defaults are left out,
 // so that this kubeadm's defaults apply.
-func fetchClusterDocs(ctx context.Context, c kubernetes.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer) (*config.Documents, error) {
+func fetchClusterDocs(ctx context.Context, c kubernetes.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer, withProxy bool) (*config.Documents, error) {
 	fmt.Fprintf(out, "[upgrade/config] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
 	timeout := v1beta4.DefaultKubernetesAPICall
 	if t := up.Timeouts; t != nil && t.KubernetesAPICall != nil && t.KubernetesAPICall.Duration > 0 {
 		timeout = t.KubernetesAPICall.Duration
 	}
-	return uploadconfig.FetchDocuments(ctx, c, timeout, uploadconfig.FetchOptions{KubeProxy: true, DropGenerated: true})
+	return uploadconfig.FetchDocuments(ctx, c, timeout, uploadconfig.FetchOptions{KubeProxy: withProxy, DropGenerated: true})
 }
 
 // nodeConfig is the cluster's configuration at version target with this
@@ -426,7 +428,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	cluster, err := fetchClusterDocs(ctx, c, up, progress)
+	cluster, err := fetchClusterDocs(ctx, c, up, progress, true)
 	if err != nil {
 		return err
 	}
@@ -496,7 +498,7 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
 		return err
 	}
-	cluster, err := fetchClusterDocs(ctx, c, up, io.Discard)
+	cluster, err := fetchClusterDocs(ctx, c, up, io.Discard, false)
 	if err != nil {
 		return err
 	}
