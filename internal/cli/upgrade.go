@@ -237,8 +237,12 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 			d.PatchesDir = a.Patches.Directory
 		}
 		ignoredFromConfig = &up.Apply.IgnorePreflightErrors
-		if target == "" {
-			target = a.KubernetesVersion
+		var args []string
+		if target != "" {
+			args = []string{target}
+		}
+		if target, err = targetVersion(ctx, env, args, a.KubernetesVersion); err != nil {
+			return nil, err
 		}
 		o.allowExperimental = o.allowExperimental || boolOr(a.AllowExperimentalUpgrades, false)
 		o.allowRC = o.allowRC || boolOr(a.AllowRCUpgrades, false)
@@ -294,11 +298,8 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 	if err != nil {
 		return nil, err
 	}
-	if target == "" {
+	if !apply {
 		target = cluster.Cluster.KubernetesVersion
-		if apply {
-			target = version.KubernetesVersion
-		}
 	}
 	if d.Cfg, err = nodeConfig(ctx, env, cluster, d, up, target); err != nil {
 		return nil, err
@@ -414,14 +415,8 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	target := up.Plan.KubernetesVersion
-	if len(args) > 0 {
-		target = args[0]
-	}
-	if target == "" {
-		target = version.KubernetesVersion
-	}
-	if target, err = env.ResolveVersion(ctx, target); err != nil {
+	target, err := targetVersion(ctx, env, args, up.Plan.KubernetesVersion)
+	if err != nil {
 		return err
 	}
 	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath)
@@ -477,12 +472,9 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	target := up.Diff.KubernetesVersion
-	if len(args) > 0 {
-		target = args[0]
-	}
-	if target == "" {
-		target = version.KubernetesVersion
+	target, err := targetVersion(ctx, env, args, up.Diff.KubernetesVersion)
+	if err != nil {
+		return err
 	}
 	if !flags.Changed("context-lines") && up.Diff.DiffContextLines > 0 {
 		o.contextLines = up.Diff.DiffContextLines
@@ -527,6 +519,20 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 		fmt.Fprint(streams.Out, text)
 	}
 	return nil
+}
+
+// targetVersion is the version an upgrade command aims at: its argument,
+// else the one its configuration names, else this kubeadm's own; a label
+// such as "stable-1.36" is resolved.
+func targetVersion(ctx context.Context, env config.Environment, args []string, fromConfig string) (string, error) {
+	target := fromConfig
+	if len(args) > 0 {
+		target = args[0]
+	}
+	if target == "" {
+		target = version.KubernetesVersion
+	}
+	return env.ResolveVersion(ctx, target)
 }
 
 // printUpgradeConfig prints the configuration an upgrade uses.
