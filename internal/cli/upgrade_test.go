@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/version"
+)
+
+// TestUpgradeBadInput checks that the upgrade commands refuse bad input
+// before they reach a cluster: an invalid UpgradeConfiguration is a
+// validation error (exit code 3) naming the file and the field.
+func TestUpgradeBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "upgrade.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: UpgradeConfiguration\napply:\n  imagePullPolicy: Sometimes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args     []string
+		code     int
+		contains []string
+	}{
+		{[]string{"upgrade", "apply", "v1.36.3", "--config", bad}, 3, []string{bad, "apply.imagePullPolicy", "Sometimes"}},
+		{[]string{"upgrade", "node", "--config", bad}, 3, []string{bad, "apply.imagePullPolicy"}},
+		{[]string{"upgrade", "plan", "-o", "xml"}, 1, []string{`unknown output format "xml"`}},
+		{[]string{"upgrade", "plan", "--kubeconfig", filepath.Join(dir, "missing.conf")}, 1, []string{"missing.conf"}},
+		{[]string{"upgrade", "apply", "v1.36.3", "v1.36.4"}, 1, []string{"accepts at most 1 arg"}},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, errOut, code := run(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.code, errOut)
+			}
+			for _, want := range tt.contains {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("stderr %q does not mention %q", errOut, want)
+				}
+			}
+		})
+	}
+}
+
+func TestTargetVersion(t *testing.T) {
+	env := config.Environment{ResolveVersion: func(_ context.Context, v string) (string, error) {
+		if v == "stable-1.36" {
+			return "v1.36.9", nil
+		}
+		return v, nil
+	}}
+	for _, tt := range []struct {
+		args       []string
+		fromConfig string
+		want       string
+	}{
+		{nil, "", version.KubernetesVersion},
+		{nil, "v1.36.1", "v1.36.1"},
+		{[]string{"v1.36.2"}, "v1.36.1", "v1.36.2"},
+		{[]string{"stable-1.36"}, "", "v1.36.9"},
+	} {
+		got, err := targetVersion(context.Background(), env, tt.args, tt.fromConfig)
+		if err != nil || got != tt.want {
+			t.Errorf("targetVersion(%v, %q) = %q, %v; want %q", tt.args, tt.fromConfig, got, err, tt.want)
+		}
+	}
+}
