@@ -39,8 +39,9 @@ type ClusterState struct {
 	Static map[string]map[string]string
 	// Kubelets maps node names to kubelet versions.
 	Kubelets map[string]string
-	// KubeProxy and CoreDNS are their image tags ("" when not installed).
-	KubeProxy, CoreDNS string
+	// CoreDNS is its image tag ("" when not installed). (kube-proxy is
+	// shown at the cluster's version, as upstream does.)
+	CoreDNS string
 }
 
 // ReadClusterState asks the API server what runs where.
@@ -71,14 +72,6 @@ func ReadClusterState(ctx context.Context, c kubernetes.Interface) (*ClusterStat
 	}
 	for _, n := range nodes.Items {
 		s.Kubelets[n.Name] = n.Status.NodeInfo.KubeletVersion
-	}
-	ds, err := c.AppsV1().DaemonSets(metav1.NamespaceSystem).Get(ctx, kubeproxy.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("reading the kube-proxy DaemonSet: %w", err)
-	default:
-		s.KubeProxy = firstImageTag(ds.Spec.Template.Spec.Containers)
 	}
 	dep, err := c.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, coredns.Name, metav1.GetOptions{})
 	switch {

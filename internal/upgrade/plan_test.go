@@ -22,9 +22,8 @@ func planCluster() *upgrade.ClusterState {
 			"kube-scheduler":          {"node1": "v1.36.2"},
 			"etcd":                    {"node1": "3.6.8-0"},
 		},
-		Kubelets:  map[string]string{"node1": "v1.36.2"},
-		KubeProxy: "v1.36.2",
-		CoreDNS:   "v1.14.2",
+		Kubelets: map[string]string{"node1": "v1.36.2"},
+		CoreDNS:  "v1.14.2",
 	}
 }
 
@@ -235,7 +234,7 @@ func TestPlanUpToDate(t *testing.T) {
 	for _, comp := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		s.Static[comp]["node1"] = "v1.36.3"
 	}
-	s.Kubelets["node1"], s.KubeProxy, s.Version = "v1.36.3", "v1.36.3", "v1.36.3"
+	s.Kubelets["node1"], s.Version = "v1.36.3", "v1.36.3"
 	// kubeadm is older than the cluster: that alone is nothing to upgrade.
 	plan := upgrade.BuildPlan(s, planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.2")
 	if len(plan.AvailableUpgrades) != 0 {

@@ -40,23 +40,23 @@ type Data struct {
 	KubeconfigPath string
 	PatchesDir     string
 
-	DryRun, Force, Yes            bool
-	EtcdUpgrade, CertRenewal      bool
-	ImagePullPolicy               string
-	ImagePullSerial               bool
-	IgnorePreflightErrors         sets.Set[string]
-	In                            io.Reader
-	Out, Err                      io.Writer
-	IsTerminal                    func() bool
-	Now                           func() time.Time
-	Host                          preflight.Host
-	Service                       kubelet.Host
-	Client                        kubernetes.Interface
-	DialCRI                       func(ctx context.Context, endpoint string) (cri.Runtime, error)
-	EtcdSnapshot                  func(ctx context.Context, d *Data, path string) error
-	initView                      *initphases.Data
-	state                         *upgrade.ClusterState
-	controlPlaneUpgraded, skipped bool
+	DryRun, Force, Yes       bool
+	EtcdUpgrade, CertRenewal bool
+	ImagePullPolicy          string
+	ImagePullSerial          bool
+	IgnorePreflightErrors    sets.Set[string]
+	In                       io.Reader
+	Out, Err                 io.Writer
+	IsTerminal               func() bool
+	Now                      func() time.Time
+	Host                     preflight.Host
+	Service                  kubelet.Host
+	Client                   kubernetes.Interface
+	DialCRI                  func(ctx context.Context, endpoint string) (cri.Runtime, error)
+	EtcdSnapshot             func(ctx context.Context, d *Data, path string) error
+	initView                 *initphases.Data
+	state                    *upgrade.ClusterState
+	skipped                  bool
 }
 
 // TmpDir is where backups go (/etc/kubernetes/tmp).

@@ -273,7 +273,6 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	if err := sp.Apply(ctx, manifests); err != nil {
 		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)
 	}
-	d.controlPlaneUpgraded = true
 	if d.CertRenewal && len(sp.Changed()) > 0 {
 		renewAdminKubeconfigs(d)
 	}
