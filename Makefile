@@ -33,7 +33,8 @@ integration:
 	KUBEADM_INTEGRATION=1 $(GO) test ./test/integration/ -count=1 -v
 
 # Installs what the node test bed needs and builds upstream binaries, our
-# programs and the images (slow only the first time). See docs/testbed.md.
+# programs and the images, of the deployed version and of the one the
+# upgrade test starts from (slow only the first time). See docs/testbed.md.
 testbed:
 	$(GO) run ./hack/testbed prepare
 

@@ -7,6 +7,8 @@
 //	                        run a command inside a node (kubectl, kubeadm, crictl, a shell)
 //	testbed down            stop and remove every node
 //	testbed prepare         only install packages and build programs and images
+//	                        (of --kubernetes-version and, for the upgrade test,
+//	                        of --upgrade-from)
 //
 // Inside a node the same program is the node's boot program ("testbed
 // boot", started by the test bed) and its stand-in systemctl (when called
@@ -59,6 +61,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("testbed", flag.ContinueOnError)
 	version := fs.String("kubernetes-version", testbed.KubernetesVersion, "Kubernetes version of the upstream binaries and images")
 	kubeadmBin := fs.String("kubeadm", "kubeadm", "kubeadm program init runs (default: ours; give a path to compare another)")
+	upgradeFrom := fs.String("upgrade-from", testbed.UpgradeFromVersion, "older Kubernetes version whose binaries and images prepare also builds, for the upgrade test (empty: none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -72,8 +75,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	stateDir := filepath.Join(repo, ".cache", "testbed", "state")
 	switch args[0] {
 	case "prepare":
-		_, err := prepare(ctx, repo, *version, stdout)
-		return err
+		tc, err := prepare(ctx, repo, *version, stdout)
+		if err != nil || *upgradeFrom == "" || *upgradeFrom == *version {
+			return err
+		}
+		return prepareUpgradeFrom(ctx, tc, *upgradeFrom, stdout)
 	case "up":
 		tc, err := prepare(ctx, repo, *version, stdout)
 		if err != nil {
@@ -130,6 +136,17 @@ func prepare(ctx context.Context, repo, version string, out io.Writer) (*testbed
 		return nil, err
 	}
 	return testbed.Build(ctx, repo, version, filepath.Join(repo, ".cache", "testbed", "bin"), out)
+}
+
+// prepareUpgradeFrom builds the upstream binaries of an older version and
+// its images, with the programs of tc: the upgrade test starts a cluster
+// from them.
+func prepareUpgradeFrom(ctx context.Context, tc *testbed.Toolchain, version string, out io.Writer) error {
+	if err := testbed.BuildUpstream(ctx, tc.Repo, version, out); err != nil {
+		return err
+	}
+	_, err := tc.WithVersion(ctx, version, out)
+	return err
 }
 
 // existingNode finds a running node of the cluster.

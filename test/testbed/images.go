@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -26,6 +27,10 @@ type Binaries struct {
 	Etcd       string // the etcd binary
 	CoreDNS    string // the coredns binary
 	Pause      string // the pause binary (test/images/pause)
+	// Iptables are the files the kube-proxy image needs besides kube-proxy
+	// (iptables, its extensions and libraries); looked up on the host
+	// (slow: ldd on each) when nil.
+	Iptables []ImageFile
 }
 
 // Images returns the images named by refs (the lines "kubeadm config images
@@ -35,27 +40,28 @@ func Images(refs []string, bins Binaries) ([]Image, error) {
 	var out []Image
 	for _, ref := range refs {
 		name := imageName(ref)
-		img := Image{Ref: ref, Env: []string{imagePath}}
+		program, entrypoint, err := imageProgram(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		img := Image{Ref: ref, Env: []string{imagePath}, Entrypoint: entrypoint}
 		switch name {
 		case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
-			img.Files = []ImageFile{{Path: "/usr/local/bin/" + name, Source: filepath.Join(bins.Kubernetes, name)}}
+			img.Files = []ImageFile{{Path: program, Source: filepath.Join(bins.Kubernetes, name)}}
 		case "kube-proxy":
-			files, err := iptablesFiles()
-			if err != nil {
-				return nil, fmt.Errorf("image %s: %w", ref, err)
+			if bins.Iptables == nil {
+				if bins.Iptables, err = iptablesFiles(); err != nil {
+					return nil, fmt.Errorf("image %s: %w", ref, err)
+				}
 			}
-			img.Files = append(files, ImageFile{Path: "/usr/local/bin/kube-proxy", Source: filepath.Join(bins.Kubernetes, name)})
+			img.Files = append(slices.Clip(bins.Iptables), ImageFile{Path: program, Source: filepath.Join(bins.Kubernetes, name)})
 			img.Env = append(img.Env, "LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu")
 		case "etcd":
-			img.Files = []ImageFile{{Path: "/usr/local/bin/etcd", Source: bins.Etcd}}
+			img.Files = []ImageFile{{Path: program, Source: bins.Etcd}}
 		case "coredns":
-			img.Files = []ImageFile{{Path: "/coredns", Source: bins.CoreDNS}}
-			img.Entrypoint = []string{"/coredns"}
+			img.Files = []ImageFile{{Path: program, Source: bins.CoreDNS}}
 		case "pause":
-			img.Files = []ImageFile{{Path: "/pause", Source: bins.Pause}}
-			img.Entrypoint = []string{"/pause"}
-		default:
-			return nil, fmt.Errorf("no test image is made for %s", ref)
+			img.Files = []ImageFile{{Path: program, Source: bins.Pause}}
 		}
 		for _, f := range img.Files {
 			if f.Source == "" {
@@ -68,6 +74,40 @@ func Images(refs []string, bins Binaries) ([]Image, error) {
 		out = append(out, img)
 	}
 	return out, nil
+}
+
+// imageProgram says where the program of the image named name (without
+// registry and tag) is, and the image's entrypoint. The control-plane
+// components, etcd and kube-proxy have none: their Pods name the program
+// (by bare name through PATH, or kube-proxy by full path).
+func imageProgram(name string) (program string, entrypoint []string, err error) {
+	switch name {
+	case "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "etcd":
+		return "/usr/local/bin/" + name, nil, nil
+	case "coredns", "pause":
+		return "/" + name, []string{"/" + name}, nil
+	}
+	return "", nil, fmt.Errorf("no test image is made for %s", name)
+}
+
+// WriteCrashArchive writes to path an archive of one image published as
+// ref (one of the images kubeadm lists, such as
+// "registry.k8s.io/kube-apiserver:v1.36.3") whose program, at the path and
+// with the entrypoint of the real test image, is crash (the built
+// test/images/crash): every container of it exits with status 1 at once.
+// Importing it into a node (Node.ImportImage) replaces the real image of
+// that reference; importing the real archive again puts it back.
+func WriteCrashArchive(path, ref, crash string) error {
+	program, entrypoint, err := imageProgram(imageName(ref))
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	img := Image{Ref: ref, Env: []string{imagePath}, Entrypoint: entrypoint,
+		Files: []ImageFile{{Path: program, Source: crash}}}
+	if err := writeArchiveFile(path, img); err != nil {
+		return fmt.Errorf("writing the crashing image %s: %w", ref, err)
+	}
+	return nil
 }
 
 // imageName is the last path element of a reference, without tag.
@@ -100,27 +140,35 @@ func WriteArchives(dir string, images []Image) ([]string, error) {
 		if upToDate(p, img) {
 			continue
 		}
-		tmp, err := os.CreateTemp(dir, ".archive-*")
-		if err != nil {
-			return nil, err
-		}
-		w := bufio.NewWriterSize(tmp, 1<<20)
-		err = WriteArchive(w, img)
-		if err == nil {
-			err = w.Flush()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), p)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
+		if err := writeArchiveFile(p, img); err != nil {
 			return nil, fmt.Errorf("writing the archive of %s: %w", img.Ref, err)
 		}
 	}
 	return paths, nil
+}
+
+// writeArchiveFile writes the archive of img to path through a temporary
+// file in the same folder, so a reader never sees half an archive.
+func writeArchiveFile(path string, img Image) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".archive-*")
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	err = WriteArchive(w, img)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // upToDate reports whether the archive at p is newer than every source

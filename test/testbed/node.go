@@ -333,14 +333,24 @@ func (n *Node) importImages(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := n.Command(ctx, "ctr", "-n", "k8s.io", "-a", "/run/containerd/containerd.sock", "images", "import", a).CombinedOutput()
-			if err != nil {
-				errs[i] = fmt.Errorf("importing %s: %w: %s", filepath.Base(a), err, out)
-			}
+			errs[i] = n.ImportImage(ctx, a)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// ImportImage imports an image archive (a host file, see WriteArchive)
+// into the running node's containerd, in the namespace the kubelet uses.
+// An image already known by a reference in the archive is replaced: a
+// test swaps an image for a broken one (WriteCrashArchive) and back this
+// way. Containers that run keep the image they started from.
+func (n *Node) ImportImage(ctx context.Context, archive string) error {
+	out, err := n.Command(ctx, "ctr", "-n", "k8s.io", "-a", "/run/containerd/containerd.sock", "images", "import", archive).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("importing %s into %s: %w: %s", filepath.Base(archive), n.Name, err, out)
+	}
+	return nil
 }
 
 // Command runs a program inside the node: its network, mount, UTS and PID

@@ -15,10 +15,15 @@ import (
 
 // Default versions: the Kubernetes release the project deploys and the
 // etcd and CoreDNS versions of the images kubeadm lists for it.
+// UpgradeFromVersion is the patch release before KubernetesVersion: the
+// upgrade test starts a cluster at it and upgrades to KubernetesVersion.
+// Both list the same etcd, CoreDNS and pause images, so those binaries are
+// shared between the two.
 const (
-	KubernetesVersion = "v1.36.3"
-	EtcdVersion       = "v3.6.8"
-	CoreDNSVersion    = "v1.14.2"
+	KubernetesVersion  = "v1.36.3"
+	UpgradeFromVersion = "v1.36.2"
+	EtcdVersion        = "v3.6.8"
+	CoreDNSVersion     = "v1.14.2"
 )
 
 // Packages are the Debian packages a node needs on the host.
@@ -62,14 +67,18 @@ func InstallPackages(ctx context.Context, out io.Writer) error {
 type Toolchain struct {
 	Repo              string
 	KubernetesVersion string
-	// Kubeadm is our kubeadm; Testbed the hack/testbed program.
-	Kubeadm, Testbed string
+	// Kubeadm is our kubeadm; Testbed the hack/testbed program; Pause and
+	// Crash the test/images programs (Crash: see WriteCrashArchive).
+	Kubeadm, Testbed, Pause, Crash string
 	// Upstream holds the upstream Kubernetes binaries of KubernetesVersion.
 	Upstream   string
 	Archives   []string
 	PauseImage string
 	// Images are the references "kubeadm config images list" printed.
 	Images []string
+	// iptables are the kube-proxy image's host files, found once and
+	// shared with the toolchains WithVersion makes.
+	iptables []ImageFile
 }
 
 // UpstreamDir is where hack/build-upstream.sh puts a Kubernetes version.
@@ -120,20 +129,20 @@ func BuildUpstream(ctx context.Context, repo, version string, out io.Writer) err
 	return nil
 }
 
-// Build builds our kubeadm, the test bed program and the pause program
-// into binDir, and the image archives of version into
+// Build builds our kubeadm, the test bed program and the pause and crash
+// programs into binDir, and the image archives of version into
 // .cache/images/<version>. The upstream binaries must be built already.
 func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*Toolchain, error) {
-	if missing := MissingUpstream(repo, version); len(missing) > 0 {
-		return nil, fmt.Errorf("upstream binaries of %s not built: %s (run hack/build-upstream.sh %s)",
-			version, strings.Join(missing, ", "), strings.Join(missing, " "))
+	if err := checkUpstream(repo, version); err != nil {
+		return nil, err
 	}
 	start := time.Now()
-	t := &Toolchain{Repo: repo, KubernetesVersion: version, Upstream: UpstreamDir(repo, version),
-		Kubeadm: filepath.Join(binDir, "kubeadm"), Testbed: filepath.Join(binDir, "testbed")}
-	pause := filepath.Join(binDir, "pause")
+	t := &Toolchain{Repo: repo, Kubeadm: filepath.Join(binDir, "kubeadm"),
+		Testbed: filepath.Join(binDir, "testbed"), Crash: filepath.Join(binDir, "crash"),
+		Pause: filepath.Join(binDir, "pause")}
 	for _, b := range []struct{ out, pkg string }{
-		{t.Kubeadm, "./cmd/kubeadm"}, {t.Testbed, "./hack/testbed"}, {pause, "./test/images/pause"},
+		{t.Kubeadm, "./cmd/kubeadm"}, {t.Testbed, "./hack/testbed"},
+		{t.Pause, "./test/images/pause"}, {t.Crash, "./test/images/crash"},
 	} {
 		// Built beside and renamed into place: a running node's boot
 		// program is this very file, which cannot be written to.
@@ -148,9 +157,48 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 			return nil, err
 		}
 	}
+	if err := t.makeImages(ctx, version); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "[testbed] programs and %d images of %s ready in %.1fs\n", len(t.Images), version, time.Since(start).Seconds())
+	return t, nil
+}
+
+// WithVersion returns a toolchain with the same programs as t (our
+// kubeadm, the test bed, pause and crash) and the upstream binaries and
+// image archives of another Kubernetes version, writing the archives that
+// are missing or older than their binaries. The upstream binaries of that
+// version must be built already (BuildUpstream).
+func (t *Toolchain) WithVersion(ctx context.Context, version string, out io.Writer) (*Toolchain, error) {
+	if err := checkUpstream(t.Repo, version); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	v := &Toolchain{Repo: t.Repo, Kubeadm: t.Kubeadm, Testbed: t.Testbed, Pause: t.Pause, Crash: t.Crash, iptables: t.iptables}
+	if err := v.makeImages(ctx, version); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "[testbed] %d images of %s ready in %.1fs\n", len(v.Images), version, time.Since(start).Seconds())
+	return v, nil
+}
+
+// checkUpstream fails when upstream binaries of version are missing.
+func checkUpstream(repo, version string) error {
+	if missing := MissingUpstream(repo, version); len(missing) > 0 {
+		return fmt.Errorf("upstream binaries of %s not built: %s (run K8S_VERSION=%s hack/build-upstream.sh %s)",
+			version, strings.Join(missing, ", "), version, strings.Join(missing, " "))
+	}
+	return nil
+}
+
+// makeImages sets t's version, upstream folder and image list (what our
+// kubeadm lists for version) and writes the image archives into
+// .cache/images/<version>. Our kubeadm and the pause program must be built.
+func (t *Toolchain) makeImages(ctx context.Context, version string) error {
+	t.KubernetesVersion, t.Upstream = version, UpstreamDir(t.Repo, version)
 	list, err := exec.CommandContext(ctx, t.Kubeadm, "config", "images", "list", "--kubernetes-version", version).Output()
 	if err != nil {
-		return nil, fmt.Errorf("kubeadm config images list: %w", err)
+		return fmt.Errorf("kubeadm config images list --kubernetes-version %s: %w", version, err)
 	}
 	t.Images = strings.Fields(string(bytes.TrimSpace(list)))
 	for _, ref := range t.Images {
@@ -158,19 +206,31 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 			t.PauseImage = ref
 		}
 	}
+	if t.iptables == nil {
+		if t.iptables, err = iptablesFiles(); err != nil {
+			return fmt.Errorf("the kube-proxy image: %w", err)
+		}
+	}
 	images, err := Images(t.Images, Binaries{
-		Kubernetes: t.Upstream, Etcd: upstreamBinary(repo, version, "etcd"),
-		CoreDNS: upstreamBinary(repo, version, "coredns"), Pause: pause,
+		Kubernetes: t.Upstream, Etcd: upstreamBinary(t.Repo, version, "etcd"),
+		CoreDNS: upstreamBinary(t.Repo, version, "coredns"), Pause: t.Pause, Iptables: t.iptables,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	t.Archives, err = WriteArchives(filepath.Join(repo, ".cache", "images", version), images)
-	if err != nil {
-		return nil, err
+	t.Archives, err = WriteArchives(filepath.Join(t.Repo, ".cache", "images", version), images)
+	return err
+}
+
+// Archive returns the archive that carries the image ref, one of t.Images
+// (a test imports it again to put back an image it replaced).
+func (t *Toolchain) Archive(ref string) (string, error) {
+	for _, a := range t.Archives {
+		if filepath.Base(a) == ArchiveName(ref) {
+			return a, nil
+		}
 	}
-	fmt.Fprintf(out, "[testbed] programs and %d images ready in %.1fs\n", len(images), time.Since(start).Seconds())
-	return t, nil
+	return "", fmt.Errorf("no archive of %s among the images of %s", ref, t.KubernetesVersion)
 }
 
 // Cluster returns a cluster made from the toolchain.
@@ -185,6 +245,25 @@ func (t *Toolchain) Cluster(name, stateDir string, out io.Writer) *Cluster {
 			"etcdctl": upstreamBinary(t.Repo, t.KubernetesVersion, "etcdctl"),
 		},
 	}
+}
+
+// UpgradeCluster returns a cluster made from t (its kubelet, kubectl and
+// images) whose nodes also import the images of to, so that the cluster
+// can be upgraded to to's version without a registry. An image both
+// versions list (etcd, CoreDNS, pause) is imported once. The kubelet of a
+// node is switched afterwards with Node.SetProgram.
+func (t *Toolchain) UpgradeCluster(to *Toolchain, name, stateDir string, out io.Writer) *Cluster {
+	c := t.Cluster(name, stateDir, out)
+	seen := map[string]bool{}
+	var archives []string
+	for _, a := range append(append([]string(nil), t.Archives...), to.Archives...) {
+		if !seen[filepath.Base(a)] {
+			seen[filepath.Base(a)] = true
+			archives = append(archives, a)
+		}
+	}
+	c.Archives = archives
+	return c
 }
 
 // InitConfig is a kubeadm configuration for the first control-plane node

@@ -1,0 +1,145 @@
+package testbed
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestWriteCrashArchive checks that the crashing image takes the place of
+// the real one: same reference, the program where the real image has it,
+// the same entrypoint.
+func TestWriteCrashArchive(t *testing.T) {
+	dir := t.TempDir()
+	crash := filepath.Join(dir, "crash")
+	if err := os.WriteFile(crash, []byte("crash program"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ref, program string
+		entrypoint   []string
+	}{
+		{"registry.k8s.io/kube-apiserver:v1.36.3", "usr/local/bin/kube-apiserver", nil},
+		{"registry.k8s.io/etcd:3.6.8-0", "usr/local/bin/etcd", nil},
+		{"registry.k8s.io/coredns/coredns:v1.14.2", "coredns", []string{"/coredns"}},
+	} {
+		t.Run(tc.ref, func(t *testing.T) {
+			path := filepath.Join(dir, ArchiveName(tc.ref))
+			if err := WriteCrashArchive(path, tc.ref, crash); err != nil {
+				t.Fatal(err)
+			}
+			blobs := readArchive(t, path)
+			var index struct {
+				Manifests []descriptor `json:"manifests"`
+			}
+			mustDecode(t, blobs["index.json"], &index)
+			if len(index.Manifests) != 1 || index.Manifests[0].Annotations[annotationImageName] != tc.ref {
+				t.Fatalf("index names %+v, want only %s", index.Manifests, tc.ref)
+			}
+			var manifest struct {
+				Config descriptor   `json:"config"`
+				Layers []descriptor `json:"layers"`
+			}
+			mustDecode(t, blobs[blobPath(index.Manifests[0].Digest)], &manifest)
+			var cfg struct {
+				Config struct {
+					Env        []string `json:"Env"`
+					Entrypoint []string `json:"Entrypoint"`
+				} `json:"config"`
+			}
+			mustDecode(t, blobs[blobPath(manifest.Config.Digest)], &cfg)
+			if !slices.Equal(cfg.Config.Entrypoint, tc.entrypoint) || !slices.Contains(cfg.Config.Env, imagePath) {
+				t.Errorf("config %+v, want entrypoint %v and %s", cfg.Config, tc.entrypoint, imagePath)
+			}
+			if len(manifest.Layers) != 1 {
+				t.Fatalf("%d layers", len(manifest.Layers))
+			}
+			layer := readTar(t, blobs[blobPath(manifest.Layers[0].Digest)])
+			if got, ok := layer[tc.program]; !ok || string(got) != "crash program" {
+				t.Errorf("layer entries %v: %s is not the crash program", slices.Sorted(maps.Keys(layer)), tc.program)
+			}
+		})
+	}
+	if err := WriteCrashArchive(filepath.Join(dir, "x.tar"), "registry.k8s.io/unknown:v1", crash); err == nil {
+		t.Errorf("a crashing image for an image the test bed does not make was written")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".archive-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestUpgradeCluster checks that an upgrade cluster starts with the older
+// programs and imports every image of both versions once.
+func TestUpgradeCluster(t *testing.T) {
+	from := &Toolchain{Repo: "/r", KubernetesVersion: "v1.36.2", Upstream: "/r/up/v1.36.2", Testbed: "/bin/testbed",
+		Kubeadm: "/bin/kubeadm", PauseImage: "registry.k8s.io/pause:3.10.2",
+		Archives: []string{"/img/v1.36.2/registry.k8s.io_kube-apiserver_v1.36.2.tar", "/img/v1.36.2/registry.k8s.io_pause_3.10.2.tar"}}
+	to := &Toolchain{Repo: "/r", KubernetesVersion: "v1.36.3", Upstream: "/r/up/v1.36.3", Testbed: "/bin/testbed",
+		Kubeadm: "/bin/kubeadm", PauseImage: "registry.k8s.io/pause:3.10.2",
+		Archives: []string{"/img/v1.36.3/registry.k8s.io_kube-apiserver_v1.36.3.tar", "/img/v1.36.3/registry.k8s.io_pause_3.10.2.tar"}}
+	c := from.UpgradeCluster(to, "u", "/state", nil)
+	want := []string{"/img/v1.36.2/registry.k8s.io_kube-apiserver_v1.36.2.tar", "/img/v1.36.2/registry.k8s.io_pause_3.10.2.tar",
+		"/img/v1.36.3/registry.k8s.io_kube-apiserver_v1.36.3.tar"}
+	if !slices.Equal(c.Archives, want) {
+		t.Errorf("archives %v, want %v", c.Archives, want)
+	}
+	if c.Programs["kubelet"] != "/r/up/v1.36.2/kubelet" || c.Programs["kubectl"] != "/r/up/v1.36.2/kubectl" {
+		t.Errorf("programs %v, want the kubelet and kubectl of v1.36.2", c.Programs)
+	}
+	if len(from.Archives) != 2 {
+		t.Errorf("UpgradeCluster changed the toolchain's archives: %v", from.Archives)
+	}
+	if a, err := to.Archive("registry.k8s.io/kube-apiserver:v1.36.3"); err != nil || a != to.Archives[0] {
+		t.Errorf("Archive = %q, %v", a, err)
+	}
+	if _, err := to.Archive("registry.k8s.io/kube-apiserver:v1.36.2"); err == nil {
+		t.Errorf("Archive found an image of another version")
+	}
+}
+
+func blobPath(digest string) string { return "blobs/sha256/" + digest[len("sha256:"):] }
+
+// readArchive returns the regular files of a tar file by name.
+func readArchive(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readTar(t, data)
+}
+
+func readTar(t *testing.T, data []byte) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(data))
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Typeflag == tar.TypeReg {
+			content, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[hdr.Name] = content
+		}
+	}
+}
+
+func mustDecode(t *testing.T, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%v: %s", err, data)
+	}
+}
