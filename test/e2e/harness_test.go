@@ -24,6 +24,13 @@ import (
 // skip (CI sets it).
 const Env = "KUBEADM_E2E"
 
+// KubeadmEnv, when set, names a kubeadm program the test clusters use
+// instead of ours (upstream's, say, .cache/upstream/v1.36.3/kubeadm; a
+// relative path is taken from the repository's root): to check what a test
+// expects against the kubeadm we re-implement. Tests of our own wording are
+// expected to fail with it.
+const KubeadmEnv = "KUBEADM_E2E_KUBEADM"
+
 // unavailable skips the test, or fails it when Env=1.
 func unavailable(t *testing.T, format string, args ...any) {
 	t.Helper()
@@ -90,14 +97,57 @@ func requireToolchain(t *testing.T) *testbed.Toolchain {
 	return toolchain
 }
 
+// requireUpgradeToolchains returns the toolchains of an upgrade between
+// two patch releases: from has the programs of requireToolchain with the
+// upstream binaries and images of testbed.UpgradeFromVersion, to is
+// requireToolchain's (testbed.KubernetesVersion).
+func requireUpgradeToolchains(t *testing.T) (from, to *testbed.Toolchain) {
+	t.Helper()
+	to = requireToolchain(t)
+	if missing := testbed.MissingUpstream(to.Repo, testbed.UpgradeFromVersion); len(missing) > 0 {
+		unavailable(t, "upstream binaries of %s not built: %s (go run ./hack/testbed prepare builds them)",
+			testbed.UpgradeFromVersion, strings.Join(missing, ", "))
+	}
+	var log bytes.Buffer
+	from, err := to.WithVersion(context.Background(), testbed.UpgradeFromVersion, &log)
+	if err != nil {
+		t.Fatalf("building the images of %s: %v\n%s", testbed.UpgradeFromVersion, err, log.String())
+	}
+	return from, to
+}
+
 // newCluster returns a cluster named name whose nodes are removed when the
 // test ends; the end of each node's kubelet log is printed if it failed.
 func newCluster(t *testing.T, name string) *testbed.Cluster {
 	t.Helper()
-	tc := requireToolchain(t)
-	// A fixed state folder, so that a cluster left by a killed run is
-	// found and removed first.
-	c := tc.Cluster(name, filepath.Join(os.TempDir(), "kubeadm-e2e-"+name), testWriter{t})
+	return manageCluster(t, requireToolchain(t).Cluster(name, clusterStateDir(name), testWriter{t}))
+}
+
+// clusterStateDir is a fixed state folder per cluster name, so that a
+// cluster left by a killed run is found and removed first.
+func clusterStateDir(name string) string {
+	return filepath.Join(os.TempDir(), "kubeadm-e2e-"+name)
+}
+
+// manageCluster removes what an earlier run left of c, and c itself when
+// the test ends; if the test failed, the end of each node's service logs
+// is printed first.
+func manageCluster(t *testing.T, c *testbed.Cluster) *testbed.Cluster {
+	t.Helper()
+	if p := os.Getenv(KubeadmEnv); p != "" {
+		if !filepath.IsAbs(p) {
+			repo, err := testbed.RepoRoot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = filepath.Join(repo, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s: %v", KubeadmEnv, err)
+		}
+		t.Logf("%s: the nodes run %s as kubeadm", KubeadmEnv, p)
+		c.Programs["kubeadm"] = p
+	}
 	if err := c.Down(context.Background()); err != nil {
 		t.Fatalf("removing what an earlier run left: %v", err)
 	}
@@ -146,10 +196,18 @@ type result struct {
 }
 
 // run runs a program in a node and returns its output and exit code; an
-// error is only for a program that could not run.
+// error is only for a program that could not run. It is killed after five
+// minutes.
 func run(t *testing.T, n *testbed.Node, name string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return runWithin(t, 5*time.Minute, n, name, args...)
+}
+
+// runWithin is run with another time limit, for programs that may wait
+// longer (an upgrade waiting out its timeouts).
+func runWithin(t *testing.T, limit time.Duration, n *testbed.Node, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := n.Command(ctx, name, args...)
 	var stdout, stderr bytes.Buffer

@@ -1,0 +1,491 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+// controlPlaneComponents are the static Pods whose image follows the
+// Kubernetes version (etcd's follows its own).
+func controlPlaneComponents() []string {
+	return []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+}
+
+// TestUpgrade upgrades a cluster between two patch releases as an
+// administrator would: a cluster of two control-plane nodes and a worker
+// at testbed.UpgradeFromVersion, "kubeadm upgrade plan", an "upgrade
+// apply" whose new API server cannot start (it must roll back and leave
+// the manifests as they were), a successful "upgrade apply", the first
+// node's kubelet replaced, and "upgrade node" on the other control-plane
+// node and on the worker. As upstream's, the addons (kube-proxy) are only
+// upgraded once no control-plane node is left at the old version, by the
+// "upgrade node" of the last one.
+func TestUpgrade(t *testing.T) {
+	from, to := requireUpgradeToolchains(t)
+	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
+	c := manageCluster(t, from.UpgradeCluster(to, "e2eu", clusterStateDir("e2eu"), testWriter{t}))
+	ctx := context.Background()
+	nodes, err := c.Up(ctx, "node1", "node2", "node3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	// Registered after the cluster's cleanup, so it runs before teardown.
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpControlPlane(t, n1, n2)
+		}
+	})
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// a. The cluster at the older version, and a key in etcd.
+	initCfg := filepath.Join(n1.Dir, "kubeadm.yaml")
+	writeFile(t, initCfg, testbed.InitConfig(n1, oldV, ""))
+	r := run(t, n1, "kubeadm", "init", "--config", initCfg, "--upload-certs", ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
+	}
+	jc := parseJoinCommand(t, r.Stdout)
+	if jc.certificateKey == "" {
+		t.Fatalf("init --upload-certs printed no certificate key:\n%s", r.Stdout)
+	}
+	r = run(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+		"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n2.Addr().String(), ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("control-plane join of node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("worker join of node3: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, n := range nodes {
+		eventually(t, 2*time.Minute, n.Name+" Ready at "+oldV, func() error {
+			return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
+		})
+	}
+	kubectl(t, n1, "-n", "default", "create", "configmap", "upgrade-canary", "--from-literal=k=v")
+
+	// b. A change the upgrade must carry to every kubelet's config.yaml.
+	setKubeletConfigField(t, n1, "maxPods", "120")
+
+	// c. The plan, as text and as JSON.
+	t.Run("plan", func(t *testing.T) {
+		r := run(t, n1, "kubeadm", "upgrade", "plan", newV)
+		if r.Code != 0 {
+			t.Fatalf("upgrade plan: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		row := regexp.MustCompile(`(?m)^\s*kube-apiserver\s.*` + regexp.QuoteMeta(oldV) + `\s.*` + regexp.QuoteMeta(newV) + `\b`)
+		if !row.MatchString(r.Stdout) {
+			t.Errorf("no kube-apiserver line going from %s to %s in the plan:\n%s", oldV, newV, r.Stdout)
+		}
+		if !strings.Contains(r.Stdout, "kubeadm upgrade apply "+newV) {
+			t.Errorf("the plan does not show the command to apply it:\n%s", r.Stdout)
+		}
+
+		r = run(t, n1, "kubeadm", "upgrade", "plan", newV, "-o", "json")
+		if r.Code != 0 {
+			t.Fatalf("upgrade plan -o json: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		plan := decodeUpgradePlan(t, r.Stdout)
+		if plan.Kind != "UpgradePlan" || plan.APIVersion != "output.kubeadm.k8s.io/v1alpha3" {
+			t.Errorf("plan is %s %s, want output.kubeadm.k8s.io/v1alpha3 UpgradePlan", plan.APIVersion, plan.Kind)
+		}
+		if len(plan.AvailableUpgrades) == 0 {
+			t.Fatalf("no available upgrade in the plan:\n%s", r.Stdout)
+		}
+		want := componentPlan{Name: "kube-apiserver", CurrentVersion: oldV, NewVersion: newV}
+		if !slices.ContainsFunc(plan.AvailableUpgrades[0].Components, func(cp componentPlan) bool {
+			cp.NodeName = ""
+			return cp == want
+		}) {
+			t.Errorf("availableUpgrades[0].components has no %+v: %+v", want, plan.AvailableUpgrades[0].Components)
+		}
+	})
+
+	manifests := n1.HostPath("/etc/kubernetes/manifests")
+	kubeletConfig := n1.HostPath("/var/lib/kubelet/config.yaml")
+	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
+	writeFile(t, upgradeCfg, upgradeConfiguration("3m"))
+	apiserverRef := imageRef(t, to, "kube-apiserver")
+
+	// d. An upgrade whose API server exits at start rolls back.
+	before := treeDigest(t, manifests)
+	t.Run("failed apply rolls back", func(t *testing.T) {
+		crash := filepath.Join(n1.Dir, "crashing-kube-apiserver.tar")
+		if err := testbed.WriteCrashArchive(crash, apiserverRef, to.Crash); err != nil {
+			t.Fatal(err)
+		}
+		if err := n1.ImportImage(ctx, crash); err != nil {
+			t.Fatal(err)
+		}
+		kubeletBefore := readFile(t, kubeletConfig)
+		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+		t.Logf("the failing upgrade apply ended after %v with exit %d: %s", r.Took, r.Code, lastLine(r.Stderr))
+		if r.Code == 0 {
+			t.Fatalf("upgrade apply with a crashing API server image succeeded:\n%s\n%s", r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(r.Stdout+r.Stderr, "kube-apiserver") {
+			t.Errorf("the failure does not name kube-apiserver:\n%s\n%s", r.Stdout, r.Stderr)
+		}
+		if d := diffDigests(before, treeDigest(t, manifests)); len(d) > 0 {
+			t.Errorf("the manifests differ from before the failed upgrade: %v", d)
+		}
+		eventually(t, 4*time.Minute, "API server answering after the rollback", func() error {
+			return kubectlTry(t, n1, "get", "nodes").err
+		})
+		// The old control plane runs again, and every node is Ready once
+		// its kubelet reaches the API server again (the next apply's
+		// health check wants Ready control-plane nodes).
+		checkControlPlaneAt(t, n1, n1, from)
+		for _, n := range nodes {
+			eventually(t, 3*time.Minute, n.Name+" Ready again", func() error {
+				return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
+			})
+		}
+		if got := clusterVersion(t, n1); got != oldV {
+			t.Errorf("kubeadm-config says kubernetesVersion %q after a failed upgrade, want %s", got, oldV)
+		}
+		if readFile(t, kubeletConfig) != kubeletBefore {
+			t.Errorf("a failed upgrade changed node1's /var/lib/kubelet/config.yaml")
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// e. With the real image back, the same apply succeeds.
+	t.Run("apply", func(t *testing.T) {
+		good, err := to.Archive(apiserverRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n1.ImportImage(ctx, good); err != nil {
+			t.Fatal(err)
+		}
+		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade apply: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("upgrade apply took %v", r.Took)
+		checkControlPlaneAt(t, n1, n1, to)
+		if got := clusterVersion(t, n1); got != newV {
+			t.Errorf("kubeadm-config says kubernetesVersion %q, want %s", got, newV)
+		}
+		checkMaxPods(t, n1, "120")
+		if got := kubectl(t, n1, "-n", "default", "get", "configmap", "upgrade-canary", "-o", "jsonpath={.data.k}"); got != "v" {
+			t.Errorf("the canary ConfigMap holds %q after the upgrade, want v", got)
+		}
+		checkBackup(t, n1, before)
+		// The addons wait until every control-plane node is upgraded:
+		// node2 is not yet.
+		checkKubeProxy(t, n1, from)
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// f. node1's kubelet follows.
+	t.Run("kubelet of node1 replaced", func(t *testing.T) {
+		if err := n1.SetProgram("kubelet", filepath.Join(to.Upstream, "kubelet")); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, n1, "systemctl", "restart", "kubelet")
+		eventually(t, 3*time.Minute, "node1 Ready with the kubelet of "+newV, func() error {
+			return expectOutput(kubectlTry(t, n1, "get", "node", "node1", "-o", nodeStateJSONPath), newV+" True")
+		})
+	})
+
+	// g. upgrade node on the other control-plane node, then on the worker.
+	// In node1's folder, which every node sees (host folders are visible).
+	nodeCfg := filepath.Join(n1.Dir, "upgrade-node.yaml")
+	writeFile(t, nodeCfg, upgradeConfiguration(""))
+	t.Run("upgrade node on a control-plane node", func(t *testing.T) {
+		r := runWithin(t, 10*time.Minute, n2, "kubeadm", "upgrade", "node", "--config", nodeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade node on node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("upgrade node on node2 took %v", r.Took)
+		checkControlPlaneAt(t, n1, n2, to)
+		checkMaxPods(t, n2, "120")
+		// The last control-plane node upgraded: the addons follow.
+		checkKubeProxy(t, n1, to)
+	})
+	t.Run("upgrade node on a worker", func(t *testing.T) {
+		r := runWithin(t, 10*time.Minute, n3, "kubeadm", "upgrade", "node", "--config", nodeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade node on node3: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("upgrade node on node3 took %v", r.Took)
+		checkMaxPods(t, n3, "120")
+		if files := regularFiles(t, n3.HostPath("/etc/kubernetes/manifests")); len(files) > 0 {
+			t.Errorf("upgrade node wrote static Pod manifests on a worker: %v", files)
+		}
+	})
+}
+
+// nodeStateJSONPath prints a node's kubelet version and Ready status.
+const nodeStateJSONPath = `jsonpath={.status.nodeInfo.kubeletVersion}{" "}{.status.conditions[?(@.type=="Ready")].status}`
+
+// mirrorPodJSONPath prints the image and readiness of a static Pod's
+// running container, as its node's kubelet reports them.
+const mirrorPodJSONPath = `jsonpath={.status.containerStatuses[0].image}{" "}{.status.containerStatuses[0].ready}`
+
+// upgradeConfiguration is the UpgradeConfiguration of the test: images
+// already imported, this machine's preflight findings ignored, and, when
+// manifestsTimeout is set, that timeout for each static Pod to come back.
+func upgradeConfiguration(manifestsTimeout string) string {
+	ignore := "[" + strings.Join(testbed.PreflightFindings, ", ") + "]"
+	cfg := `apiVersion: kubeadm.k8s.io/v1beta4
+kind: UpgradeConfiguration
+apply:
+  imagePullPolicy: Never
+  ignorePreflightErrors: ` + ignore + `
+node:
+  imagePullPolicy: Never
+  ignorePreflightErrors: ` + ignore + `
+`
+	if manifestsTimeout != "" {
+		cfg += "timeouts:\n  upgradeManifests: " + manifestsTimeout + "\n"
+	}
+	return cfg
+}
+
+// imageRef is the reference of the named image among those tc lists.
+func imageRef(t *testing.T, tc *testbed.Toolchain, name string) string {
+	t.Helper()
+	for _, ref := range tc.Images {
+		if strings.Contains(ref, "/"+name+":") {
+			return ref
+		}
+	}
+	t.Fatalf("no %s image among %v", name, tc.Images)
+	return ""
+}
+
+// setKubeletConfigField sets a top-level field of the KubeletConfiguration
+// kept in the kube-system/kubelet-config ConfigMap, as an administrator
+// editing it would.
+func setKubeletConfigField(t *testing.T, n *testbed.Node, field, value string) {
+	t.Helper()
+	var cm map[string]any
+	if err := json.Unmarshal([]byte(kubectl(t, n, "-n", "kube-system", "get", "configmap", "kubelet-config", "-o", "json")), &cm); err != nil {
+		t.Fatalf("reading the kubelet-config ConfigMap: %v", err)
+	}
+	data, _ := cm["data"].(map[string]any)
+	doc, _ := data["kubelet"].(string)
+	if doc == "" {
+		t.Fatalf("the kubelet-config ConfigMap has no kubelet key: %v", cm["data"])
+	}
+	line := field + ": " + value
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(field) + `:.*$`)
+	if re.MatchString(doc) {
+		doc = re.ReplaceAllLiteralString(doc, line)
+	} else {
+		doc = strings.TrimRight(doc, "\n") + "\n" + line + "\n"
+	}
+	data["kubelet"] = doc
+	out, err := json.Marshal(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(n.Dir, "kubelet-config.json")
+	writeFile(t, file, string(out))
+	kubectl(t, n, "replace", "-f", file)
+}
+
+// checkMaxPods checks the maxPods of a node's /var/lib/kubelet/config.yaml.
+func checkMaxPods(t *testing.T, n *testbed.Node, want string) {
+	t.Helper()
+	cfg := readFile(t, n.HostPath("/var/lib/kubelet/config.yaml"))
+	if !regexp.MustCompile(`(?m)^maxPods: ` + regexp.QuoteMeta(want) + `$`).MatchString(cfg) {
+		t.Errorf("%s's /var/lib/kubelet/config.yaml does not say maxPods: %s:\n%s", n.Name, want, cfg)
+	}
+}
+
+// checkControlPlaneAt checks that the control-plane static Pods of node n
+// are at tc's version: in their manifests, and in the containers its
+// kubelet runs (their mirror Pods, read through api).
+func checkControlPlaneAt(t *testing.T, api, n *testbed.Node, tc *testbed.Toolchain) {
+	t.Helper()
+	for _, comp := range controlPlaneComponents() {
+		want := imageRef(t, tc, comp)
+		if got := manifestImage(t, n.HostPath("/etc/kubernetes/manifests/"+comp+".yaml")); got != want {
+			t.Errorf("%s's %s manifest has image %q, want %s", n.Name, comp, got, want)
+		}
+		eventually(t, 3*time.Minute, comp+" of "+n.Name+" running "+want, func() error {
+			return expectOutput(kubectlTry(t, api, "-n", "kube-system", "get", "pod", comp+"-"+n.Name, "-o", mirrorPodJSONPath), want+" true")
+		})
+	}
+}
+
+// checkKubeProxy checks that the kube-proxy DaemonSet has the image of
+// tc's version and that its Pods run it on every node.
+func checkKubeProxy(t *testing.T, api *testbed.Node, tc *testbed.Toolchain) {
+	t.Helper()
+	want := imageRef(t, tc, "kube-proxy")
+	if got := kubectl(t, api, "-n", "kube-system", "get", "daemonset", "kube-proxy", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != want {
+		t.Errorf("kube-proxy DaemonSet image %q, want %s", got, want)
+	}
+	kubectl(t, api, "-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=3m")
+}
+
+// manifestImage returns the image of a static Pod manifest's container.
+func manifestImage(t *testing.T, path string) string {
+	t.Helper()
+	var pod struct {
+		Spec struct {
+			Containers []struct {
+				Image string `json:"image"`
+			} `json:"containers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, path)), &pod); err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	if len(pod.Spec.Containers) == 0 {
+		t.Fatalf("%s has no container", path)
+	}
+	return pod.Spec.Containers[0].Image
+}
+
+// clusterVersion is the kubernetesVersion of the ClusterConfiguration in
+// the kubeadm-config ConfigMap.
+func clusterVersion(t *testing.T, n *testbed.Node) string {
+	t.Helper()
+	doc := kubectl(t, n, "-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "jsonpath={.data.ClusterConfiguration}")
+	var cfg struct {
+		KubernetesVersion string `json:"kubernetesVersion"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
+		t.Fatalf("reading the ClusterConfiguration of kubeadm-config: %v\n%s", err, doc)
+	}
+	return cfg.KubernetesVersion
+}
+
+// checkBackup checks that a kubeadm-backup-manifests-* folder of n holds
+// the manifests of the control-plane components exactly as they were
+// before the upgrade (before: treeDigest of the manifests folder).
+func checkBackup(t *testing.T, n *testbed.Node, before map[string]string) {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(n.HostPath("/etc/kubernetes/tmp"), "kubeadm-backup-manifests-*"))
+	if err != nil || len(dirs) == 0 {
+		t.Errorf("no kubeadm-backup-manifests-* folder in %s's /etc/kubernetes/tmp (%v)", n.Name, err)
+		return
+	}
+	for _, dir := range dirs {
+		backup := treeDigest(t, dir)
+		ok := true
+		for _, comp := range controlPlaneComponents() {
+			if backup[comp+".yaml"] == "" || backup[comp+".yaml"] != before[comp+".yaml"] {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+	}
+	t.Errorf("none of %v holds the manifests of %v as they were before the upgrade", dirs, controlPlaneComponents())
+}
+
+// componentPlan is one row of an UpgradePlan.
+type componentPlan struct {
+	Name           string `json:"name"`
+	CurrentVersion string `json:"currentVersion"`
+	NewVersion     string `json:"newVersion"`
+	NodeName       string `json:"nodeName"`
+}
+
+// upgradePlan is the part of output.kubeadm.k8s.io UpgradePlan the test
+// reads.
+type upgradePlan struct {
+	Kind              string `json:"kind"`
+	APIVersion        string `json:"apiVersion"`
+	AvailableUpgrades []struct {
+		Description string          `json:"description"`
+		Components  []componentPlan `json:"components"`
+	} `json:"availableUpgrades"`
+}
+
+// decodeUpgradePlan reads the JSON object that "upgrade plan -o json"
+// prints; progress lines before it are tolerated and logged.
+func decodeUpgradePlan(t *testing.T, out string) upgradePlan {
+	t.Helper()
+	start := 0
+	if !strings.HasPrefix(out, "{") {
+		i := strings.Index(out, "\n{")
+		if i < 0 {
+			t.Fatalf("no JSON object in the output:\n%s", out)
+		}
+		start = i + 1
+		t.Logf("text before the JSON plan:\n%s", out[:start])
+	}
+	var plan upgradePlan
+	if err := json.NewDecoder(strings.NewReader(out[start:])).Decode(&plan); err != nil {
+		t.Fatalf("decoding the plan: %v\n%s", err, out)
+	}
+	return plan
+}
+
+// regularFiles lists the files (not folders) under root, none if it does
+// not exist.
+func regularFiles(t *testing.T, root string) []string {
+	t.Helper()
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var files []string
+	for p, digest := range treeDigest(t, root) {
+		if strings.HasPrefix(digest, "-") {
+			files = append(files, p)
+		}
+	}
+	slices.Sort(files)
+	return files
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// dumpControlPlane logs what helps to understand a failed upgrade: the
+// Pods as the API server sees them (if it answers) and the end of the
+// control-plane containers' logs of the given nodes.
+func dumpControlPlane(t *testing.T, nodes ...*testbed.Node) {
+	t.Helper()
+	r := kubectlTry(t, nodes[0], "get", "pods", "-A", "-o", "wide")
+	t.Logf("---- pods:\n%s%v", r.out, r.err)
+	for _, n := range nodes {
+		for _, comp := range append([]string{"etcd"}, controlPlaneComponents()...) {
+			logs, _ := filepath.Glob(filepath.Join(n.HostPath("/var/log/pods"), "kube-system_"+comp+"-"+n.Name+"_*", comp, "*.log"))
+			slices.Sort(logs)
+			if len(logs) > 2 {
+				logs = logs[len(logs)-2:]
+			}
+			for _, l := range logs {
+				t.Logf("---- end of %s of %s (%s):\n%s", comp, n.Name, filepath.Base(l), tail(l, 20))
+			}
+		}
+	}
+}
