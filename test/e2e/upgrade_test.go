@@ -179,6 +179,10 @@ func TestUpgrade(t *testing.T) {
 		if err := n1.ImportImage(ctx, good); err != nil {
 			t.Fatal(err)
 		}
+		// Both releases use the same etcd image: node1's member runs it
+		// under an older tag so that apply upgrades etcd too.
+		etcdManifest := n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")
+		runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
 		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
 		if r.Code != 0 {
 			t.Fatalf("upgrade apply: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -193,6 +197,10 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("the canary ConfigMap holds %q after the upgrade, want v", got)
 		}
 		checkBackup(t, n1, before)
+		if !strings.Contains(readFile(t, etcdManifest), "/etcd:"+etcdTag) {
+			t.Errorf("node1's etcd manifest does not run etcd %s after the upgrade", etcdTag)
+		}
+		checkEtcdBackup(t, n1)
 		// The addons wait until every control-plane node is upgraded:
 		// node2 is not yet.
 		checkKubeProxy(t, n1, from)
@@ -402,6 +410,53 @@ func checkBackup(t *testing.T, n *testbed.Node, before map[string]string) {
 		}
 	}
 	t.Errorf("none of %v holds the manifests of %v as they were before the upgrade", dirs, controlPlaneComponents())
+}
+
+// The etcd image tag of both releases, and an older tag the test gives
+// the same image so that an upgrade has an etcd to upgrade.
+const (
+	etcdTag      = "3.6.8-0"
+	olderEtcdTag = "3.6.7-0"
+)
+
+// runEtcdTag makes node n's etcd member run its image under the tag to
+// (a copy of tag from) and waits until it is ready again and the API
+// server answers.
+func runEtcdTag(t *testing.T, n *testbed.Node, manifest, from, to string) {
+	t.Helper()
+	mustRun(t, n, "ctr", "-n", "k8s.io", "-a", "/run/containerd/containerd.sock", "images", "tag", "--force",
+		"registry.k8s.io/etcd:"+from, "registry.k8s.io/etcd:"+to)
+	data := strings.Replace(readFile(t, manifest), "/etcd:"+from, "/etcd:"+to, 1)
+	// Written beside (a dot file the kubelet ignores) and renamed in.
+	tmp := filepath.Join(filepath.Dir(manifest), ".etcd.yaml.tmp")
+	writeFile(t, tmp, data)
+	if err := os.Rename(tmp, manifest); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 4*time.Minute, n.Name+"'s etcd running "+to, func() error {
+		return expectOutput(kubectlTry(t, n, "-n", "kube-system", "get", "pod", "etcd-"+n.Name, "-o",
+			"jsonpath={.spec.containers[0].image} {.status.containerStatuses[0].ready}"), "registry.k8s.io/etcd:"+to+" true")
+	})
+}
+
+// checkEtcdBackup wants the etcd backup an upgrade of etcd leaves: a copy
+// of the data folder and (ours only, beyond upstream) a snapshot.
+func checkEtcdBackup(t *testing.T, n *testbed.Node) {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(n.HostPath("/etc/kubernetes/tmp"), "kubeadm-backup-etcd-*"))
+	if err != nil || len(dirs) != 1 {
+		t.Errorf("want one kubeadm-backup-etcd-* folder in %s's /etc/kubernetes/tmp, found %v (%v)", n.Name, dirs, err)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dirs[0], "etcd", "member", "snap", "db")); err != nil {
+		t.Errorf("the etcd backup holds no copy of the data folder: %v", err)
+	}
+	if os.Getenv(KubeadmEnv) != "" {
+		return // upstream takes no snapshot
+	}
+	if fi, err := os.Stat(filepath.Join(dirs[0], "snapshot.db")); err != nil || fi.Size() == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the etcd backup holds no snapshot (mode 0600): %v %v", fi, err)
+	}
 }
 
 // componentPlan is one row of an UpgradePlan.
