@@ -70,6 +70,16 @@ func addUpgradeCommonFlags(f *pflag.FlagSet, o *upgradeOptions) {
 	f.StringVar(&o.kubeconfigPath, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
 }
 
+// addUpgradeNodeFlags adds the flags of the commands that upgrade a node
+// (apply and node).
+func addUpgradeNodeFlags(f *pflag.FlagSet, o *upgradeOptions) {
+	f.BoolVar(&o.certRenewal, "certificate-renewal", true, "Renew the certificates of the components the upgrade restarts.")
+	f.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what would be done.")
+	f.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Upgrade etcd too.")
+	f.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
+	f.StringVar(&o.patchesDir, "patches", "", "Folder of patches for the manifests and the kubelet configuration (as for init).")
+}
+
 func newUpgradePlanCmd(streams Streams) *cobra.Command {
 	o := &upgradeOptions{}
 	cmd := &cobra.Command{
@@ -133,12 +143,8 @@ refreshed.`,
 	addUpgradeCommonFlags(flags, o)
 	flags.BoolVar(&o.allowExperimental, "allow-experimental-upgrades", false, "Allow alpha, beta and release-candidate versions.")
 	flags.BoolVar(&o.allowRC, "allow-release-candidate-upgrades", false, "Allow release-candidate versions.")
-	flags.BoolVar(&o.certRenewal, "certificate-renewal", true, "Renew the certificates of the components the upgrade restarts.")
-	flags.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what would be done.")
-	flags.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Upgrade etcd too.")
+	addUpgradeNodeFlags(flags, o)
 	flags.BoolVarP(&o.force, "force", "f", false, "Upgrade even when the version skew policy objects (where it may be overridden); implies --yes.")
-	flags.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
-	flags.StringVar(&o.patchesDir, "patches", "", "Folder of patches for the manifests and the kubelet configuration (as for init).")
 	flags.BoolVar(&o.printConfig, "print-config", false, "Print the configuration the upgrade uses.")
 	flags.BoolVarP(&o.yes, "yes", "y", false, "Upgrade without asking for confirmation.")
 	runner.BindToCommand(cmd)
@@ -169,11 +175,7 @@ control-plane node upgraded also upgrades the addons.`,
 	}
 	flags = cmd.Flags()
 	addUpgradeCommonFlags(flags, o)
-	flags.BoolVar(&o.certRenewal, "certificate-renewal", true, "Renew the certificates of the components the upgrade restarts.")
-	flags.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what would be done.")
-	flags.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Upgrade etcd too.")
-	flags.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
-	flags.StringVar(&o.patchesDir, "patches", "", "Folder of patches for the manifests and the kubelet configuration (as for init).")
+	addUpgradeNodeFlags(flags, o)
 	runner.BindToCommand(cmd)
 	return cmd
 }
