@@ -188,8 +188,7 @@ is marked as externally managed.`,
 	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
 	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
 	f.StringVarP(&o.output, "output", "o", "text", "Output format: text, json or yaml.")
-	f.Bool("allow-missing-template-keys", true, "Ignore missing keys in templates (kept for compatibility; no template output exists).")
-	f.Bool("show-managed-fields", false, "Keep managedFields in JSON and YAML output (kept for compatibility).")
+	addPrinterCompatFlags(f)
 	return cmd
 }
 

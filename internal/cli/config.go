@@ -440,8 +440,7 @@ the flags that set them are ignored.`,
 	f.StringVar(&o.imageRepository, "image-repository", v1beta4.DefaultImageRepository, "Registry to pull the control-plane images from.")
 	f.StringVar(&o.featureGates, "feature-gates", "", "Comma-separated key=value pairs of kubeadm feature gates.")
 	f.StringVarP(&o.output, "output", "o", "text", "Output format: text, json or yaml.")
-	f.Bool("allow-missing-template-keys", true, "Ignore missing keys in templates (kept for compatibility; no template output exists).")
-	f.Bool("show-managed-fields", false, "Keep managedFields in JSON and YAML output (kept for compatibility).")
+	addPrinterCompatFlags(f)
 	return cmd
 }
 

@@ -102,6 +102,7 @@ version (no release lookup on the internet is needed).`,
 	f.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
 	f.BoolVar(&o.printConfig, "print-config", false, "Print the configuration the upgrade would use.")
 	f.StringVarP(&o.output, "output", "o", "text", "Output format: text, json or yaml.")
+	addPrinterCompatFlags(f)
 	return cmd
 }
 
@@ -545,6 +546,14 @@ func printUpgradeConfig(out io.Writer, cfg *kubeadm.InitConfiguration) error {
 	}
 	fmt.Fprintf(out, "[upgrade/config] The configuration of the upgrade:\n%s", b)
 	return nil
+}
+
+// addPrinterCompatFlags accepts the printer flags upstream's commands with
+// -o have, so that scripts passing them keep working; only text, json and
+// yaml output exist here, which they do not affect.
+func addPrinterCompatFlags(f *pflag.FlagSet) {
+	f.Bool("allow-missing-template-keys", true, "Ignore missing keys in templates (kept for compatibility; no template output exists).")
+	f.Bool("show-managed-fields", false, "Keep managedFields in JSON and YAML output (kept for compatibility).")
 }
 
 func boolOr(p *bool, def bool) bool {
