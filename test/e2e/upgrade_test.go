@@ -183,7 +183,19 @@ func TestUpgrade(t *testing.T) {
 		// under an older tag so that apply upgrades etcd too.
 		etcdManifest := n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")
 		runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
-		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+		// A dry run first: it succeeds and changes nothing.
+		dryBefore := treeDigest(t, manifests)
+		r := runWithin(t, 5*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--dry-run", "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade apply --dry-run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if d := diffDigests(dryBefore, treeDigest(t, manifests)); len(d) > 0 {
+			t.Errorf("upgrade apply --dry-run changed the manifests: %v", d)
+		}
+		if got := clusterVersion(t, n1); got != oldV {
+			t.Errorf("upgrade apply --dry-run changed kubeadm-config's kubernetesVersion to %q", got)
+		}
+		r = runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
 		if r.Code != 0 {
 			t.Fatalf("upgrade apply: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
