@@ -309,7 +309,11 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 	}
 	d.CertDir = d.Cfg.CertificatesDir
 	if apply {
-		if d.Policy, err = versionPolicy(ctx, c, d.Cfg.KubernetesVersion, o); err != nil {
+		s, err := upgrade.ReadClusterState(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if d.Policy, err = versionPolicy(s, d.Cfg.KubernetesVersion, o); err != nil {
 			return nil, err
 		}
 	}
@@ -381,12 +385,9 @@ func nodeConfig(ctx context.Context, env config.Environment, cluster *config.Doc
 	return cfg, nil
 }
 
-// versionPolicy gathers what the version skew check compares.
-func versionPolicy(ctx context.Context, c kubernetes.Interface, target string, o *upgradeOptions) (*upgrade.VersionPolicy, error) {
-	s, err := upgrade.ReadClusterState(ctx, c)
-	if err != nil {
-		return nil, err
-	}
+// versionPolicy gathers what the version skew check compares, from the
+// cluster state s.
+func versionPolicy(s *upgrade.ClusterState, target string, o *upgradeOptions) (*upgrade.VersionPolicy, error) {
 	p := &upgrade.VersionPolicy{Kubelets: s.KubeletVersions(), AllowExperimental: o.allowExperimental, AllowRC: o.allowRC}
 	var errs []error
 	var e error
@@ -445,7 +446,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	p, err := versionPolicy(ctx, c, target, o)
+	p, err := versionPolicy(s, target, o)
 	if err != nil {
 		return err
 	}

@@ -148,14 +148,7 @@ func pullImages(ctx context.Context, d *Data) error {
 		return err
 	}
 	defer rt.Close()
-	var list []string
-	for _, ref := range images.List(&d.Cfg.ClusterConfiguration) {
-		if d.Cfg.Etcd.External != nil && strings.Contains(ref, "/"+images.Etcd+":") {
-			continue
-		}
-		list = append(list, ref)
-	}
-	errs := cri.EnsureImages(ctx, rt, list, cri.PullOptions{
+	errs := cri.EnsureImages(ctx, rt, images.List(&d.Cfg.ClusterConfiguration), cri.PullOptions{
 		Policy: corev1.PullPolicy(d.ImagePullPolicy), Serial: d.ImagePullSerial, Parallelism: 2, Attempts: 3,
 	})
 	if err := errors.Join(errs...); err != nil {
