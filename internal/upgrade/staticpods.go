@@ -3,14 +3,12 @@ package upgrade
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,9 +64,9 @@ type StaticPods struct {
 	// Timeout bounds the wait for each component (timeouts.upgradeManifests).
 	Timeout time.Duration
 	Runtime Runtime
-	// Healthy asks a component's health endpoint; nil: HTTP GET of
-	// staticpod.HealthURL without verifying the serving certificate, as
-	// the kubelet's probes do.
+	// Healthy asks a component's health endpoint (staticpod.HealthURL);
+	// nil: staticpod.Probe with staticpod.ProbeClient, as the kubelet's
+	// probes ask it.
 	Healthy func(ctx context.Context, url string) error
 	// Interval separates two looks at the runtime (0: 500ms).
 	Interval time.Duration
@@ -77,7 +75,8 @@ type StaticPods struct {
 	OnRollback func(ctx context.Context, component string) error
 	Out        io.Writer
 
-	changed []changed
+	changed     []changed
+	probeClient *http.Client
 }
 
 type changed struct {
@@ -306,35 +305,19 @@ func (s *StaticPods) newContainerRunning(ctx context.Context, component string, 
 	return false, nil
 }
 
+// probeTimeout bounds one request to a component's health endpoint.
+const probeTimeout = 5 * time.Second
+
 func (s *StaticPods) healthy(ctx context.Context, url string) error {
 	if s.Healthy != nil {
 		return s.Healthy(ctx, url)
 	}
-	return HTTPHealthy(ctx, url)
-}
-
-// HTTPHealthy asks url and wants 200, without verifying the serving
-// certificate (the components serve self-signed ones on their health
-// ports).
-func HTTPHealthy(ctx context.Context, url string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	if s.probeClient == nil {
+		s.probeClient = staticpod.ProbeClient()
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	return nil
+	return staticpod.Probe(ctx, s.probeClient, url)
 }
 
 // BackupDirName is the dated folder name upstream kubeadm uses for a

@@ -2,15 +2,12 @@ package initphases
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -126,11 +123,7 @@ type healthWaiter struct {
 func newHealthWaiter(d *Data, h HealthChecks) *healthWaiter {
 	w := &healthWaiter{d: d, h: h, client: h.HTTPClient, clock: h.Clock, interval: h.Interval}
 	if w.client == nil {
-		w.client = &http.Client{Transport: &http.Transport{
-			Proxy:             nil,                                   // local endpoints only
-			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed serving certificates, as the kubelet's probes see them
-			DisableKeepAlives: true,
-		}}
+		w.client = staticpod.ProbeClient()
 	}
 	if w.clock == nil {
 		w.clock = realClock{}
@@ -329,20 +322,7 @@ func (w *healthWaiter) poll(ctx context.Context, timeout time.Duration, check fu
 
 // get asks url and wants 200.
 func (w *healthWaiter) get(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	return nil
+	return staticpod.Probe(ctx, w.client, url)
 }
 
 // apiServerLive asks the API server's /livez with the admin client.
