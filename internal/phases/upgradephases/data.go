@@ -66,7 +66,8 @@ func (d *Data) TmpDir() string { return filepath.Join(d.KubernetesDir, "tmp") }
 func (d *Data) Version() string { return d.Cfg.KubernetesVersion }
 
 // InitView is the node seen as the init phases see one, so that their
-// upload-config, bootstrap-token and addon phases run unchanged.
+// upload-config, bootstrap-token and addon phases and their manifests run
+// unchanged. Node must be set.
 func (d *Data) InitView() *initphases.Data {
 	if d.initView != nil {
 		return d.initView
@@ -81,9 +82,12 @@ func (d *Data) InitView() *initphases.Data {
 		PatchesDir:     d.PatchesDir,
 		DryRun:         d.DryRun,
 		SkipTokenPrint: true,
-		Out:            d.Out,
-		Err:            d.Err,
-		Now:            d.Now,
+		// Kept from the node's etcd manifest, which then only changes
+		// where the upgrade changes it.
+		EtcdInitialCluster: d.Node.EtcdInitialCluster,
+		Out:                d.Out,
+		Err:                d.Err,
+		Now:                d.Now,
 		NewClient: func(context.Context) (kubernetes.Interface, error) {
 			return d.Client, nil
 		},

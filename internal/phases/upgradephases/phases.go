@@ -276,9 +276,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 // the running one, after backing up its data: a copy of the data folder and
 // a snapshot taken through etcd's API.
 func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) (upgrade.Manifest, bool, error) {
-	view.EtcdInitialCluster = d.Node.EtcdInitialCluster
 	data, err := initphases.BuildManifest(view, staticpod.Etcd)
-	view.EtcdInitialCluster = ""
 	if err != nil {
 		return upgrade.Manifest{}, false, err
 	}
