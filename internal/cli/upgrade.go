@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
@@ -234,8 +235,8 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 	var ignoredFromConfig *[]string
 	if apply {
 		a := up.Apply
-		d.DryRun, d.Force, d.EtcdUpgrade, d.CertRenewal = boolOr(a.DryRun, false), boolOr(a.ForceUpgrade, false), boolOr(a.EtcdUpgrade, true), boolOr(a.CertificateRenewal, true)
-		d.ImagePullPolicy, d.ImagePullSerial = string(a.ImagePullPolicy), boolOr(a.ImagePullSerial, true)
+		d.DryRun, d.Force, d.EtcdUpgrade, d.CertRenewal = ptr.Deref(a.DryRun, false), ptr.Deref(a.ForceUpgrade, false), ptr.Deref(a.EtcdUpgrade, true), ptr.Deref(a.CertificateRenewal, true)
+		d.ImagePullPolicy, d.ImagePullSerial = string(a.ImagePullPolicy), ptr.Deref(a.ImagePullSerial, true)
 		if a.Patches != nil {
 			d.PatchesDir = a.Patches.Directory
 		}
@@ -247,12 +248,12 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		if target, err = targetVersion(ctx, env, args, a.KubernetesVersion); err != nil {
 			return nil, err
 		}
-		o.allowExperimental = o.allowExperimental || boolOr(a.AllowExperimentalUpgrades, false)
-		o.allowRC = o.allowRC || boolOr(a.AllowRCUpgrades, false)
+		o.allowExperimental = o.allowExperimental || ptr.Deref(a.AllowExperimentalUpgrades, false)
+		o.allowRC = o.allowRC || ptr.Deref(a.AllowRCUpgrades, false)
 	} else {
 		n := up.Node
-		d.DryRun, d.EtcdUpgrade, d.CertRenewal = boolOr(n.DryRun, false), boolOr(n.EtcdUpgrade, true), boolOr(n.CertificateRenewal, true)
-		d.ImagePullPolicy, d.ImagePullSerial = string(n.ImagePullPolicy), boolOr(n.ImagePullSerial, true)
+		d.DryRun, d.EtcdUpgrade, d.CertRenewal = ptr.Deref(n.DryRun, false), ptr.Deref(n.EtcdUpgrade, true), ptr.Deref(n.CertificateRenewal, true)
+		d.ImagePullPolicy, d.ImagePullSerial = string(n.ImagePullPolicy), ptr.Deref(n.ImagePullSerial, true)
 		if n.Patches != nil {
 			d.PatchesDir = n.Patches.Directory
 		}
@@ -438,7 +439,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	if !boolOr(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {
+	if !ptr.Deref(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {
 		cfg.Etcd.External = &kubeadm.ExternalEtcd{} // leaves etcd out of the plan
 	}
 	fmt.Fprintln(progress, "[upgrade] Reading what runs in the cluster")
@@ -489,7 +490,7 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 	}
 	d := &upgradephases.Data{
 		Upgrade: up, KubernetesDir: initphases.KubernetesDir, ManifestDir: initphases.ManifestsDir, KubeletDir: initphases.KubeletDir,
-		Out: io.Discard, Err: streams.Err, ImagePullPolicy: string(up.Apply.ImagePullPolicy), ImagePullSerial: boolOr(up.Apply.ImagePullSerial, true),
+		Out: io.Discard, Err: streams.Err, ImagePullPolicy: string(up.Apply.ImagePullPolicy), ImagePullSerial: ptr.Deref(up.Apply.ImagePullSerial, true),
 	}
 	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
 		return err
@@ -555,11 +556,4 @@ func printUpgradeConfig(out io.Writer, cfg *kubeadm.InitConfiguration) error {
 func addPrinterCompatFlags(f *pflag.FlagSet) {
 	f.Bool("allow-missing-template-keys", true, "Ignore missing keys in templates (kept for compatibility; no template output exists).")
 	f.Bool("show-managed-fields", false, "Keep managedFields in JSON and YAML output (kept for compatibility).")
-}
-
-func boolOr(p *bool, def bool) bool {
-	if p == nil {
-		return def
-	}
-	return *p
 }
