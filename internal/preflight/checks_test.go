@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
@@ -187,18 +188,18 @@ func TestVersionChecks(t *testing.T) {
 		{name: "newer minor", check: KubernetesVersion("v1.37.0"),
 			wantWarns: []string{"the control plane version 1.37.0 is newer than this kubeadm (1.36.x)"}},
 		{name: "newer pre-release", check: KubernetesVersion("v1.37.0-alpha.1"), wantWarns: []string{"1.37.0-alpha.1"}},
-		{name: "kubelet same", check: KubeletVersion(kubelet("Kubernetes v1.36.3\n"), "v1.36.3"), wantName: "KubeletVersion"},
-		{name: "kubelet newer patch", check: KubeletVersion(kubelet("Kubernetes v1.36.5\n"), "v1.36.3")},
-		{name: "kubelet three minors behind", check: KubeletVersion(kubelet("Kubernetes v1.33.0\n"), "v1.36.3")},
-		{name: "kubelet too old", check: KubeletVersion(kubelet("Kubernetes v1.32.9\n"), "v1.36.3"),
+		{name: "kubelet same", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.36.3\n")), "v1.36.3"), wantName: "KubeletVersion"},
+		{name: "kubelet newer patch", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.36.5\n")), "v1.36.3")},
+		{name: "kubelet three minors behind", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.33.0\n")), "v1.36.3")},
+		{name: "kubelet too old", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.32.9\n")), "v1.36.3"),
 			wantErrs: []string{`the kubelet version "1.32.9" is older than this kubeadm supports (1.33 or newer)`}},
-		{name: "kubelet newer than control plane", check: KubeletVersion(kubelet("Kubernetes v1.36.0\n"), "v1.35.0"),
+		{name: "kubelet newer than control plane", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.36.0\n")), "v1.35.0"),
 			wantErrs: []string{`the kubelet ("1.36.0") is of a newer minor release than the control plane ("1.35.0")`}},
-		{name: "kubelet pre-release of the next minor", check: KubeletVersion(kubelet("Kubernetes v1.37.0-alpha.0\n"), "v1.36.3"),
+		{name: "kubelet pre-release of the next minor", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.37.0-alpha.0\n")), "v1.36.3"),
 			wantErrs: []string{"newer minor release"}},
-		{name: "kubelet garbage", check: KubeletVersion(kubelet("Kubernetes garbage\n"), "v1.36.3"),
+		{name: "kubelet garbage", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes garbage\n")), "v1.36.3"),
 			wantErrs: []string{`cannot determine the kubelet version: 'kubelet --version' printed "Kubernetes garbage"`}},
-		{name: "no kubelet", check: KubeletVersion(&fakeHost{}, "v1.36.3"),
+		{name: "no kubelet", check: KubeletVersion(InstalledKubelet(&fakeHost{}), "v1.36.3"),
 			wantErrs: []string{"cannot determine the kubelet version: running 'kubelet --version'"}},
 	})
 }
@@ -256,5 +257,24 @@ func TestInitChecksNamesAndOrder(t *testing.T) {
 				t.Errorf("InitChecks names:\n got %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestInstalledKubeletAsksOnce(t *testing.T) {
+	h := &fakeHost{commands: map[string]fakeCommand{"kubelet --version": {out: "Kubernetes v1.36.3\n"}}}
+	kv := InstalledKubelet(h)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := kv(context.Background()); err != nil || v.String() != "1.36.3" {
+				t.Errorf("version = %v, %v", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if h.commandN != 1 {
+		t.Errorf("kubelet --version ran %d times, want 1", h.commandN)
 	}
 }

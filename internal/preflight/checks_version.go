@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 
@@ -29,6 +30,26 @@ func KubernetesVersion(controlPlane string) Check {
 		}
 		return Result{}
 	}}
+}
+
+// KubeletVersionFunc reports the version of the kubelet installed on the
+// host.
+type KubeletVersionFunc func(ctx context.Context) (*utilversion.Version, error)
+
+// InstalledKubelet asks the host's kubelet for its version once, on the
+// first call, and gives every later call the same answer. The checks of
+// one run share it: the kubelet is a large program, and starting it twice
+// at the same time costs preflight a noticeable part of its run.
+func InstalledKubelet(h Host) KubeletVersionFunc {
+	var (
+		once sync.Once
+		v    *utilversion.Version
+		err  error
+	)
+	return func(ctx context.Context) (*utilversion.Version, error) {
+		once.Do(func() { v, err = kubeletVersion(ctx, h) })
+		return v, err
+	}
 }
 
 // kubeletVersion runs "kubelet --version" and parses its answer,
@@ -60,9 +81,9 @@ func minKubeletVersion() *utilversion.Version {
 
 // KubeletVersion fails when the installed kubelet is older than this
 // kubeadm supports or of a newer minor release than the control plane.
-func KubeletVersion(h Host, controlPlane string) Check {
+func KubeletVersion(kubelet KubeletVersionFunc, controlPlane string) Check {
 	return Check{Name: "KubeletVersion", Run: func(ctx context.Context) Result {
-		kv, err := kubeletVersion(ctx, h)
+		kv, err := kubelet(ctx)
 		if err != nil {
 			return Result{Errors: []error{err}}
 		}

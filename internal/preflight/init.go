@@ -76,6 +76,7 @@ func InitChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir string) []Ch
 // host name, the kubelet (version against kubeletVersion, its service, its
 // port).
 func nodeChecks(h Host, criSocket, nodeName, kubeletVersion string) []Check {
+	kubelet := InstalledKubelet(h)
 	checks := []Check{
 		ContainerRuntime(h, criSocket),
 		ContainerRuntimeVersion(h, criSocket),
@@ -85,9 +86,9 @@ func nodeChecks(h Host, criSocket, nodeName, kubeletVersion string) []Check {
 		checks = append(checks, InPath(h, exe))
 	}
 	return append(checks,
-		SystemVerification(h),
+		SystemVerification(h, kubelet),
 		Hostname(h, nodeName),
-		KubeletVersion(h, kubeletVersion),
+		KubeletVersion(kubelet, kubeletVersion),
 		ServiceEnabled(h, "kubelet"),
 		Port(h, KubeletPort),
 	)

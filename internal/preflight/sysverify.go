@@ -96,12 +96,13 @@ func (v *verification) line(key, value string) {
 
 // SystemVerification checks the kernel (release and configuration), the
 // operating system and the cgroup controllers, and whether the installed
-// kubelet accepts the machine's cgroup version. When it finds anything it
-// prints its whole report. It reads only; unlike upstream kubeadm it loads
-// no kernel module and creates no test cgroup.
-func SystemVerification(h Host) Check {
+// kubelet (whose version kubelet reports) accepts the machine's cgroup
+// version. When it finds anything it prints its whole report. It reads
+// only; unlike upstream kubeadm it loads no kernel module and creates no
+// test cgroup.
+func SystemVerification(h Host, kubeletVersion KubeletVersionFunc) Check {
 	return Check{Name: "SystemVerification", Run: func(ctx context.Context) Result {
-		kubelet, err := kubeletVersion(ctx, h)
+		kubelet, err := kubeletVersion(ctx)
 		if err != nil {
 			return Result{Errors: []error{err}}
 		}

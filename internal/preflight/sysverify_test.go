@@ -202,7 +202,8 @@ func TestSystemVerification(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := SystemVerification(tt.host(t))
+			h := tt.host(t)
+			c := SystemVerification(h, InstalledKubelet(h))
 			if c.Name != "SystemVerification" {
 				t.Errorf("name = %q", c.Name)
 			}
