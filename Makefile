@@ -3,8 +3,11 @@ GO ?= go
 
 .PHONY: build test compat upstream bench bench-init integration testbed e2e
 
+# Built as upstream's release binaries are: static (no cgo), without the
+# symbol table and debug information, with module-relative paths. A static
+# binary also starts faster (no dynamic loader) and maps less memory.
 build:
-	$(GO) build -o bin/kubeadm ./cmd/kubeadm
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/kubeadm ./cmd/kubeadm
 
 test:
 	$(GO) test -short ./...

@@ -140,14 +140,20 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 	t := &Toolchain{Repo: repo, Kubeadm: filepath.Join(binDir, "kubeadm"),
 		Testbed: filepath.Join(binDir, "testbed"), Crash: filepath.Join(binDir, "crash"),
 		Pause: filepath.Join(binDir, "pause")}
-	for _, b := range []struct{ out, pkg string }{
-		{t.Kubeadm, "./cmd/kubeadm"}, {t.Testbed, "./hack/testbed"},
-		{t.Pause, "./test/images/pause"}, {t.Crash, "./test/images/crash"},
+	for _, b := range []struct {
+		out, pkg string
+		flags    []string
+	}{
+		// kubeadm as "make build" makes it, like upstream's releases.
+		{t.Kubeadm, "./cmd/kubeadm", []string{"-trimpath", "-ldflags=-s -w"}},
+		{t.Testbed, "./hack/testbed", nil},
+		{t.Pause, "./test/images/pause", nil}, {t.Crash, "./test/images/crash", nil},
 	} {
 		// Built beside and renamed into place: a running node's boot
 		// program is this very file, which cannot be written to.
 		tmp := b.out + ".new"
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, b.pkg)
+		args := append(append([]string{"build"}, b.flags...), "-o", tmp, b.pkg)
+		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
