@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -233,21 +232,4 @@ func ClientCertificateOf(path string) (*x509.Certificate, error) {
 		return nil, fmt.Errorf("the client certificate of the kubeconfig file %s: %w", path, err)
 	}
 	return cert, nil
-}
-
-// GenerateKeys creates n private keys of type alg at the same time.
-func GenerateKeys(alg kubeadm.EncryptionAlgorithmType, n int) ([]crypto.Signer, error) {
-	keys := make([]crypto.Signer, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { keys[i], errs[i] = pki.NewPrivateKey(alg) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("generating client keys: %w", err)
-		}
-	}
-	return keys, nil
 }

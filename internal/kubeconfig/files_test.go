@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -232,22 +231,19 @@ func TestEnsureIsIdempotent(t *testing.T) {
 func TestEnsureUsesGivenKey(t *testing.T) {
 	ca := testCA(t)
 	files, _ := testFiles(t, ca)
-	keys, err := GenerateKeys(v1beta4.EncryptionAlgorithmECDSAP384, 2)
+	key, err := pki.NewPrivateKey(v1beta4.EncryptionAlgorithmECDSAP384)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pki.PublicKeysEqual(keys[0].Public(), keys[1].Public()) {
-		t.Fatal("GenerateKeys returned the same key twice")
-	}
 	spec := testSpecs(t)[0]
-	if _, err := files.Ensure(spec, keys[1]); err != nil {
+	if _, err := files.Ensure(spec, key); err != nil {
 		t.Fatal(err)
 	}
 	cert, err := ClientCertificateOf(files.Path(spec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !pki.PublicKeysEqual(cert.PublicKey, keys[1].Public()) {
+	if !pki.PublicKeysEqual(cert.PublicKey, key.Public()) {
 		t.Error("the given key was not used")
 	}
 	if pub, ok := cert.PublicKey.(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P384() {
@@ -578,15 +574,5 @@ func TestEncodeLayout(t *testing.T) {
 		"current-context: u@kubernetes\nkind: Config\nusers:\n- name: u\n  user:\n    token: t\n"
 	if string(b) != want {
 		t.Errorf("encoded:\n%s\nwant:\n%s", b, want)
-	}
-}
-
-func TestGenerateKeysFailure(t *testing.T) {
-	if _, err := GenerateKeys(kubeadm.EncryptionAlgorithmType("bogus"), 3); err == nil {
-		t.Error("an unknown algorithm must fail")
-	}
-	keys, err := GenerateKeys(v1beta4.EncryptionAlgorithmECDSAP256, 0)
-	if err != nil || len(keys) != 0 {
-		t.Errorf("no keys: %v %v", keys, err)
 	}
 }

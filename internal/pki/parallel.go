@@ -73,14 +73,30 @@ func NewKeyPool(ctx context.Context, gen KeyGenerator, alg kubeadm.EncryptionAlg
 func (p *KeyPool) Generator(name string) KeyGenerator {
 	return func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 		if p != nil {
-			if k := p.keys[name]; k != nil && alg == p.alg && !k.taken.Swap(true) {
-				<-k.done
-				return k.key, k.err
+			if alg == p.alg {
+				if key, ok, err := p.Take(name); ok {
+					return key, err
+				}
 			}
 			return p.gen(alg)
 		}
 		return NewPrivateKey(alg)
 	}
+}
+
+// Take hands out the pooled key of name, waiting for it if need be. ok is
+// false, and nothing is made, when the pool (which may be nil) holds no
+// key of that name or it was taken already.
+func (p *KeyPool) Take(name string) (key crypto.Signer, ok bool, err error) {
+	if p == nil {
+		return nil, false, nil
+	}
+	k := p.keys[name]
+	if k == nil || k.taken.Swap(true) {
+		return nil, false, nil
+	}
+	<-k.done
+	return k.key, true, k.err
 }
 
 // KeysNeeded lists, in creation order, the certificates of cfg (and

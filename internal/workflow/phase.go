@@ -48,6 +48,14 @@ type Phase[T any] struct {
 	// Run does the phase's work. It may be nil for a pure group.
 	Run func(ctx context.Context, data T) error
 
+	// Prepare, when set, is called before the first phase of a run starts,
+	// for every phase the run will reach (not skipped, in or under the
+	// phase run). It may start slow work in the background whose result
+	// Run takes later, such as generating keys while the phases before it
+	// run. It must not change anything outside the process: the run may
+	// still fail before this phase. RunIf is not consulted first.
+	Prepare func(ctx context.Context, data T)
+
 	// RunIf, when set, is asked before the phase runs. When it reports
 	// false the phase and all of its sub-phases are passed over.
 	RunIf func(data T) (bool, error)
@@ -107,8 +115,8 @@ func buildTree[T any](phases []Phase[T], parent *node[T]) ([]*node[T], error) {
 			switch {
 			case parent == nil:
 				return nil, fmt.Errorf("phase %q runs all its siblings, which only a sub-phase may do", n.path)
-			case p.Run != nil || p.RunIf != nil || len(p.Phases) > 0:
-				return nil, fmt.Errorf("phase %q runs all its siblings and so must not have Run, RunIf or sub-phases", n.path)
+			case p.Run != nil || p.RunIf != nil || p.Prepare != nil || len(p.Phases) > 0:
+				return nil, fmt.Errorf("phase %q runs all its siblings and so must not have Run, RunIf, Prepare or sub-phases", n.path)
 			case allChild != "":
 				return nil, fmt.Errorf("phases %q and %q both run all their siblings; a group may have only one such phase", allChild, n.path)
 			}
@@ -132,11 +140,28 @@ func walkNodes[T any](nodes []*node[T], fn func(*node[T])) {
 	}
 }
 
-// RunTree runs phase p outside a Runner, as a full run would: its RunIf,
-// its Run, then its sub-phases in order (those named in only, when only is
-// not empty, at the first level). Commands use it to run the phases of
-// another workflow on a view of their own data.
+// RunTree runs phase p outside a Runner, as a full run would: Prepare of
+// every phase it will reach, then its RunIf, its Run, then its sub-phases
+// in order (those named in only, when only is not empty, at the first
+// level). Commands use it to run the phases of another workflow on a view
+// of their own data.
 func RunTree[T any](ctx context.Context, p Phase[T], data T, only []string) error {
+	prepareTree(ctx, p, data, only)
+	return runTree(ctx, p, data, only)
+}
+
+func prepareTree[T any](ctx context.Context, p Phase[T], data T, only []string) {
+	if p.Prepare != nil {
+		p.Prepare(ctx, data)
+	}
+	for _, child := range p.Phases {
+		if !child.RunAllSiblings && (len(only) == 0 || slices.Contains(only, child.Name)) {
+			prepareTree(ctx, child, data, nil)
+		}
+	}
+}
+
+func runTree[T any](ctx context.Context, p Phase[T], data T, only []string) error {
 	if p.RunIf != nil {
 		ok, err := p.RunIf(data)
 		if err != nil || !ok {
@@ -152,7 +177,7 @@ func RunTree[T any](ctx context.Context, p Phase[T], data T, only []string) erro
 		if child.RunAllSiblings || (len(only) > 0 && !slices.Contains(only, child.Name)) {
 			continue
 		}
-		if err := RunTree(ctx, child, data, nil); err != nil {
+		if err := runTree(ctx, child, data, nil); err != nil {
 			return err
 		}
 	}

@@ -124,7 +124,22 @@ func (r *Runner[T]) run(ctx context.Context, cmd *cobra.Command, args []string, 
 			}
 		}
 	}
+	prepareNodes(ctx, start, data, skip)
 	return r.runNodes(ctx, start, data, skip)
+}
+
+// prepareNodes calls Prepare of every phase among nodes and their
+// descendants that the run will reach, in workflow order.
+func prepareNodes[T any](ctx context.Context, nodes []*node[T], data T, skip map[string]bool) {
+	for _, n := range nodes {
+		if n.phase.RunAllSiblings || skip[n.path] {
+			continue
+		}
+		if n.phase.Prepare != nil {
+			n.phase.Prepare(ctx, data)
+		}
+		prepareNodes(ctx, n.children, data, skip)
+	}
 }
 
 func (r *Runner[T]) runNodes(ctx context.Context, nodes []*node[T], data T, skip map[string]bool) error {

@@ -840,3 +840,46 @@ func TestPhaseNames(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestPrepareRunsFirstForReachedPhases(t *testing.T) {
+	var got []string
+	phase := func(name string, children ...Phase[int]) Phase[int] {
+		return Phase[int]{
+			Name:    name,
+			Phases:  children,
+			Prepare: func(context.Context, int) { got = append(got, "prepare "+name) },
+			Run:     func(context.Context, int) error { got = append(got, "run "+name); return nil },
+		}
+	}
+	r := &Runner[int]{
+		Phases:     []Phase[int]{phase("a"), phase("b", phase("c"), phase("d")), phase("e")},
+		SkipPhases: func(int) []string { return []string{"b/d", "e"} },
+	}
+	if err := r.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestRunTreePreparesFirst(t *testing.T) {
+	var got []string
+	phase := func(name string, children ...Phase[int]) Phase[int] {
+		return Phase[int]{
+			Name:    name,
+			Phases:  children,
+			Prepare: func(context.Context, int) { got = append(got, "prepare "+name) },
+			Run:     func(context.Context, int) error { got = append(got, "run "+name); return nil },
+		}
+	}
+	tree := phase("a", phase("b", phase("c")), phase("d"))
+	if err := RunTree(context.Background(), tree, 0, []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

@@ -59,8 +59,9 @@ func certsShort(name string) string {
 // after an interruption, leaves the same files.
 //
 // Run as a whole ("all", or within init), the group starts making every
-// key the run will need at once, in parallel; the sub-phases then take
-// them in order, so progress lines come in kubeadm's order.
+// key the run will need in parallel as soon as the run starts (within init,
+// while preflight runs); the sub-phases then take them in order, so
+// progress lines come in kubeadm's order.
 func CertsPhase() workflow.Phase[*Data] { return certsPhase(nil) }
 
 // certsRun is the state one certificate phase tree shares between the
@@ -106,8 +107,12 @@ func certsPhase(newKey pki.KeyGenerator) workflow.Phase[*Data] {
 		Short: "Create the certificates and keys of the control plane",
 		Long: "Create the certificate authorities, certificates and keys of the control plane.\n\n" +
 			"Files already present and valid are kept.",
-		Phases: sub,
-		Run:    r.prepare,
+		Phases:  sub,
+		Prepare: r.startKeys,
+		Run: func(_ context.Context, d *Data) error {
+			fmt.Fprintf(d.Out, "[certs] Using certificateDir folder %q\n", d.CertDir)
+			return nil
+		},
 	}
 }
 
@@ -126,16 +131,14 @@ func certLong(c pki.Cert) string {
 	return s + fmt.Sprintf("When the %s already exist and are valid, they are kept.", what)
 }
 
-// prepare announces the folder and starts making, in the background, the
-// keys the sub-phases will need.
-func (r *certsRun) prepare(ctx context.Context, d *Data) error {
-	fmt.Fprintf(d.Out, "[certs] Using certificateDir folder %q\n", d.CertDir)
+// startKeys starts making, in the background, the keys the sub-phases
+// will need: those of the files missing now.
+func (r *certsRun) startKeys(ctx context.Context, d *Data) {
 	names := pki.KeysNeeded(d.Cfg, d.CertDir)
 	pool := pki.NewKeyPool(ctx, r.newKey, d.Cfg.EncryptionAlgorithm, names, runtime.GOMAXPROCS(0))
 	r.mu.Lock()
 	r.data, r.pool = d, pool
 	r.mu.Unlock()
-	return nil
 }
 
 // options returns the pki options for the sub-phase of name.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -36,9 +38,11 @@ func kubeconfigFlags(withNodeName bool) []string {
 // kubeconfig.Files.Ensure). With an external CA (ca.crt without ca.key)
 // every file must already exist.
 //
-// When the group runs as a whole, it first generates, in parallel, the keys
-// of the files that are missing; each sub-phase then uses its key. The keys
-// live only as long as the phase tree this call returns, i.e. one command.
+// When the group runs as a whole, the keys of the files missing when the
+// run starts are generated in parallel from then on (within init, while
+// preflight and the certificates run); each sub-phase then takes its key.
+// The keys live only as long as the phase tree this call returns, i.e. one
+// command.
 func KubeconfigPhase() workflow.Phase[*Data] {
 	keys := &preparedKeys{}
 	local := pflag.NewFlagSet("kubeconfig", pflag.ContinueOnError)
@@ -59,7 +63,11 @@ func KubeconfigPhase() workflow.Phase[*Data] {
 			InheritFlags: kubeconfigFlags(withNodeName),
 			LocalFlags:   local,
 			Run: func(_ context.Context, d *Data) error {
-				return ensureKubeconfig(d, dir(d), file, keys.take(file))
+				key, err := keys.take(d, file)
+				if err != nil {
+					return err
+				}
+				return ensureKubeconfig(d, dir(d), file, key)
 			},
 		}
 	}
@@ -71,8 +79,11 @@ func KubeconfigPhase() workflow.Phase[*Data] {
 cluster administrators use to reach the API server. Each holds the cluster CA
 and a client certificate the CA signs. An existing file is kept when it trusts
 the cluster CA.`,
+		Prepare: func(ctx context.Context, d *Data) {
+			keys.start(ctx, d, dir(d))
+		},
 		Run: func(_ context.Context, d *Data) error {
-			return prepareKubeconfigs(d, dir(d), keys)
+			return prepareKubeconfigs(d, dir(d))
 		},
 		Phases: []workflow.Phase[*Data]{
 			{
@@ -149,32 +160,13 @@ func CheckExternalCAKubeconfigs(d *Data, dir string) error {
 }
 
 // prepareKubeconfigs runs before the sub-phases of a whole-group run. With
-// an external CA it checks that every file is provided; otherwise it
-// generates in parallel the keys of the missing files. Problems loading the
-// CA are left to the sub-phases, which report them under their names.
-func prepareKubeconfigs(d *Data, dir string, keys *preparedKeys) error {
+// an external CA it checks that every file is provided. Problems loading
+// the CA are left to the sub-phases, which report them under their names.
+func prepareKubeconfigs(d *Data, dir string) error {
 	if err := CheckExternalCAKubeconfigs(d, dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.Out, "[kubeconfig] Using kubeconfig folder %q\n", dir)
-	files, err := kubeconfigFiles(d, dir)
-	if err != nil || files.Issuer.CA.External() {
-		return nil
-	}
-	specs, err := kubeconfig.ControlPlaneSpecs(d.Cfg, nil)
-	if err != nil {
-		return err
-	}
-	missing := files.Missing(specs)
-	generated, err := kubeconfig.GenerateKeys(files.Issuer.Algorithm, len(missing))
-	if err != nil {
-		return err
-	}
-	byFile := make(map[string]crypto.Signer, len(missing))
-	for i, s := range missing {
-		byFile[s.FileName] = generated[i]
-	}
-	keys.set(byFile)
 	return nil
 }
 
@@ -207,24 +199,45 @@ func ensureKubeconfig(d *Data, dir, file string, key crypto.Signer) error {
 	return nil
 }
 
-// preparedKeys holds the client keys prepareKubeconfigs generated, by file
-// name, until a sub-phase takes its own.
+// preparedKeys makes, ahead of need, the client keys of the kubeconfig
+// files of one Data that are missing, until a sub-phase takes its own.
 type preparedKeys struct {
 	mu   sync.Mutex
-	keys map[string]crypto.Signer
+	data *Data
+	pool *pki.KeyPool
 }
 
-func (p *preparedKeys) set(keys map[string]crypto.Signer) {
+// start begins making, on every core, a key of the configured algorithm
+// for each control-plane kubeconfig file missing from dir. It needs
+// neither the CA nor anything else on disk: a file that turns out not to
+// need its key leaves it unused.
+func (p *preparedKeys) start(ctx context.Context, d *Data, dir string) {
+	specs, err := kubeconfig.ControlPlaneSpecs(d.Cfg, nil)
+	if err != nil {
+		return // the sub-phases report it
+	}
+	var names []string
+	for _, s := range (kubeconfig.Files{Dir: dir}).Missing(specs) {
+		names = append(names, s.FileName)
+	}
+	pool := pki.NewKeyPool(ctx, nil, d.Cfg.EncryptionAlgorithm, names, runtime.GOMAXPROCS(0))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.keys = keys
+	p.data, p.pool = d, pool
 }
 
-// take returns the key prepared for file, or nil, and forgets it.
-func (p *preparedKeys) take(file string) crypto.Signer {
+// take returns the key made for file, waiting for it if need be, or nil
+// when none was made for it (or it was taken already).
+func (p *preparedKeys) take(d *Data, file string) (crypto.Signer, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	k := p.keys[file]
-	delete(p.keys, file)
-	return k
+	pool := p.pool
+	if p.data != d {
+		pool = nil
+	}
+	p.mu.Unlock()
+	key, _, err := pool.Take(file)
+	if err != nil {
+		return nil, fmt.Errorf("generating the client key of %s: %w", file, err)
+	}
+	return key, nil
 }

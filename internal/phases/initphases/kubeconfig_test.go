@@ -303,17 +303,31 @@ func TestKubeconfigPhaseNoCA(t *testing.T) {
 
 func TestKubeconfigPhasePreparesKeys(t *testing.T) {
 	d, _ := kubeconfigData(t)
-	keys := &preparedKeys{}
-	if err := prepareKubeconfigs(d, d.KubeconfigDir, keys); err != nil {
+	// One file is there already: no key is made for it.
+	kept := kubeconfig.ControlPlaneFiles()[0]
+	if err := os.MkdirAll(d.KubeconfigDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(d.KubeconfigDir, kept), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys := &preparedKeys{}
+	keys.start(context.Background(), d, d.KubeconfigDir)
 	for _, f := range kubeconfig.ControlPlaneFiles() {
-		if keys.take(f) == nil {
-			t.Errorf("no key prepared for %s", f)
+		key, err := keys.take(d, f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if keys.take(f) != nil {
+		if (key == nil) != (f == kept) {
+			t.Errorf("key prepared for %s: %v", f, key != nil)
+		}
+		if again, _ := keys.take(d, f); again != nil {
 			t.Errorf("the key of %s was handed out twice", f)
 		}
+	}
+	other, _ := kubeconfigData(t)
+	if key, _ := keys.take(other, kubeconfig.ControlPlaneFiles()[1]); key != nil {
+		t.Error("a key prepared for one run was handed to another")
 	}
 }
 
