@@ -260,10 +260,11 @@ func (s *StaticPods) waitReplaced(ctx context.Context, component string, since t
 type crashError struct {
 	component string
 	exits     int
+	last      string // ID of the latest exited container
 }
 
 func (e *crashError) Error() string {
-	return fmt.Sprintf("the new %s container exited %d times (see its logs with crictl logs)", e.component, e.exits)
+	return fmt.Sprintf("the new %s container exited %d times; read its logs with 'crictl logs %s'", e.component, e.exits, e.last)
 }
 
 // newContainerRunning reports whether a sandbox made after since runs the
@@ -285,7 +286,7 @@ func (s *StaticPods) newContainerRunning(ctx context.Context, component string, 
 		}
 		// The kubelet keeps few dead containers; their attempt numbers
 		// count the restarts.
-		exits := 0
+		exits, last := 0, ""
 		for _, c := range cs {
 			n := int(c.Attempt)
 			switch c.State {
@@ -295,11 +296,14 @@ func (s *StaticPods) newContainerRunning(ctx context.Context, component string, 
 				}
 			case cri.ContainerExited:
 				n++
+				if n >= exits {
+					last = c.ID
+				}
 			}
 			exits = max(exits, n)
 		}
 		if exits >= crashLimit {
-			return false, &crashError{component: component, exits: exits}
+			return false, &crashError{component: component, exits: exits, last: last}
 		}
 	}
 	return false, nil

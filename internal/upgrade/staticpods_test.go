@@ -335,8 +335,8 @@ func TestStaticPodsApplyCrashLoopFailsFast(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Component != "kube-apiserver" {
 		t.Fatalf("Apply = %v, want a *ComponentError for kube-apiserver", err)
 	}
-	if !strings.Contains(err.Error(), "exited") {
-		t.Errorf("error %q does not mention the exits", err)
+	if !strings.Contains(err.Error(), "exited 3 times; read its logs with 'crictl logs kube-apiserver-node1-1-c'") {
+		t.Errorf("error %q does not name the exits and the container", err)
 	}
 	if ce.RollbackErr != nil {
 		t.Errorf("the rollback failed: %v", ce.RollbackErr)
