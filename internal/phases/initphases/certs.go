@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -135,7 +134,11 @@ func certLong(c pki.Cert) string {
 // will need: those of the files missing now.
 func (r *certsRun) startKeys(ctx context.Context, d *Data) {
 	names := pki.KeysNeeded(d.Cfg, d.CertDir)
-	pool := pki.NewKeyPool(ctx, r.newKey, d.Cfg.EncryptionAlgorithm, names, runtime.GOMAXPROCS(0))
+	// One goroutine per key: the phase needs every key before it is done,
+	// and the scheduler's time slices share the cores out evenly, where a
+	// worker per core would leave one idle while the other makes the last
+	// key (key generation takes a random time).
+	pool := pki.NewKeyPool(ctx, r.newKey, d.Cfg.EncryptionAlgorithm, names, len(names))
 	r.mu.Lock()
 	r.data, r.pool = d, pool
 	r.mu.Unlock()

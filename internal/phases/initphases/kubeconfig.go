@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/spf13/pflag"
@@ -220,7 +219,11 @@ func (p *preparedKeys) start(ctx context.Context, d *Data, dir string) {
 	for _, s := range (kubeconfig.Files{Dir: dir}).Missing(specs) {
 		names = append(names, s.FileName)
 	}
-	pool := pki.NewKeyPool(ctx, nil, d.Cfg.EncryptionAlgorithm, names, runtime.GOMAXPROCS(0))
+	// One goroutine per key: the phase needs every key before it is done,
+	// and the scheduler's time slices share the cores out evenly, where a
+	// worker per core would leave one idle while the other makes the last
+	// key (key generation takes a random time).
+	pool := pki.NewKeyPool(ctx, nil, d.Cfg.EncryptionAlgorithm, names, len(names))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.data, p.pool = d, pool
