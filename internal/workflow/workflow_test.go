@@ -841,16 +841,21 @@ func TestPhaseNames(t *testing.T) {
 	}
 }
 
-func TestPrepareRunsFirstForReachedPhases(t *testing.T) {
-	var got []string
-	phase := func(name string, children ...Phase[int]) Phase[int] {
-		return Phase[int]{
-			Name:    name,
-			Phases:  children,
-			Prepare: func(context.Context, int) { got = append(got, "prepare "+name) },
-			Run:     func(context.Context, int) error { got = append(got, "run "+name); return nil },
-		}
+// recorder makes phases that note their Prepare and Run calls in got.
+type recorder struct{ got []string }
+
+func (r *recorder) phase(name string, children ...Phase[int]) Phase[int] {
+	return Phase[int]{
+		Name:    name,
+		Phases:  children,
+		Prepare: func(context.Context, int) { r.got = append(r.got, "prepare "+name) },
+		Run:     func(context.Context, int) error { r.got = append(r.got, "run "+name); return nil },
 	}
+}
+
+func TestPrepareRunsFirstForReachedPhases(t *testing.T) {
+	rec := &recorder{}
+	phase := rec.phase
 	r := &Runner[int]{
 		Phases:     []Phase[int]{phase("a"), phase("b", phase("c"), phase("d")), phase("e")},
 		SkipPhases: func(int) []string { return []string{"b/d", "e"} },
@@ -859,27 +864,20 @@ func TestPrepareRunsFirstForReachedPhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("got %v, want %v", rec.got, want)
 	}
 }
 
 func TestRunTreePreparesFirst(t *testing.T) {
-	var got []string
-	phase := func(name string, children ...Phase[int]) Phase[int] {
-		return Phase[int]{
-			Name:    name,
-			Phases:  children,
-			Prepare: func(context.Context, int) { got = append(got, "prepare "+name) },
-			Run:     func(context.Context, int) error { got = append(got, "run "+name); return nil },
-		}
-	}
+	rec := &recorder{}
+	phase := rec.phase
 	tree := phase("a", phase("b", phase("c")), phase("d"))
 	if err := RunTree(context.Background(), tree, 0, []string{"b"}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("got %v, want %v", rec.got, want)
 	}
 }
