@@ -64,13 +64,40 @@ func certsShort(name string) string {
 func CertsPhase() workflow.Phase[*Data] { return certsPhase(nil) }
 
 // certsRun is the state one certificate phase tree shares between the
-// group's Run and its sub-phases: the keys made ahead for one Data.
+// group's Prepare and its sub-phases: the keys made ahead for one Data.
 type certsRun struct {
 	newKey pki.KeyGenerator // nil: pki.NewPrivateKey
+	keys   aheadKeys
+}
 
+// aheadKeys holds the keys a phase group started making in its Prepare,
+// for one Data, until its sub-phases take them.
+type aheadKeys struct {
 	mu   sync.Mutex
 	data *Data
 	pool *pki.KeyPool
+}
+
+// start begins making a key of d's algorithm for each of names, with gen
+// (nil: pki.NewPrivateKey). One goroutine per key: the group needs every
+// key before it is done, and the scheduler's time slices share the cores
+// out evenly, where a worker per core would leave one idle while the other
+// makes the last key (key generation takes a random time).
+func (a *aheadKeys) start(ctx context.Context, d *Data, gen pki.KeyGenerator, names []string) {
+	pool := pki.NewKeyPool(ctx, gen, d.Cfg.EncryptionAlgorithm, names, len(names))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.data, a.pool = d, pool
+}
+
+// poolFor returns the keys started for d, nil when none were.
+func (a *aheadKeys) poolFor(d *Data) *pki.KeyPool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.data != d {
+		return nil
+	}
+	return a.pool
 }
 
 // certsPhase is CertsPhase with an injected key generator (for tests).
@@ -133,15 +160,7 @@ func certLong(c pki.Cert) string {
 // startKeys starts making, in the background, the keys the sub-phases
 // will need: those of the files missing now.
 func (r *certsRun) startKeys(ctx context.Context, d *Data) {
-	names := pki.KeysNeeded(d.Cfg, d.CertDir)
-	// One goroutine per key: the phase needs every key before it is done,
-	// and the scheduler's time slices share the cores out evenly, where a
-	// worker per core would leave one idle while the other makes the last
-	// key (key generation takes a random time).
-	pool := pki.NewKeyPool(ctx, r.newKey, d.Cfg.EncryptionAlgorithm, names, len(names))
-	r.mu.Lock()
-	r.data, r.pool = d, pool
-	r.mu.Unlock()
+	r.keys.start(ctx, d, r.newKey, pki.KeysNeeded(d.Cfg, d.CertDir))
 }
 
 // options returns the pki options for the sub-phase of name.
@@ -150,10 +169,8 @@ func (r *certsRun) options(d *Data, name string) pki.Options {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.data == d && r.pool != nil {
-		opts.NewKey = r.pool.Generator(name)
+	if pool := r.keys.poolFor(d); pool != nil {
+		opts.NewKey = pool.Generator(name)
 	}
 	return opts
 }

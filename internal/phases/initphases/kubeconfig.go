@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto"
 	"fmt"
-	"sync"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
-	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -200,16 +198,12 @@ func ensureKubeconfig(d *Data, dir, file string, key crypto.Signer) error {
 
 // preparedKeys makes, ahead of need, the client keys of the kubeconfig
 // files of one Data that are missing, until a sub-phase takes its own.
-type preparedKeys struct {
-	mu   sync.Mutex
-	data *Data
-	pool *pki.KeyPool
-}
+type preparedKeys struct{ aheadKeys }
 
-// start begins making, on every core, a key of the configured algorithm
-// for each control-plane kubeconfig file missing from dir. It needs
-// neither the CA nor anything else on disk: a file that turns out not to
-// need its key leaves it unused.
+// start begins making a key of the configured algorithm for each
+// control-plane kubeconfig file missing from dir. It needs neither the CA
+// nor anything else on disk: a file that turns out not to need its key
+// leaves it unused.
 func (p *preparedKeys) start(ctx context.Context, d *Data, dir string) {
 	specs, err := kubeconfig.ControlPlaneSpecs(d.Cfg, nil)
 	if err != nil {
@@ -219,26 +213,13 @@ func (p *preparedKeys) start(ctx context.Context, d *Data, dir string) {
 	for _, s := range (kubeconfig.Files{Dir: dir}).Missing(specs) {
 		names = append(names, s.FileName)
 	}
-	// One goroutine per key: the phase needs every key before it is done,
-	// and the scheduler's time slices share the cores out evenly, where a
-	// worker per core would leave one idle while the other makes the last
-	// key (key generation takes a random time).
-	pool := pki.NewKeyPool(ctx, nil, d.Cfg.EncryptionAlgorithm, names, len(names))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.data, p.pool = d, pool
+	p.aheadKeys.start(ctx, d, nil, names)
 }
 
 // take returns the key made for file, waiting for it if need be, or nil
 // when none was made for it (or it was taken already).
 func (p *preparedKeys) take(d *Data, file string) (crypto.Signer, error) {
-	p.mu.Lock()
-	pool := p.pool
-	if p.data != d {
-		pool = nil
-	}
-	p.mu.Unlock()
-	key, _, err := pool.Take(file)
+	key, _, err := p.poolFor(d).Take(file)
 	if err != nil {
 		return nil, fmt.Errorf("generating the client key of %s: %w", file, err)
 	}
