@@ -23,6 +23,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/phases/upgradephases"
@@ -88,7 +89,8 @@ func newUpgradePlanCmd(streams Streams) *cobra.Command {
 		Short: "Show the versions the cluster runs and what an upgrade would run",
 		Long: `Read the cluster's configuration, list the version every component runs
 now and the one it would run after "kubeadm upgrade apply", and check the
-version skew policy. Without a version the target is this kubeadm's own
+version skew policy, after the same cluster health checks as "kubeadm
+upgrade apply". Without a version the target is this kubeadm's own
 version (no release lookup on the internet is needed).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -124,8 +126,10 @@ func newUpgradeApplyCmd(streams Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply [version]",
 		Short: "Upgrade the control plane of this node, and the cluster's configuration and addons",
-		Long: `Upgrade the first control-plane node to a new Kubernetes version: pull the
-new images, then for etcd (when its version changes), kube-apiserver,
+		Long: `Upgrade the first control-plane node to a new Kubernetes version: check
+that the cluster is healthy (a Job runs to completion, every control-plane
+node is Ready, this node has its static Pod manifests), pull the new images,
+then for etcd (when its version changes), kube-apiserver,
 kube-controller-manager and kube-scheduler in turn back up the static Pod
 manifest, write the new one and wait for the kubelet to run it healthy. When
 a component does not come up, every manifest changed so far is restored as
@@ -438,6 +442,15 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	cfg, err := env.ClusterConfiguration(ctx, docs)
 	if err != nil {
 		return err
+	}
+	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &up.Plan.IgnorePreflightErrors)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(progress, "[upgrade] Running cluster health checks")
+	h := upgrade.Health{Client: c, Cluster: cfg, ManifestDir: initphases.ManifestsDir, Out: progress}
+	if err := preflight.Run(ctx, h.ClusterHealthChecks(), ignored, progress); err != nil {
+		return exitcode.PreflightError(err)
 	}
 	if !ptr.Deref(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {
 		cfg.Etcd.External = &kubeadm.ExternalEtcd{} // leaves etcd out of the plan

@@ -98,6 +98,14 @@ func TestUpgrade(t *testing.T) {
 		if !strings.Contains(r.Stdout, "kubeadm upgrade apply "+newV) {
 			t.Errorf("the plan does not show the command to apply it:\n%s", r.Stdout)
 		}
+		// The CreateJob health check ran its Job to completion on a node
+		// and removed it.
+		if !strings.Contains(r.Stdout, "[upgrade] Running cluster health checks") || strings.Contains(r.Stdout, "CreateJob") {
+			t.Errorf("the plan's health checks did not pass cleanly:\n%s", r.Stdout)
+		}
+		if jobs := kubectl(t, n1, "-n", "kube-system", "get", "jobs", "-o", "name"); strings.TrimSpace(jobs) != "" {
+			t.Errorf("Jobs left in kube-system after the plan: %s", jobs)
+		}
 
 		r = run(t, n1, "kubeadm", "upgrade", "plan", newV, "-o", "json")
 		if r.Code != 0 {

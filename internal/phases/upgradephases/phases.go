@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
@@ -84,8 +83,15 @@ func initRun(p workflow.Phase[*initphases.Data], only ...string) func(context.Co
 
 func runApplyPreflight(ctx context.Context, d *Data) error {
 	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
-	checks := []preflight.Check{preflight.IsPrivilegedUser(d.Host), controlPlaneNodesReady(d), staticPodManifests(d)}
-	if err := preflight.Run(ctx, checks, d.IgnorePreflightErrors, d.Out); err != nil {
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out); err != nil {
+		return exitcode.PreflightError(err)
+	}
+	fmt.Fprintln(d.Out, "[upgrade] Running cluster health checks")
+	h := upgrade.Health{
+		Client: d.Client, Cluster: &d.Cfg.ClusterConfiguration, ManifestDir: d.ManifestDir,
+		DryRun: d.DryRun, Out: d.Out, Now: d.Now,
+	}
+	if err := preflight.Run(ctx, h.ClusterHealthChecks(), d.IgnorePreflightErrors, d.Out); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	if d.Policy != nil {
@@ -155,49 +161,6 @@ func pullImages(ctx context.Context, d *Data) error {
 		return exitcode.PreflightError(fmt.Errorf("pulling the images of %s: %w", d.Version(), err))
 	}
 	return nil
-}
-
-// controlPlaneNodesReady fails when a control-plane node is not Ready.
-func controlPlaneNodesReady(d *Data) preflight.Check {
-	return preflight.Check{Name: "ControlPlaneNodesReady", Run: func(ctx context.Context) preflight.Result {
-		nodes, err := d.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
-		if err != nil {
-			return preflight.Result{Errors: []error{fmt.Errorf("listing the control-plane nodes: %w", err)}}
-		}
-		var notReady []string
-		for _, n := range nodes.Items {
-			ready := false
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					ready = true
-				}
-			}
-			if !ready {
-				notReady = append(notReady, n.Name)
-			}
-		}
-		if len(notReady) > 0 {
-			return preflight.Result{Errors: []error{fmt.Errorf("control-plane nodes not Ready: %s", strings.Join(notReady, ", "))}}
-		}
-		return preflight.Result{}
-	}}
-}
-
-// staticPodManifests fails when this node lacks a control-plane manifest.
-func staticPodManifests(d *Data) preflight.Check {
-	return preflight.Check{Name: "StaticPodManifest", Run: func(context.Context) preflight.Result {
-		var errs []error
-		comps := staticpod.ControlPlaneComponents()
-		if d.Cfg.Etcd.External == nil {
-			comps = append(comps, staticpod.Etcd)
-		}
-		for _, c := range comps {
-			if _, err := os.Stat(staticpod.ManifestPath(d.ManifestDir, c)); err != nil {
-				errs = append(errs, fmt.Errorf("the static Pod manifest of %s: %w", c, err))
-			}
-		}
-		return preflight.Result{Errors: errs}
-	}}
 }
 
 func controlPlanePhase(short string) workflow.Phase[*Data] {
