@@ -1,6 +1,7 @@
 // Package upgrade holds what "kubeadm upgrade" decides and does on a node:
-// the version skew policy, the plan (which component runs which version and
-// what it would become), the replacement of static Pod manifests with a
+// the cluster health checks run before anything changes, the version skew
+// policy, the plan (which component runs which version and what it would
+// become), the replacement of static Pod manifests with a
 // backup and a rollback when a component does not come back healthy, the
 // backup of etcd (a copy of its data folder and a snapshot through its API)
 // and the refresh of the kubelet's configuration file.
