@@ -6,8 +6,10 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 )
 
 // IgnoreAll, given to --ignore-preflight-errors, ignores every check.
@@ -157,6 +159,8 @@ func runOne(ctx context.Context, c Check) (r Result) {
 	if err := ctx.Err(); err != nil {
 		return Result{Errors: []error{err}}
 	}
+	start := time.Now()
+	defer func() { klog.V(2).Infof("[preflight] check %s took %v", c.Name, time.Since(start).Round(time.Millisecond)) }()
 	return c.Run(ctx)
 }
 
