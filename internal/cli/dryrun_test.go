@@ -29,7 +29,7 @@ func snapshot(t *testing.T, roots ...string) map[string]bool {
 // the real folders are left exactly as they were.
 func TestInitDryRunWritesOnlyIntoItsFolder(t *testing.T) {
 	dryRoot := t.TempDir()
-	t.Setenv("KUBEADM_INIT_DRYRUN_DIR", dryRoot)
+	t.Setenv(initDryRunDirEnv, dryRoot)
 	real := []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd"}
 	before := snapshot(t, real...)
 
@@ -91,5 +91,35 @@ encryptionAlgorithm: ECDSA-P256
 	}
 	if strings.Contains(out, "PRIVATE KEY") {
 		t.Error("dry run printed key material")
+	}
+}
+
+// TestMakeDryRunDir: init and join honour their own environment variable
+// (KUBEADM_INIT_DRYRUN_DIR, KUBEADM_JOIN_DRYRUN_DIR), else use the system's
+// temporary folder.
+func TestMakeDryRunDir(t *testing.T) {
+	initRoot, joinRoot, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(initDryRunDirEnv, initRoot)
+	t.Setenv(joinDryRunDirEnv, joinRoot)
+	for _, c := range []struct{ env, prefix, parent string }{
+		{initDryRunDirEnv, "kubeadm-init-dryrun", initRoot},
+		{joinDryRunDirEnv, "kubeadm-join-dryrun", joinRoot},
+	} {
+		dir, err := makeDryRunDir(c.env, c.prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Dir(dir) != c.parent || !strings.HasPrefix(filepath.Base(dir), c.prefix) {
+			t.Errorf("%s=%s: dry-run folder %s", c.env, c.parent, dir)
+		}
+	}
+	t.Setenv(joinDryRunDirEnv, "")
+	dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(dir) != tmp {
+		t.Errorf("without %s: dry-run folder %s, want one in %s", joinDryRunDirEnv, dir, tmp)
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -195,22 +194,9 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		d.PatchesDir = o.patchesDir
 	}
 	if d.DryRun {
-		// KUBEADM_INIT_DRYRUN_DIR as upstream honours it, else the system's
-		// temporary folder, else upstream's choice when there is none (a
-		// bare --rootfs).
-		parent := os.Getenv("KUBEADM_INIT_DRYRUN_DIR")
-		if parent == "" {
-			parent = os.TempDir()
-		}
-		if _, err := os.Stat(parent); err != nil {
-			parent = filepath.Join(initphases.KubernetesDir, "tmp")
-			if err := os.MkdirAll(parent, 0o700); err != nil {
-				return nil, fmt.Errorf("creating the dry-run folder: %w", err)
-			}
-		}
-		dir, err := os.MkdirTemp(parent, "kubeadm-init-dryrun")
+		dir, err := makeDryRunDir(initDryRunDirEnv, "kubeadm-init-dryrun")
 		if err != nil {
-			return nil, fmt.Errorf("creating the dry-run folder: %w", err)
+			return nil, err
 		}
 		d.DryRunDir = dir
 		d.CertDir = filepath.Join(dir, "pki")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -178,9 +177,9 @@ func (o *joinOptions) data(flags *pflag.FlagSet, args []string, streams Streams)
 		return disc.TLSBootstrapConfig(ctx, cfg)
 	}
 	if d.DryRun {
-		dir, err := os.MkdirTemp("", "kubeadm-join-dryrun")
+		dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun")
 		if err != nil {
-			return nil, fmt.Errorf("creating the dry-run folder: %w", err)
+			return nil, err
 		}
 		d.DryRunDir = dir
 		d.CertDir = filepath.Join(dir, "pki")
