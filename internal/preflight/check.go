@@ -160,7 +160,9 @@ func runOne(ctx context.Context, c Check) (r Result) {
 		return Result{Errors: []error{err}}
 	}
 	start := time.Now()
-	defer func() { klog.V(2).Infof("[preflight] check %s took %v", c.Name, time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		klog.V(2).Infof("[preflight] check %s took %v", c.Name, time.Since(start).Round(time.Millisecond))
+	}()
 	return c.Run(ctx)
 }
 
