@@ -127,7 +127,7 @@ func newUpgradeApplyCmd(streams Streams) *cobra.Command {
 		Use:   "apply [version]",
 		Short: "Upgrade the control plane of this node, and the cluster's configuration and addons",
 		Long: `Upgrade the first control-plane node to a new Kubernetes version: check
-that the cluster is healthy (a Job runs to completion, every control-plane
+this machine (privileges, kernel and cgroups) and that the cluster is healthy (a Job runs to completion, every control-plane
 node is Ready, this node has its static Pod manifests), pull the new images,
 then for etcd (when its version changes), kube-apiserver,
 kube-controller-manager and kube-scheduler in turn back up the static Pod
@@ -171,7 +171,8 @@ func newUpgradeNodeCmd(streams Streams) *cobra.Command {
 		Use:   "node",
 		Short: "Upgrade this node to the version the cluster's configuration names",
 		Long: `Upgrade a node after "kubeadm upgrade apply" ran on the first control-plane
-node: on a control-plane node, its static Pods as apply does (with the same
+node: after the checks of this machine (privileges, kernel and cgroups), on
+a control-plane node, its static Pods as apply does (with the same
 backup and rollback); on every node, the kubelet's configuration. The last
 control-plane node upgraded also upgrades the addons.`,
 		Args: cobra.NoArgs,

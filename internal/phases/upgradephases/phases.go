@@ -82,9 +82,8 @@ func initRun(p workflow.Phase[*initphases.Data], only ...string) func(context.Co
 }
 
 func runApplyPreflight(ctx context.Context, d *Data) error {
-	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
-	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out); err != nil {
-		return exitcode.PreflightError(err)
+	if err := runNodeChecks(ctx, d); err != nil {
+		return err
 	}
 	fmt.Fprintln(d.Out, "[upgrade] Running cluster health checks")
 	h := upgrade.Health{
@@ -112,10 +111,24 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 	return pullImages(ctx, d)
 }
 
-func runNodePreflight(ctx context.Context, d *Data) error {
+// runNodeChecks runs the checks of this machine that both upgrade apply
+// and upgrade node run first, as upstream: privileges, then the system
+// verification (kernel, cgroups) against the installed kubelet.
+func runNodeChecks(ctx context.Context, d *Data) error {
 	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out); err != nil {
 		return exitcode.PreflightError(err)
+	}
+	checks := []preflight.Check{preflight.SystemVerification(d.Host, preflight.InstalledKubelet(d.Host))}
+	if err := preflight.Run(ctx, checks, d.IgnorePreflightErrors, d.Out); err != nil {
+		return exitcode.PreflightError(err)
+	}
+	return nil
+}
+
+func runNodePreflight(ctx context.Context, d *Data) error {
+	if err := runNodeChecks(ctx, d); err != nil {
+		return err
 	}
 	if !d.Node.ControlPlane {
 		fmt.Fprintln(d.Out, "[upgrade/preflight] This node runs no control plane: no images to pull")

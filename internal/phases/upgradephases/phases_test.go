@@ -2,11 +2,16 @@ package upgradephases
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -128,5 +133,34 @@ func TestConfirm(t *testing.T) {
 				t.Errorf("prompted: %v, want %v (output %q)", prompted, tc.wantPrompt, out.String())
 			}
 		})
+	}
+}
+
+// brokenKubeletHost is a root host whose kubelet cannot tell its version;
+// nothing else of it may be used.
+type brokenKubeletHost struct{ preflight.Host }
+
+func (brokenKubeletHost) EffectiveUID() int { return 0 }
+func (brokenKubeletHost) Command(context.Context, string, ...string) ([]byte, error) {
+	return nil, errors.New("no kubelet here")
+}
+
+// TestNodeChecksRunSystemVerification: apply and node run the system
+// verification as upstream does, under its name, so that it fails the
+// upgrade unless ignored.
+func TestNodeChecksRunSystemVerification(t *testing.T) {
+	var out bytes.Buffer
+	d := &Data{Host: brokenKubeletHost{}, Out: &out, IgnorePreflightErrors: sets.New[string]()}
+	err := runNodeChecks(context.Background(), d)
+	if err == nil || !strings.Contains(err.Error(), "[ERROR SystemVerification]") || !strings.Contains(err.Error(), "no kubelet here") {
+		t.Fatalf("runNodeChecks with a broken kubelet = %v", err)
+	}
+	out.Reset()
+	d.IgnorePreflightErrors = sets.New("SystemVerification")
+	if err := runNodeChecks(context.Background(), d); err != nil {
+		t.Fatalf("with SystemVerification ignored: %v", err)
+	}
+	if !strings.Contains(out.String(), "[WARNING SystemVerification]") {
+		t.Errorf("the ignored failure was not printed as a warning:\n%s", out.String())
 	}
 }
