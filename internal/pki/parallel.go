@@ -5,61 +5,62 @@ import (
 	"crypto"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 )
 
 // KeyPool makes keys ahead of need, several at a time. Key generation is
-// what costs (tens of milliseconds for RSA), and keys do not depend on one
-// another, so a caller that knows which keys it will need starts a pool and
-// then takes the keys one by one, in any order, from Generator.
+// what costs (tens of milliseconds for RSA, and a random time: it searches
+// for primes), and keys do not depend on one another, so a caller that
+// knows which keys it will need starts a pool and then takes the keys one
+// by one, in any order, from Generator.
+//
+// The keys are all of one algorithm and equally fresh, so none belongs to a
+// name: each Take hands out whichever key was finished first. A caller that
+// uses its keys in a fixed order then goes on as soon as any key is ready,
+// instead of waiting for a slow one while others are done.
 //
 // A KeyPool is safe for concurrent use.
 type KeyPool struct {
-	alg  kubeadm.EncryptionAlgorithmType
-	gen  KeyGenerator
-	keys map[string]*pooledKey
+	alg   kubeadm.EncryptionAlgorithmType
+	gen   KeyGenerator
+	ready chan madeKey
+	mu    sync.Mutex
+	owed  map[string]bool // names that have not taken their key yet
 }
 
-type pooledKey struct {
-	done  chan struct{}
-	key   crypto.Signer
-	err   error
-	taken atomic.Bool
+// madeKey is the outcome of making one key.
+type madeKey struct {
+	key crypto.Signer
+	err error
 }
 
-// NewKeyPool starts making one key of algorithm alg for each of names, in
-// the order given, on up to workers goroutines, with gen (NewPrivateKey
-// when nil). Once ctx is done no further key is started. Keys never taken
-// are dropped with the pool.
+// NewKeyPool starts making one key of algorithm alg for each distinct name
+// of names, on up to workers goroutines, with gen (NewPrivateKey when nil).
+// Once ctx is done no further key is started. Keys never taken are dropped
+// with the pool.
 func NewKeyPool(ctx context.Context, gen KeyGenerator, alg kubeadm.EncryptionAlgorithmType, names []string, workers int) *KeyPool {
 	if gen == nil {
 		gen = NewPrivateKey
 	}
-	if workers < 1 {
-		workers = 1
-	}
-	p := &KeyPool{alg: alg, gen: gen, keys: make(map[string]*pooledKey, len(names))}
-	queue := make(chan *pooledKey, len(names))
+	p := &KeyPool{alg: alg, gen: gen, owed: make(map[string]bool, len(names))}
 	for _, n := range names {
-		if _, dup := p.keys[n]; dup {
-			continue
-		}
-		k := &pooledKey{done: make(chan struct{})}
-		p.keys[n] = k
-		queue <- k
+		p.owed[n] = true
 	}
-	close(queue)
-	for range min(workers, len(p.keys)) {
+	p.ready = make(chan madeKey, len(p.owed))
+	todo := make(chan struct{}, len(p.owed))
+	for range len(p.owed) {
+		todo <- struct{}{}
+	}
+	close(todo)
+	for range min(max(workers, 1), len(p.owed)) {
 		go func() {
-			for k := range queue {
-				if err := ctx.Err(); err != nil {
-					k.err = err
-				} else {
-					k.key, k.err = gen(alg)
+			for range todo {
+				var m madeKey
+				if m.err = ctx.Err(); m.err == nil {
+					m.key, m.err = gen(alg)
 				}
-				close(k.done)
+				p.ready <- m
 			}
 		}()
 	}
@@ -67,9 +68,9 @@ func NewKeyPool(ctx context.Context, gen KeyGenerator, alg kubeadm.EncryptionAlg
 }
 
 // Generator returns the key generator to use for name. Its first call with
-// the pool's algorithm takes the pooled key, waiting for it if need be;
-// any other call (a second one, another algorithm, a name the pool does
-// not hold) makes a fresh key.
+// the pool's algorithm takes a pooled key, waiting for one if need be; any
+// other call (a second one, another algorithm, a name the pool was not
+// started with) makes a fresh key.
 func (p *KeyPool) Generator(name string) KeyGenerator {
 	return func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 		if p != nil {
@@ -84,19 +85,22 @@ func (p *KeyPool) Generator(name string) KeyGenerator {
 	}
 }
 
-// Take hands out the pooled key of name, waiting for it if need be. ok is
-// false, and nothing is made, when the pool (which may be nil) holds no
-// key of that name or it was taken already.
+// Take hands out the first finished key of the pool to name, waiting for
+// one if need be. ok is false, and nothing is made, when the pool (which
+// may be nil) was not started with name or name took its key already.
 func (p *KeyPool) Take(name string) (key crypto.Signer, ok bool, err error) {
 	if p == nil {
 		return nil, false, nil
 	}
-	k := p.keys[name]
-	if k == nil || k.taken.Swap(true) {
+	p.mu.Lock()
+	owed := p.owed[name]
+	delete(p.owed, name)
+	p.mu.Unlock()
+	if !owed {
 		return nil, false, nil
 	}
-	<-k.done
-	return k.key, true, k.err
+	m := <-p.ready
+	return m.key, true, m.err
 }
 
 // KeysNeeded lists, in creation order, the certificates of cfg (and
@@ -123,18 +127,8 @@ func KeysNeeded(cfg *kubeadm.InitConfiguration, dir string) []string {
 // returned, joined. Like EnsureCert it is idempotent.
 func EnsureAll(ctx context.Context, cfg *kubeadm.InitConfiguration, dir string, opts Options, workers int) ([]Result, Outcome, error) {
 	certs := Certificates(&cfg.ClusterConfiguration)
-	// CA keys first: the leaves wait for their CA anyway.
-	var names []string
-	for _, n := range KeysNeeded(cfg, dir) {
-		if c, ok := LookupCert(n); ok && c.IsCA() {
-			names = append(names, n)
-		}
-	}
-	for _, n := range KeysNeeded(cfg, dir) {
-		if c, ok := LookupCert(n); !ok || !c.IsCA() {
-			names = append(names, n)
-		}
-	}
+	// The CAs, run first, take the first keys made.
+	names := KeysNeeded(cfg, dir)
 	pool := NewKeyPool(ctx, opts.NewKey, cfg.EncryptionAlgorithm, names, workers)
 
 	results := make([]Result, len(certs))
