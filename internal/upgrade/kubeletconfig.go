@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
@@ -41,18 +43,10 @@ func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletv1beta1.KubeletCo
 	case err == nil && bytes.Equal(old, doc):
 		return res, nil
 	case err == nil:
-		if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		if res.Backup, err = backUp(tmpDir, "kubeadm-kubelet-config", kubelet.ConfigFile, old); err != nil {
 			return res, err
 		}
-		dir, err := os.MkdirTemp(tmpDir, "kubeadm-kubelet-config")
-		if err != nil {
-			return res, fmt.Errorf("making the backup folder of the kubelet's configuration: %w", err)
-		}
-		res.Backup = filepath.Join(dir, kubelet.ConfigFile)
-		fmt.Fprintf(out, "[upgrade] Backing up the kubelet's configuration to %q\n", res.Backup)
-		if err := atomicfile.Write(res.Backup, old, 0o644); err != nil {
-			return res, err
-		}
+		fmt.Fprintf(out, "[upgrade] Backed up the kubelet's configuration to %q\n", res.Backup)
 	case !errors.Is(err, fs.ErrNotExist):
 		return res, err
 	}
@@ -65,4 +59,58 @@ func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletv1beta1.KubeletCo
 	}
 	res.Changed = true
 	return res, nil
+}
+
+// backUp copies data into a new folder under tmpDir whose name starts with
+// prefix, as name, and returns the copy's path.
+func backUp(tmpDir, prefix, name string, data []byte) (string, error) {
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(tmpDir, prefix)
+	if err != nil {
+		return "", fmt.Errorf("making a backup folder for %s: %w", name, err)
+	}
+	path := filepath.Join(dir, name)
+	return path, atomicfile.Write(path, data, kubelet.FileMode)
+}
+
+// RemoveKubeletFlags takes the flags called one of names out of the
+// kubelet's kubeadm-flags.env in kubeletDir, after copying the file into a
+// new "kubeadm-kubelet-env*" folder under tmpDir (backup is that copy). It
+// returns the flags removed; nothing is written when there are none, or
+// when the file does not exist. With dryRun set it only says what it would
+// do. Running it again changes nothing.
+func RemoveKubeletFlags(kubeletDir, tmpDir string, names []string, dryRun bool, out io.Writer) (backup string, removed []kubeadm.Arg, err error) {
+	data, err := kubelet.ReadFlagsEnv(kubeletDir)
+	if err != nil || data == nil {
+		return "", nil, err
+	}
+	path := filepath.Join(kubeletDir, kubelet.FlagsEnvFile)
+	updated, removed := kubelet.WithoutFlags(data, names...)
+	if len(removed) == 0 {
+		return "", nil, nil
+	}
+	if dryRun {
+		fmt.Fprintf(out, "[dryrun] Would remove %s from %q, leaving:\n%s\n", flagList(removed), path, updated)
+		return "", removed, nil
+	}
+	if backup, err = backUp(tmpDir, "kubeadm-kubelet-env", kubelet.FlagsEnvFile, data); err != nil {
+		return "", nil, err
+	}
+	fmt.Fprintf(out, "[upgrade] Backed up the kubelet's flags to %q\n", backup)
+	if err := atomicfile.Write(path, updated, kubelet.FileMode); err != nil {
+		return backup, nil, fmt.Errorf("rewriting %s: %w", path, err)
+	}
+	fmt.Fprintf(out, "[upgrade] Removed %s from %q\n", flagList(removed), path)
+	return backup, removed, nil
+}
+
+// flagList names flags as "--a, --b".
+func flagList(args []kubeadm.Arg) string {
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = "--" + a.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -138,3 +138,55 @@ func TestWriteKubeletConfigNoConfiguration(t *testing.T) {
 		t.Errorf("the kubelet folder was made (%v)", err)
 	}
 }
+
+func TestRemoveKubeletFlags(t *testing.T) {
+	root := t.TempDir()
+	kubeletDir, tmpDir := filepath.Join(root, "var-lib-kubelet"), filepath.Join(root, "etc-kubernetes", "tmp")
+	if err := os.MkdirAll(kubeletDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(kubeletDir, kubelet.FlagsEnvFile)
+	old := `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=10.0.0.1"` + "\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{kubelet.ContainerRuntimeEndpointFlag}
+
+	var out bytes.Buffer
+	if _, removed, err := upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, true, &out); err != nil || len(removed) != 1 {
+		t.Fatalf("dry run: %v %v", removed, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != old {
+		t.Errorf("the dry run changed the file: %q", got)
+	}
+	if !strings.Contains(out.String(), "--node-ip=10.0.0.1") {
+		t.Errorf("the dry run does not show the remaining flags:\n%s", out.String())
+	}
+
+	backup, removed, err := upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, false, io.Discard)
+	if err != nil || len(removed) != 1 {
+		t.Fatalf("RemoveKubeletFlags: %v %v", removed, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != `KUBELET_KUBEADM_ARGS="--node-ip=10.0.0.1"`+"\n" {
+		t.Errorf("kubeadm-flags.env = %q", got)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode of kubeadm-flags.env: %v %v", fi.Mode(), err)
+	}
+	if got, err := os.ReadFile(backup); err != nil || string(got) != old {
+		t.Errorf("backup %s = %q, %v", backup, got, err)
+	}
+	if !strings.HasPrefix(backup, filepath.Join(tmpDir, "kubeadm-kubelet-env")) {
+		t.Errorf("backup in %s", backup)
+	}
+
+	// Again: nothing to do, no second backup.
+	backup, removed, err = upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, false, io.Discard)
+	if err != nil || removed != nil || backup != "" {
+		t.Errorf("second run: %q %v %v", backup, removed, err)
+	}
+	// No file: nothing to do.
+	if _, removed, err := upgrade.RemoveKubeletFlags(t.TempDir(), tmpDir, names, false, io.Discard); err != nil || removed != nil {
+		t.Errorf("without kubeadm-flags.env: %v %v", removed, err)
+	}
+}

@@ -24,9 +24,14 @@ const nodeUserPrefix = "system:node:"
 type LocalNode struct {
 	// Name is the node's name, from the kubelet's client certificate.
 	Name string
-	// CRISocket is the container runtime endpoint of instance-config.yaml
-	// ("" when that file does not say).
+	// CRISocket is the container runtime endpoint of instance-config.yaml,
+	// or, on a node set up by an older kubeadm that has no such file, of
+	// the kubelet's --container-runtime-endpoint flag in kubeadm-flags.env
+	// ("" when neither says).
 	CRISocket string
+	// InstanceConfig is true when instance-config.yaml exists. An upgrade
+	// writes it when it does not.
+	InstanceConfig bool
 	// ControlPlane is true when the node runs a kube-apiserver static Pod;
 	// Endpoint is then the address and port it advertises.
 	ControlPlane bool
@@ -54,15 +59,7 @@ func ReadLocalNode(kubernetesDir, manifestDir, kubeletDir string) (*LocalNode, e
 	}
 	n.Name = name
 
-	if data, err := os.ReadFile(filepath.Join(kubeletDir, kubelet.InstanceConfigFile)); err == nil {
-		var inst struct {
-			ContainerRuntimeEndpoint string `json:"containerRuntimeEndpoint"`
-		}
-		if err := yaml.Unmarshal(data, &inst); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", kubelet.InstanceConfigFile, err)
-		}
-		n.CRISocket = inst.ContainerRuntimeEndpoint
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if n.CRISocket, n.InstanceConfig, err = KubeletCRISocket(kubeletDir); err != nil {
 		return nil, err
 	}
 
@@ -93,4 +90,31 @@ func ReadLocalNode(kubernetesDir, manifestDir, kubeletDir string) (*LocalNode, e
 		}
 	}
 	return n, nil
+}
+
+// KubeletCRISocket reads the container runtime endpoint this node's kubelet
+// uses from its folder: instance-config.yaml's (instance is then true),
+// or, on a node an older kubeadm set up, the --container-runtime-endpoint
+// flag of kubeadm-flags.env. socket is "" when neither says.
+func KubeletCRISocket(kubeletDir string) (socket string, instance bool, err error) {
+	data, err := os.ReadFile(filepath.Join(kubeletDir, kubelet.InstanceConfigFile))
+	switch {
+	case err == nil:
+		var inst struct {
+			ContainerRuntimeEndpoint string `json:"containerRuntimeEndpoint"`
+		}
+		if err := yaml.Unmarshal(data, &inst); err != nil {
+			return "", false, fmt.Errorf("reading %s: %w", kubelet.InstanceConfigFile, err)
+		}
+		return inst.ContainerRuntimeEndpoint, true, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", false, err
+	}
+	env, err := kubelet.ReadFlagsEnv(kubeletDir)
+	if err != nil {
+		return "", false, err
+	}
+	flags, _ := kubelet.ParseFlagsEnv(env)
+	socket, _ = kubelet.FlagValue(flags, kubelet.ContainerRuntimeEndpointFlag)
+	return socket, false, nil
 }

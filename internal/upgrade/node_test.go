@@ -126,6 +126,7 @@ func TestReadLocalNodeControlPlane(t *testing.T) {
 	want := upgrade.LocalNode{
 		Name:               "node1",
 		CRISocket:          "unix:///run/containerd/containerd.sock",
+		InstanceConfig:     true,
 		ControlPlane:       true,
 		Endpoint:           kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443},
 		LocalEtcd:          true,
@@ -166,6 +167,21 @@ func TestReadLocalNodeWorker(t *testing.T) {
 		t.Fatalf("ReadLocalNode: %v", err)
 	}
 	if want := (upgrade.LocalNode{Name: "worker-7"}); *n != want {
+		t.Errorf("ReadLocalNode = %+v, want %+v", *n, want)
+	}
+}
+
+// TestReadLocalNodeOlderKubeadm: a node set up before instance-config.yaml
+// existed gives its CRI socket in kubeadm-flags.env.
+func TestReadLocalNodeOlderKubeadm(t *testing.T) {
+	d := newNodeDirs(t, "system:node:old-1")
+	writeFile(t, filepath.Join(d.kubelet, "kubeadm-flags.env"),
+		`KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/crio/crio.sock --node-ip=10.0.0.9"`+"\n")
+	n, err := upgrade.ReadLocalNode(d.kubernetes, d.manifests, d.kubelet)
+	if err != nil {
+		t.Fatalf("ReadLocalNode: %v", err)
+	}
+	if want := (upgrade.LocalNode{Name: "old-1", CRISocket: "unix:///var/run/crio/crio.sock"}); *n != want {
 		t.Errorf("ReadLocalNode = %+v, want %+v", *n, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -256,6 +257,18 @@ func TestUpgrade(t *testing.T) {
 		checkKubeProxy(t, n1, to)
 	})
 	t.Run("upgrade node on a worker", func(t *testing.T) {
+		// node3 is made to look as an older kubeadm left it: the CRI
+		// socket as a kubelet flag, no instance-config.yaml.
+		instance := n3.HostPath("/var/lib/kubelet/instance-config.yaml")
+		flagsEnv := n3.HostPath("/var/lib/kubelet/kubeadm-flags.env")
+		wantInstance := readFile(t, instance)
+		socket := strings.Trim(strings.TrimSpace(strings.TrimPrefix(wantInstance, "containerRuntimeEndpoint:")), `"`)
+		oldFlags := strings.Replace(readFile(t, flagsEnv), `KUBELET_KUBEADM_ARGS="`, `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=`+socket+" ", 1)
+		writeFile(t, flagsEnv, oldFlags)
+		if err := os.Remove(instance); err != nil {
+			t.Fatal(err)
+		}
+
 		r := runWithin(t, 10*time.Minute, n3, "kubeadm", "upgrade", "node", "--config", nodeCfg)
 		if r.Code != 0 {
 			t.Fatalf("upgrade node on node3: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -265,6 +278,27 @@ func TestUpgrade(t *testing.T) {
 		if files := regularFiles(t, n3.HostPath("/etc/kubernetes/manifests")); len(files) > 0 {
 			t.Errorf("upgrade node wrote static Pod manifests on a worker: %v", files)
 		}
+
+		// Migrated as upstream does: instance-config.yaml with the
+		// socket, the flag gone (the old file kept in a backup), and the
+		// kubelet still reaches its runtime after a restart.
+		if got := readFile(t, instance); got != wantInstance {
+			t.Errorf("instance-config.yaml = %q, want %q", got, wantInstance)
+		}
+		if got := readFile(t, flagsEnv); strings.Contains(got, "container-runtime-endpoint") {
+			t.Errorf("kubeadm-flags.env still sets the CRI socket: %q", got)
+		}
+		backups, _ := filepath.Glob(n3.HostPath("/etc/kubernetes/tmp/kubeadm-kubelet-env*/kubeadm-flags.env"))
+		if len(backups) != 1 || readFile(t, backups[0]) != oldFlags {
+			t.Errorf("backups of kubeadm-flags.env: %v", backups)
+		}
+		mustRun(t, n3, "systemctl", "restart", "kubelet")
+		eventually(t, 2*time.Minute, "node3's restarted kubelet healthy", func() error {
+			if r := run(t, n3, "curl", "-sf", "http://127.0.0.1:10248/healthz"); r.Code != 0 || r.Stdout != "ok" {
+				return fmt.Errorf("kubelet health: exit %d %q %s", r.Code, r.Stdout, lastLine(r.Stderr))
+			}
+			return nil
+		})
 	})
 }
 

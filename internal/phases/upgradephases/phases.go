@@ -403,7 +403,12 @@ func kubeletConfigPhase() workflow.Phase[*Data] {
 		Long: `Rewrite /var/lib/kubelet/config.yaml from the kubelet-config ConfigMap with this
 node's settings, after copying the previous file into a backup folder under
 /etc/kubernetes/tmp. The kubelet reads it when it restarts: restart it after
-upgrading its binary.`,
+upgrading its binary.
+
+A node set up by an older kubeadm, which passed the container runtime's
+socket as the kubelet flag --container-runtime-endpoint, gets the
+/var/lib/kubelet/instance-config.yaml that kubeadm writes today, with that
+socket; the post-upgrade phase then removes the flag.`,
 		InheritFlags: []string{"config", "kubeconfig", "dry-run", "patches"},
 		Run:          runKubeletConfig,
 	}
@@ -419,13 +424,30 @@ func runKubeletConfig(ctx context.Context, d *Data) error {
 	if d.Node.CRISocket != "" {
 		opts.CRISocket = d.Node.CRISocket
 	}
+	// A node set up by an older kubeadm passes the CRI socket as a flag
+	// and has no instance-config.yaml: it gets one, as upstream writes it
+	// (post-upgrade then drops the flag).
+	newInstance := !d.Node.InstanceConfig && d.Cfg.NodeRegistration.CRISocket != ""
+	if newInstance {
+		opts.CRISocket = d.Cfg.NodeRegistration.CRISocket
+	}
 	if d.DryRun {
 		doc, err := kubelet.Config(k, opts, d.Out)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(d.Out, "[dryrun] Would write %q:\n%s\n", filepath.Join(d.KubeletDir, kubelet.ConfigFile), doc)
+		if newInstance {
+			fmt.Fprintf(d.Out, "[dryrun] Would write %q:\n%s\n", filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile), kubelet.InstanceConfig(opts.CRISocket))
+			d.Node.InstanceConfig = true // as the node would be, for post-upgrade's dry run
+		}
 		return nil
+	}
+	if newInstance {
+		if err := kubelet.WriteInstanceConfig(d.KubeletDir, opts.CRISocket, d.Out); err != nil {
+			return err
+		}
+		d.Node.InstanceConfig = true
 	}
 	res, err := upgrade.WriteKubeletConfig(d.KubeletDir, d.TmpDir(), k, opts, d.Out)
 	if err != nil {
@@ -491,12 +513,38 @@ func addonsDue(ctx context.Context, d *Data) (bool, error) {
 	return true, nil
 }
 
+// dropCRISocketFlag takes --container-runtime-endpoint out of
+// kubeadm-flags.env, as upstream does after an upgrade: the kubelet reads
+// its CRI socket from instance-config.yaml, and the flag would override it.
+// It is left in place while there is no instance-config.yaml (when
+// kubelet-config was skipped on a node that never had one), as the kubelet
+// would otherwise lose its runtime.
+func dropCRISocketFlag(d *Data) error {
+	if !d.Node.InstanceConfig {
+		if _, err := os.Stat(filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile)); err != nil {
+			return nil
+		}
+	}
+	_, _, err := upgrade.RemoveKubeletFlags(d.KubeletDir, d.TmpDir(), []string{kubelet.ContainerRuntimeEndpointFlag}, d.DryRun, d.Out)
+	if err != nil {
+		return fmt.Errorf("removing the CRI socket flag of the kubelet: %w", err)
+	}
+	return nil
+}
+
 func postUpgradePhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
-		Name:         "post-upgrade",
-		Short:        "Report the outcome of the upgrade",
+		Name:  "post-upgrade",
+		Short: "Drop kubelet flags kubeadm no longer sets, and report the outcome of the upgrade",
+		Long: `Remove --container-runtime-endpoint from /var/lib/kubelet/kubeadm-flags.env
+once /var/lib/kubelet/instance-config.yaml gives the kubelet its container
+runtime's socket (the previous file is copied into a backup folder under
+/etc/kubernetes/tmp first), then report the outcome of the upgrade.`,
 		InheritFlags: []string{"config", "kubeconfig", "dry-run"},
 		Run: func(ctx context.Context, d *Data) error {
+			if err := dropCRISocketFlag(d); err != nil {
+				return err
+			}
 			switch {
 			case d.DryRun:
 				fmt.Fprintln(d.Out, "[dryrun] Finished the dry run: nothing was changed")

@@ -5,13 +5,19 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -163,4 +169,128 @@ func TestNodeChecksRunSystemVerification(t *testing.T) {
 	if !strings.Contains(out.String(), "[WARNING SystemVerification]") {
 		t.Errorf("the ignored failure was not printed as a warning:\n%s", out.String())
 	}
+}
+
+// noInitHost is a machine with neither systemd nor OpenRC.
+type noInitHost struct{}
+
+func (noInitHost) Exists(string) bool { return false }
+func (noInitHost) Run(context.Context, string, ...string) ([]byte, error) {
+	return nil, errors.New("no init system here")
+}
+
+// TestOlderNodeMigration: on a node an older kubeadm set up (CRI socket
+// as a kubelet flag, no instance-config.yaml), kubelet-config writes
+// instance-config.yaml with that socket and post-upgrade removes the flag;
+// a dry run shows both and changes nothing; a second run changes nothing.
+func TestOlderNodeMigration(t *testing.T) {
+	const socket = "unix:///var/run/crio/crio.sock"
+	flagsEnv := `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=` + socket + ` --node-ip=10.0.0.9"` + "\n"
+	setup := func(t *testing.T, dryRun bool) (*Data, *bytes.Buffer) {
+		root := t.TempDir()
+		d := &Data{
+			KubernetesDir: filepath.Join(root, "etc-kubernetes"),
+			KubeletDir:    filepath.Join(root, "var-lib-kubelet"),
+			DryRun:        dryRun,
+			Service:       noInitHost{},
+			Node:          &upgrade.LocalNode{Name: "old-1"},
+			Cfg:           &kubeadm.InitConfiguration{},
+		}
+		d.Cfg.NodeRegistration.CRISocket = socket
+		d.Cfg.ComponentConfigs.Kubelet = &kubeletv1beta1.KubeletConfiguration{
+			TypeMeta: metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
+		}
+		writeTestFile(t, filepath.Join(d.KubeletDir, kubelet.FlagsEnvFile), flagsEnv)
+		var err error
+		if d.Node.CRISocket, d.Node.InstanceConfig, err = upgrade.KubeletCRISocket(d.KubeletDir); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		d.Out = &out
+		return d, &out
+	}
+	run := func(t *testing.T, d *Data) {
+		t.Helper()
+		if err := runKubeletConfig(context.Background(), d); err != nil {
+			t.Fatalf("kubelet-config: %v", err)
+		}
+		if err := dropCRISocketFlag(d); err != nil {
+			t.Fatalf("post-upgrade: %v", err)
+		}
+	}
+
+	t.Run("dry run", func(t *testing.T) {
+		d, out := setup(t, true)
+		run(t, d)
+		for _, want := range []string{"Would write", kubelet.InstanceConfigFile, `containerRuntimeEndpoint: "` + socket + `"`, "Would remove --container-runtime-endpoint", "--node-ip=10.0.0.9"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("dry run output lacks %q:\n%s", want, out.String())
+			}
+		}
+		if got := readTestFile(t, filepath.Join(d.KubeletDir, kubelet.FlagsEnvFile)); got != flagsEnv {
+			t.Errorf("dry run changed kubeadm-flags.env: %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile)); err == nil {
+			t.Error("dry run wrote instance-config.yaml")
+		}
+	})
+
+	t.Run("for real, twice", func(t *testing.T) {
+		d, _ := setup(t, false)
+		run(t, d)
+		if got, want := readTestFile(t, filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile)), string(kubelet.InstanceConfig(socket)); got != want {
+			t.Errorf("instance-config.yaml = %q, want %q", got, want)
+		}
+		if got := readTestFile(t, filepath.Join(d.KubeletDir, kubelet.ConfigFile)); !strings.Contains(got, "containerRuntimeEndpoint: "+socket) {
+			t.Errorf("config.yaml does not carry the node's socket:\n%s", got)
+		}
+		if got, want := readTestFile(t, filepath.Join(d.KubeletDir, kubelet.FlagsEnvFile)), `KUBELET_KUBEADM_ARGS="--node-ip=10.0.0.9"`+"\n"; got != want {
+			t.Errorf("kubeadm-flags.env = %q, want %q", got, want)
+		}
+		backups, _ := filepath.Glob(filepath.Join(d.TmpDir(), "kubeadm-kubelet-env*", kubelet.FlagsEnvFile))
+		if len(backups) != 1 || readTestFile(t, backups[0]) != flagsEnv {
+			t.Errorf("backups of kubeadm-flags.env: %v", backups)
+		}
+
+		// A second upgrade finds the node migrated.
+		sock, instance, err := upgrade.KubeletCRISocket(d.KubeletDir)
+		if err != nil || !instance || sock != socket {
+			t.Fatalf("after the upgrade: %q %v %v", sock, instance, err)
+		}
+		d.Node.CRISocket, d.Node.InstanceConfig = sock, instance
+		run(t, d)
+		backups, _ = filepath.Glob(filepath.Join(d.TmpDir(), "kubeadm-kubelet-env*"))
+		if len(backups) != 1 {
+			t.Errorf("the second run backed up kubeadm-flags.env again: %v", backups)
+		}
+	})
+
+	t.Run("kept while there is no instance-config.yaml", func(t *testing.T) {
+		d, _ := setup(t, false)
+		if err := dropCRISocketFlag(d); err != nil {
+			t.Fatal(err)
+		}
+		if got := readTestFile(t, filepath.Join(d.KubeletDir, kubelet.FlagsEnvFile)); got != flagsEnv {
+			t.Errorf("the flag was removed though nothing else gives the kubelet its socket: %q", got)
+		}
+	})
+}
+
+func writeTestFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
