@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -54,15 +56,15 @@ func leftovers(t *testing.T, n *testbed.Node) []string {
 // TestJoin makes a cluster with our kubeadm init (certificates uploaded),
 // joins a worker with the printed command, refuses joins that must fail
 // without leaving anything behind, joins a node with a discovery file, and
-// joins a second control-plane node.
+// joins two more control-plane nodes at the same time.
 func TestJoin(t *testing.T) {
 	c := newCluster(t, "e2ej")
 	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1", "node2", "node3", "node4")
+	nodes, err := c.Up(ctx, "node1", "node2", "node3", "node4", "node5")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n1, n2, n3, n4 := nodes[0], nodes[1], nodes[2], nodes[3]
+	n1, n2, n3, n4, n5 := nodes[0], nodes[1], nodes[2], nodes[3], nodes[4]
 	for _, n := range nodes {
 		if err := n.WriteCNIConfig(); err != nil {
 			t.Fatal(err)
@@ -248,24 +250,65 @@ func TestJoin(t *testing.T) {
 		})
 	})
 
-	t.Run("control-plane node joins", func(t *testing.T) {
-		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
-			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n3.Addr().String(), ignoreFindings())
-		if r.Code != 0 {
-			t.Fatalf("control-plane join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	t.Run("two control-plane nodes join at the same time", func(t *testing.T) {
+		// etcd takes one learner at a time: the join that finds another
+		// learner in the cluster waits for it to be promoted.
+		joinArgs := func(n *testbed.Node) []string {
+			return []string{"join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+				"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n.Addr().String(), ignoreFindings()}
 		}
-		t.Logf("control-plane join took %v", r.Took)
-		// Both API servers answer, each with the cluster's CA.
-		for _, n := range []*testbed.Node{n1, n3} {
-			got := mustRun(t, n3, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "--server=https://"+n.Addr().String()+":6443",
-				"get", "node", "node3", "-o", "jsonpath={.metadata.labels}")
-			if !strings.Contains(got, "node-role.kubernetes.io/control-plane") {
-				t.Errorf("node3 labels through %s: %s", n.Name, got)
+		type joined struct {
+			r   result
+			err error
+		}
+		other := make(chan joined, 1)
+		go func() {
+			// Not through run: it may stop the test, which only the
+			// test's own goroutine may do.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := n5.Command(ctx, "kubeadm", joinArgs(n5)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			start := time.Now()
+			err := cmd.Run()
+			j := joined{r: result{Stdout: stdout.String(), Stderr: stderr.String(), Took: time.Since(start)}}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				j.r.Code = ee.ExitCode()
+			} else {
+				j.err = err
+			}
+			other <- j
+		}()
+		r := run(t, n3, "kubeadm", joinArgs(n3)...)
+		j := <-other
+		if j.err != nil {
+			t.Fatalf("running kubeadm join in node5: %v", j.err)
+		}
+		for name, r := range map[string]result{"node3": r, "node5": j.r} {
+			if r.Code != 0 {
+				t.Errorf("control-plane join of %s: exit %d\n%s\n%s", name, r.Code, r.Stdout, r.Stderr)
+			}
+			t.Logf("control-plane join of %s took %v", name, r.Took)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+		// Every API server answers, each with the cluster's CA, and knows
+		// both new control-plane nodes.
+		for _, n := range []*testbed.Node{n1, n3, n5} {
+			for _, node := range []string{"node3", "node5"} {
+				got := mustRun(t, n3, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "--server=https://"+n.Addr().String()+":6443",
+					"get", "node", node, "-o", "jsonpath={.metadata.labels}")
+				if !strings.Contains(got, "node-role.kubernetes.io/control-plane") {
+					t.Errorf("%s labels through %s: %s", node, n.Name, got)
+				}
 			}
 		}
-		// etcd has two voting members.
+		// etcd has three voting members.
 		members := etcdMemberList(t, n3)
-		if len(members) != 2 {
+		if len(members) != 3 {
 			t.Errorf("etcd members: %v", members)
 		}
 		for _, m := range members {
@@ -276,10 +319,11 @@ func TestJoin(t *testing.T) {
 	})
 
 	t.Run("reset every node, then init again", func(t *testing.T) {
-		// The second control-plane node first: its etcd member leaves.
+		// The joined control-plane nodes first: their etcd members leave.
 		mustRun(t, n3, "kubeadm", "reset", "--force")
+		mustRun(t, n5, "kubeadm", "reset", "--force")
 		if members := etcdMemberList(t, n1); len(members) != 1 {
-			t.Errorf("etcd members after resetting node3: %v", members)
+			t.Errorf("etcd members after resetting node3 and node5: %v", members)
 		}
 		// A reset killed half-way, then run again, converges.
 		mustRun(t, n2, "sh", "-c", "kubeadm reset --force >/dev/null 2>&1 & pid=$!; sleep 0.3; kill -9 $pid; wait; true")
