@@ -49,7 +49,9 @@ const strategicMergePatchType = "application/strategic-merge-patch+json"
 
 // Kubelet flag names kubeadm sets itself.
 const (
-	flagContainerRuntimeEndpoint = "container-runtime-endpoint"
+	// ContainerRuntimeEndpointFlag carries the CRI socket when
+	// instance-config.yaml does not, as older kubeadm releases always did.
+	ContainerRuntimeEndpointFlag = "container-runtime-endpoint"
 	flagHostnameOverride         = "hostname-override"
 )
 
@@ -152,7 +154,7 @@ func Flags(opts FlagOptions) []kubeadm.Arg {
 	}
 	var defaults []kubeadm.Arg
 	if !opts.NodeLocalCRISocket && nr.CRISocket != "" {
-		defaults = append(defaults, kubeadm.Arg{Name: flagContainerRuntimeEndpoint, Value: nr.CRISocket})
+		defaults = append(defaults, kubeadm.Arg{Name: ContainerRuntimeEndpointFlag, Value: nr.CRISocket})
 	}
 	if nr.Name != "" && nr.Name != opts.Hostname {
 		defaults = append(defaults, kubeadm.Arg{Name: flagHostnameOverride, Value: nr.Name})

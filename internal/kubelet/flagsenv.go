@@ -2,7 +2,9 @@ package kubelet
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,10 +56,6 @@ func FlagValue(args []kubeadm.Arg, name string) (string, bool) {
 	return "", false
 }
 
-// ContainerRuntimeEndpointFlag is the kubelet flag older kubeadm releases
-// put the CRI socket in; instance-config.yaml holds it now.
-const ContainerRuntimeEndpointFlag = flagContainerRuntimeEndpoint
-
 // WithoutFlags returns the kubeadm-flags.env data with every flag called
 // one of names left out of its FlagsEnvVar line (rewritten as kubeadm
 // writes it), every other line kept as it is, and the flags removed. When
@@ -91,7 +89,7 @@ func WithoutFlags(data []byte, names ...string) ([]byte, []kubeadm.Arg) {
 // none.
 func ReadFlagsEnv(dir string) ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join(dir, FlagsEnvFile))
-	if os.IsNotExist(err) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
