@@ -28,6 +28,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
@@ -344,7 +345,32 @@ func newAddonsCluster(t *testing.T, ours, kubeadmBin string) *addonsCluster {
 			t.Fatal(err)
 		}
 	}
-	return &addonsCluster{cp: cp, kubeadm: kubeadmBin, cs: cp.Client()}
+	c := &addonsCluster{cp: cp, kubeadm: kubeadmBin, cs: cp.Client()}
+	c.allowAdmin(t.Context(), t)
+	return c
+}
+
+// allowAdmin binds kubeadm:cluster-admins to cluster-admin, as init's
+// phases do before any addon is applied, and waits until admin.conf may
+// read Deployments in kube-system (the authorizer learns of a new binding
+// from a watch). The addon phase alone leaves making that binding to its
+// client set-up: upstream's appears to create the binding and go on without
+// waiting for the authorizer to see it: its first request was Forbidden
+// here in 2 of about 10 runs, with no binding before the run. Ours waits
+// (apiclient.AdminClient). That race is not what this test compares.
+func (c *addonsCluster) allowAdmin(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if _, err := c.cs.RbacV1().ClusterRoleBindings().Create(ctx, apiclient.ClusterAdminsBinding(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("binding kubeadm:cluster-admins: %v", err)
+	}
+	admin, err := c.cp.ClientFor(c.cp.AdminKubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addonsRetry(ctx, t, "admin.conf reading Deployments", func() error {
+		_, err := admin.AppsV1().Deployments(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{Limit: 1})
+		return err
+	})
 }
 
 // run runs the cluster's kubeadm inside the control plane's namespace on
