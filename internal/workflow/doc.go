@@ -23,7 +23,9 @@
 //     list from the data (kubeadm configuration files have a skipPhases
 //     field). The flag, when given, wins over the data, as upstream kubeadm
 //     documents. Names from the data are checked the same way.
-//  5. Phases run depth-first in declaration order: a phase's RunIf, then its
+//  5. Runner.Plan, when set, learns which phases the run reaches; then the
+//     Prepare of every reached phase is called, in declaration order.
+//  6. Phases run depth-first in declaration order: a phase's RunIf, then its
 //     Run, then its sub-phases. A skipped phase, or one whose RunIf reports
 //     false, is passed over together with all of its sub-phases.
 //

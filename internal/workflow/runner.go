@@ -29,6 +29,14 @@ type Runner[T any] struct {
 	// data. It is consulted only when --skip-phases was not given.
 	SkipPhases func(data T) []string
 
+	// Plan, when set, is called once per run, after the skip list is known
+	// and before any Prepare, with the data and a function that tells
+	// whether the phase at a path will be reached by the run: it lies in
+	// the part of the tree being run and neither it nor an ancestor is
+	// skipped. (RunIf is not consulted: it is asked only when its turn
+	// comes.) It lets the command decide how phases cooperate in this run.
+	Plan func(data T, reached func(path string) bool)
+
 	// AdditionalFlags holds flags that phases may list in InheritFlags but
 	// that the bound command itself does not accept.
 	AdditionalFlags *pflag.FlagSet
@@ -124,8 +132,25 @@ func (r *Runner[T]) run(ctx context.Context, cmd *cobra.Command, args []string, 
 			}
 		}
 	}
+	if r.Plan != nil {
+		reached := map[string]bool{}
+		markReached(start, skip, reached)
+		r.Plan(data, func(path string) bool { return reached[path] })
+	}
 	prepareNodes(ctx, start, data, skip)
 	return r.runNodes(ctx, start, data, skip)
+}
+
+// markReached adds to reached the paths of nodes and their descendants
+// that a run of nodes reaches, given the skip list.
+func markReached[T any](nodes []*node[T], skip, reached map[string]bool) {
+	for _, n := range nodes {
+		if n.phase.RunAllSiblings || skip[n.path] {
+			continue
+		}
+		reached[n.path] = true
+		markReached(n.children, skip, reached)
+	}
 }
 
 // prepareNodes calls Prepare of every phase among nodes and their

@@ -881,3 +881,38 @@ func TestRunTreePreparesFirst(t *testing.T) {
 		t.Errorf("got %v, want %v", rec.got, want)
 	}
 }
+
+func TestPlanSeesReachedPhases(t *testing.T) {
+	probe := []string{"preflight", "certs", "certs/ca", "certs/apiserver", "certs/all", "etcd/local", "addon", "addon/kube-proxy", "secret"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"whole run with skips", []string{"init", "--skip-phases", "certs/apiserver,addon"},
+			[]string{"preflight", "certs", "certs/ca", "etcd/local", "secret"}},
+		{"one phase group", []string{"init", "phase", "certs", "all"},
+			[]string{"certs", "certs/ca", "certs/apiserver"}},
+		{"one phase", []string{"init", "phase", "etcd", "local"}, []string{"etcd/local"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			var got []string
+			plans := 0
+			f.runner.Plan = func(_ *testData, reached func(string) bool) {
+				plans++
+				for _, p := range probe {
+					if reached(p) {
+						got = append(got, p)
+					}
+				}
+			}
+			if err := f.execute(context.Background(), tc.args...); err != nil {
+				t.Fatal(err)
+			}
+			if plans != 1 || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Plan called %d times, saw %v; want once, %v", plans, got, tc.want)
+			}
+		})
+	}
+}
