@@ -436,6 +436,56 @@ func TestKeyPool(t *testing.T) {
 	}
 }
 
+// TestHeldKeyPool: a held pool makes its first keys at once and the others
+// only after the hold is released, by Release or by a Take that would
+// otherwise wait for a key nobody makes.
+func TestHeldKeyPool(t *testing.T) {
+	alg := v1beta4.EncryptionAlgorithmECDSAP256
+	var made atomic.Int32
+	gen := func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
+		made.Add(1)
+		return NewPrivateKey(alg)
+	}
+	waitMade := func(want int32) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for made.Load() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("made %d keys, want %d", made.Load(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	hold := NewKeyHold()
+	p := NewHeldKeyPool(context.Background(), gen, alg, []string{"a", "b", "c"}, 1, hold)
+	if k, ok, err := p.Take("a"); !ok || k == nil || err != nil {
+		t.Fatalf("first key: %v %v %v", k, ok, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if made.Load() != 1 {
+		t.Fatalf("made %d keys before the release, want 1", made.Load())
+	}
+	hold.Release()
+	hold.Release()
+	waitMade(3)
+
+	// Nobody releases: the second Take does.
+	made.Store(0)
+	p = NewHeldKeyPool(context.Background(), gen, alg, []string{"a", "b"}, 1, NewKeyHold())
+	for _, n := range []string{"b", "a"} {
+		if k, ok, err := p.Take(n); !ok || k == nil || err != nil {
+			t.Fatalf("take %s: %v %v %v", n, k, ok, err)
+		}
+	}
+	waitMade(2)
+
+	// A nil hold holds nothing back.
+	made.Store(0)
+	NewHeldKeyPool(context.Background(), gen, alg, []string{"a", "b"}, 0, nil)
+	waitMade(2)
+}
+
 // TestEnsureAllMakesKeysInParallel: the keys of the tree are made on as
 // many goroutines as asked.
 func TestEnsureAllMakesKeysInParallel(t *testing.T) {

@@ -27,6 +27,11 @@ type KeyPool struct {
 	ready chan madeKey
 	mu    sync.Mutex
 	owed  map[string]bool // names that have not taken their key yet
+
+	// Of a held pool (NewHeldKeyPool): the hold, and how many keys were
+	// started before its release, and how many were taken.
+	hold           *KeyHold
+	started, taken int
 }
 
 // madeKey is the outcome of making one key.
@@ -40,6 +45,33 @@ type madeKey struct {
 // Once ctx is done no further key is started. Keys never taken are dropped
 // with the pool.
 func NewKeyPool(ctx context.Context, gen KeyGenerator, alg kubeadm.EncryptionAlgorithmType, names []string, workers int) *KeyPool {
+	p := newKeyPool(gen, alg, names)
+	p.launch(ctx, len(p.owed), workers)
+	return p
+}
+
+// NewHeldKeyPool is NewKeyPool, one goroutine per key, for a caller that
+// needs its first keys as soon as possible: it starts making only the first
+// `now` keys, and the others once hold is released, so that until then the
+// first ones (and whatever else the process does) have the cores. A Take
+// that finds every key started so far already taken releases hold itself:
+// a pool never waits for a release that does not come.
+func NewHeldKeyPool(ctx context.Context, gen KeyGenerator, alg kubeadm.EncryptionAlgorithmType, names []string, now int, hold *KeyHold) *KeyPool {
+	p := newKeyPool(gen, alg, names)
+	n := len(p.owed)
+	now = min(max(now, 0), n)
+	p.launch(ctx, now, now)
+	if now < n {
+		p.hold, p.started = hold, now
+		go func() {
+			<-hold.released()
+			p.launch(ctx, n-now, n-now)
+		}()
+	}
+	return p
+}
+
+func newKeyPool(gen KeyGenerator, alg kubeadm.EncryptionAlgorithmType, names []string) *KeyPool {
 	if gen == nil {
 		gen = NewPrivateKey
 	}
@@ -48,23 +80,54 @@ func NewKeyPool(ctx context.Context, gen KeyGenerator, alg kubeadm.EncryptionAlg
 		p.owed[n] = true
 	}
 	p.ready = make(chan madeKey, len(p.owed))
-	todo := make(chan struct{}, len(p.owed))
-	for range len(p.owed) {
+	return p
+}
+
+// launch starts making keys keys on up to workers goroutines.
+func (p *KeyPool) launch(ctx context.Context, keys, workers int) {
+	todo := make(chan struct{}, keys)
+	for range keys {
 		todo <- struct{}{}
 	}
 	close(todo)
-	for range min(max(workers, 1), len(p.owed)) {
+	for range min(max(workers, 1), keys) {
 		go func() {
 			for range todo {
 				var m madeKey
 				if m.err = ctx.Err(); m.err == nil {
-					m.key, m.err = gen(alg)
+					m.key, m.err = p.gen(p.alg)
 				}
 				p.ready <- m
 			}
 		}()
 	}
-	return p
+}
+
+// A KeyHold holds back the keys of the pools started with it (see
+// NewHeldKeyPool) until it is released. The zero value is not usable; a nil
+// *KeyHold is released.
+type KeyHold struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+// NewKeyHold returns a hold not yet released.
+func NewKeyHold() *KeyHold { return &KeyHold{ch: make(chan struct{})} }
+
+// Release lets the held keys start. It may be called any number of times.
+func (h *KeyHold) Release() {
+	if h != nil {
+		h.once.Do(func() { close(h.ch) })
+	}
+}
+
+func (h *KeyHold) released() <-chan struct{} {
+	if h == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return h.ch
 }
 
 // Generator returns the key generator to use for name. Its first call with
@@ -95,6 +158,12 @@ func (p *KeyPool) Take(name string) (key crypto.Signer, ok bool, err error) {
 	p.mu.Lock()
 	owed := p.owed[name]
 	delete(p.owed, name)
+	if owed {
+		p.taken++
+		if p.taken > p.started {
+			p.hold.Release()
+		}
+	}
 	p.mu.Unlock()
 	if !owed {
 		return nil, false, nil
