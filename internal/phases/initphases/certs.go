@@ -61,13 +61,14 @@ func certsShort(name string) string {
 // key the run will need in parallel as soon as the run starts (within init,
 // while preflight runs); the sub-phases then take them in order, so
 // progress lines come in kubeadm's order.
-func CertsPhase() workflow.Phase[*Data] { return certsPhase(nil) }
+func CertsPhase() workflow.Phase[*Data] { return certsPhase(nil, nil) }
 
 // certsRun is the state one certificate phase tree shares between the
 // group's Prepare and its sub-phases: the keys made ahead for one Data.
 type certsRun struct {
-	newKey pki.KeyGenerator // nil: pki.NewPrivateKey
-	keys   aheadKeys
+	newKey    pki.KeyGenerator // nil: pki.NewPrivateKey
+	keys      aheadKeys
+	headStart *kubeletHeadStart // nil: none
 }
 
 // aheadKeys holds the keys a phase group started making in its Prepare,
@@ -82,9 +83,15 @@ type aheadKeys struct {
 // (nil: pki.NewPrivateKey). One goroutine per key: the group needs every
 // key before it is done, and the scheduler's time slices share the cores
 // out evenly, where a worker per core would leave one idle while the other
-// makes the last key (key generation takes a random time).
-func (a *aheadKeys) start(ctx context.Context, d *Data, gen pki.KeyGenerator, names []string) {
-	pool := pki.NewKeyPool(ctx, gen, d.Cfg.EncryptionAlgorithm, names, len(names))
+// makes the last key (key generation takes a random time). With hold, only
+// the first key is started now, the others once hold is released.
+func (a *aheadKeys) start(ctx context.Context, d *Data, gen pki.KeyGenerator, names []string, hold *pki.KeyHold) {
+	var pool *pki.KeyPool
+	if hold != nil {
+		pool = pki.NewHeldKeyPool(ctx, gen, d.Cfg.EncryptionAlgorithm, names, 1, hold)
+	} else {
+		pool = pki.NewKeyPool(ctx, gen, d.Cfg.EncryptionAlgorithm, names, len(names))
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.data, a.pool = d, pool
@@ -100,9 +107,10 @@ func (a *aheadKeys) poolFor(d *Data) *pki.KeyPool {
 	return a.pool
 }
 
-// certsPhase is CertsPhase with an injected key generator (for tests).
-func certsPhase(newKey pki.KeyGenerator) workflow.Phase[*Data] {
-	r := &certsRun{newKey: newKey}
+// certsPhase is CertsPhase with an injected key generator (for tests),
+// telling hs (when not nil) once the cluster CA is in place.
+func certsPhase(newKey pki.KeyGenerator, hs *kubeletHeadStart) workflow.Phase[*Data] {
+	r := &certsRun{newKey: newKey, headStart: hs}
 	sub := []workflow.Phase[*Data]{{
 		Name:           "all",
 		Short:          "Create every certificate and key",
@@ -116,7 +124,13 @@ func certsPhase(newKey pki.KeyGenerator) workflow.Phase[*Data] {
 			Long:         certLong(c),
 			InheritFlags: certsFlags(c.Name),
 			Run: func(ctx context.Context, d *Data) error {
-				return r.runCert(d, c)
+				if err := r.runCert(d, c); err != nil {
+					return err
+				}
+				if c.Name == pki.CAName {
+					hs.caReady(ctx, d)
+				}
+				return nil
 			},
 		})
 	}
@@ -160,7 +174,7 @@ func certLong(c pki.Cert) string {
 // startKeys starts making, in the background, the keys the sub-phases
 // will need: those of the files missing now.
 func (r *certsRun) startKeys(ctx context.Context, d *Data) {
-	r.keys.start(ctx, d, r.newKey, pki.KeysNeeded(d.Cfg, d.CertDir))
+	r.keys.start(ctx, d, r.newKey, pki.KeysNeeded(d.Cfg, d.CertDir), r.headStart.plan(d))
 }
 
 // options returns the pki options for the sub-phase of name.

@@ -49,6 +49,12 @@ type Data struct {
 	// existing etcd cluster (see staticpod.Node); "kubeadm join" sets it.
 	EtcdInitialCluster string
 
+	// KubeletHeadStart is set by "kubeadm init" when its run reaches the
+	// certs/ca, kubeconfig/kubelet and kubelet-start phases: on a fresh
+	// node the kubelet is then started right after the cluster CA is made
+	// (see kubeletHeadStart).
+	KubeletHeadStart bool
+
 	// UploadCerts and SkipCertificateKeyPrint come from flags of the same names.
 	UploadCerts             bool
 	SkipCertificateKeyPrint bool

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto"
 	"fmt"
+	"io"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -40,7 +42,11 @@ func kubeconfigFlags(withNodeName bool) []string {
 // preflight and the certificates run); each sub-phase then takes its key.
 // The keys live only as long as the phase tree this call returns, i.e. one
 // command.
-func KubeconfigPhase() workflow.Phase[*Data] {
+func KubeconfigPhase() workflow.Phase[*Data] { return kubeconfigPhase(nil) }
+
+// kubeconfigPhase is KubeconfigPhase, arming hs (when not nil) to write
+// kubelet.conf ahead of its turn.
+func kubeconfigPhase(hs *kubeletHeadStart) workflow.Phase[*Data] {
 	keys := &preparedKeys{}
 	local := pflag.NewFlagSet("kubeconfig", pflag.ContinueOnError)
 	dirFlag := local.String(KubeconfigDirFlag, KubernetesDir, "Folder the kubeconfig files are written to.")
@@ -52,21 +58,36 @@ func KubeconfigPhase() workflow.Phase[*Data] {
 		return d.KubeconfigDir
 	}
 
+	write := func(d *Data, file string, w io.Writer) error {
+		key, err := keys.take(d, file)
+		if err != nil {
+			return err
+		}
+		return ensureKubeconfig(d, dir(d), file, key, w)
+	}
+	if hs != nil {
+		hs.writeKubeconfig = func(d *Data, w io.Writer) error { return write(d, kubeconfig.KubeletFile, w) }
+	}
 	leaf := func(file, name, short, long string, withNodeName bool) workflow.Phase[*Data] {
-		return workflow.Phase[*Data]{
+		p := workflow.Phase[*Data]{
 			Name:         name,
 			Short:        short,
 			Long:         long,
 			InheritFlags: kubeconfigFlags(withNodeName),
 			LocalFlags:   local,
 			Run: func(_ context.Context, d *Data) error {
-				key, err := keys.take(d, file)
-				if err != nil {
-					return err
-				}
-				return ensureKubeconfig(d, dir(d), file, key)
+				return write(d, file, d.Out)
 			},
 		}
+		if file == kubeconfig.KubeletFile && hs != nil {
+			p.Run = func(_ context.Context, d *Data) error {
+				if ok, err := hs.kubeconfigDone(d, d.Out); ok {
+					return err
+				}
+				return write(d, file, d.Out)
+			}
+		}
+		return p
 	}
 
 	return workflow.Phase[*Data]{
@@ -77,7 +98,7 @@ cluster administrators use to reach the API server. Each holds the cluster CA
 and a client certificate the CA signs. An existing file is kept when it trusts
 the cluster CA.`,
 		Prepare: func(ctx context.Context, d *Data) {
-			keys.start(ctx, d, dir(d))
+			keys.start(ctx, d, dir(d), hs.plan(d))
 		},
 		Run: func(_ context.Context, d *Data) error {
 			return prepareKubeconfigs(d, dir(d))
@@ -168,8 +189,8 @@ func prepareKubeconfigs(d *Data, dir string) error {
 }
 
 // ensureKubeconfig makes sure one file exists and trusts the cluster CA,
-// creating it with key (or a new key when nil).
-func ensureKubeconfig(d *Data, dir, file string, key crypto.Signer) error {
+// creating it with key (or a new key when nil), and tells w what it did.
+func ensureKubeconfig(d *Data, dir, file string, key crypto.Signer, w io.Writer) error {
 	files, err := kubeconfigFiles(d, dir)
 	if err != nil {
 		return fmt.Errorf("cannot create kubeconfig files: %w", err)
@@ -187,11 +208,11 @@ func ensureKubeconfig(d *Data, dir, file string, key crypto.Signer) error {
 	}
 	switch res.Action {
 	case kubeconfig.Created:
-		fmt.Fprintf(d.Out, "[kubeconfig] Writing %q kubeconfig file\n", file)
+		fmt.Fprintf(w, "[kubeconfig] Writing %q kubeconfig file\n", file)
 	case kubeconfig.Kept:
-		fmt.Fprintf(d.Out, "[kubeconfig] Using existing kubeconfig file: %q\n", res.Path)
+		fmt.Fprintf(w, "[kubeconfig] Using existing kubeconfig file: %q\n", res.Path)
 	case kubeconfig.KeptExternal:
-		fmt.Fprintf(d.Out, "[kubeconfig] External CA mode: Using user provided %s\n", file)
+		fmt.Fprintf(w, "[kubeconfig] External CA mode: Using user provided %s\n", file)
 	}
 	return nil
 }
@@ -204,7 +225,8 @@ type preparedKeys struct{ aheadKeys }
 // control-plane kubeconfig file missing from dir. It needs neither the CA
 // nor anything else on disk: a file that turns out not to need its key
 // leaves it unused.
-func (p *preparedKeys) start(ctx context.Context, d *Data, dir string) {
+// With hold (a kubelet head start) only the first key is made at once.
+func (p *preparedKeys) start(ctx context.Context, d *Data, dir string, hold *pki.KeyHold) {
 	specs, err := kubeconfig.ControlPlaneSpecs(d.Cfg, nil)
 	if err != nil {
 		return // the sub-phases report it
@@ -213,7 +235,7 @@ func (p *preparedKeys) start(ctx context.Context, d *Data, dir string) {
 	for _, s := range (kubeconfig.Files{Dir: dir}).Missing(specs) {
 		names = append(names, s.FileName)
 	}
-	p.aheadKeys.start(ctx, d, nil, names)
+	p.aheadKeys.start(ctx, d, nil, names, hold)
 }
 
 // take returns the key made for file, waiting for it if need be, or nil

@@ -312,7 +312,7 @@ func TestKubeconfigPhasePreparesKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := &preparedKeys{}
-	keys.start(context.Background(), d, d.KubeconfigDir)
+	keys.start(context.Background(), d, d.KubeconfigDir, nil)
 	for _, f := range kubeconfig.ControlPlaneFiles() {
 		key, err := keys.take(d, f)
 		if err != nil {

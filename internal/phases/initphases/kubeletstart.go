@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/machine"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -22,8 +25,25 @@ type kubeletStartHost struct {
 }
 
 // KubeletStartPhase writes the kubelet's files and (re)starts it.
-func KubeletStartPhase() workflow.Phase[*Data] {
-	host := kubeletStartHost{system: kubelet.OSHost{}, hostname: machine.Hostname}
+func KubeletStartPhase() workflow.Phase[*Data] { return kubeletStartPhase(nil, osKubeletStartHost()) }
+
+func osKubeletStartHost() kubeletStartHost {
+	return kubeletStartHost{system: kubelet.OSHost{}, hostname: machine.Hostname}
+}
+
+// kubeletStartPhase is KubeletStartPhase on host, letting hs (when not
+// nil) start the kubelet ahead of the phase's turn.
+func kubeletStartPhase(hs *kubeletHeadStart, host kubeletStartHost) workflow.Phase[*Data] {
+	if hs != nil {
+		hs.startKubelet = func(ctx context.Context, d *Data, w io.Writer) error {
+			// The kubelet watches the manifest folder at once only when it
+			// exists (else it looks again every second).
+			if err := os.MkdirAll(d.ManifestDir, staticpod.DirMode); err != nil {
+				return fmt.Errorf("creating the manifest folder: %w", err)
+			}
+			return runKubeletStart(ctx, d, host, w)
+		}
+	}
 	return workflow.Phase[*Data]{
 		Name:  "kubelet-start",
 		Short: "Write the kubelet's configuration and flags, then (re)start it",
@@ -37,7 +57,10 @@ with neither, start the kubelet yourself.`,
   kubeadm init phase kubelet-start --config kubeadm.yaml`,
 		InheritFlags: []string{"config", "cri-socket", "dry-run", "image-repository", "node-name", "patches"},
 		Run: func(ctx context.Context, d *Data) error {
-			return runKubeletStart(ctx, d, host)
+			if ok, err := hs.kubeletDone(d, d.Out); ok {
+				return err
+			}
+			return runKubeletStart(ctx, d, host, d.Out)
 		},
 	}
 }
@@ -47,8 +70,8 @@ with neither, start the kubelet yourself.`,
 // kubelet stopped meanwhile. It is idempotent: the files are rewritten from
 // the configuration every time and restarting a running kubelet is fine.
 // Under --dry-run the files go to d.KubeletDir (the dry-run folder) and the
-// service is left alone.
-func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost) error {
+// service is left alone. Progress goes to out.
+func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost, out io.Writer) error {
 	cfg := d.Cfg
 	if cfg == nil || cfg.ComponentConfigs.Kubelet == nil {
 		return errors.New("writing the kubelet's files: the configuration holds no KubeletConfiguration")
@@ -57,7 +80,7 @@ func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost) error {
 	if err != nil {
 		return fmt.Errorf("writing the kubelet's flags: finding the host name: %w", err)
 	}
-	svc := kubelet.NewService(h.system, d.Out)
+	svc := kubelet.NewService(h.system, out)
 	if !d.DryRun {
 		svc.Stop(ctx)
 	}
@@ -68,18 +91,18 @@ func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost) error {
 		Hostname:           hostname,
 		NodeLocalCRISocket: nodeLocal,
 	}
-	if err := kubelet.WriteFlagsEnv(d.KubeletDir, flags, d.Out); err != nil {
+	if err := kubelet.WriteFlagsEnv(d.KubeletDir, flags, out); err != nil {
 		return err
 	}
 	opts := kubelet.ConfigOptions{PatchesDir: d.PatchesDir}
 	if nodeLocal {
-		if err := kubelet.WriteInstanceConfig(d.KubeletDir, cfg.NodeRegistration.CRISocket, d.Out); err != nil {
+		if err := kubelet.WriteInstanceConfig(d.KubeletDir, cfg.NodeRegistration.CRISocket, out); err != nil {
 			return err
 		}
 		opts.CRISocket = cfg.NodeRegistration.CRISocket
 	}
 	opts.ResolvConf = svc.ResolvConf(ctx)
-	if err := kubelet.WriteConfig(d.KubeletDir, cfg.ComponentConfigs.Kubelet, opts, d.Out); err != nil {
+	if err := kubelet.WriteConfig(d.KubeletDir, cfg.ComponentConfigs.Kubelet, opts, out); err != nil {
 		return err
 	}
 

@@ -68,7 +68,7 @@ func systemdHost(hostname string) (kubeletStartHost, *ksSystem) {
 func TestKubeletStartPhase(t *testing.T) {
 	d, out := kubeletStartData(t, "")
 	host, sys := systemdHost("vm")
-	if err := runKubeletStart(context.Background(), d, host); err != nil {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err != nil {
 		t.Fatal(err)
 	}
 	wantCalls := []string{
@@ -106,7 +106,7 @@ func TestKubeletStartPhase(t *testing.T) {
 
 	// A second run converges on the same files.
 	before := ksReadDir(t, d.KubeletDir)
-	if err := runKubeletStart(context.Background(), d, host); err != nil {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err != nil {
 		t.Fatal(err)
 	}
 	if after := ksReadDir(t, d.KubeletDir); !reflect.DeepEqual(before, after) {
@@ -118,7 +118,7 @@ func TestKubeletStartPhaseDryRun(t *testing.T) {
 	d, out := kubeletStartData(t, "")
 	d.DryRun = true
 	host, sys := systemdHost("node1")
-	if err := runKubeletStart(context.Background(), d, host); err != nil {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err != nil {
 		t.Fatal(err)
 	}
 	// Only the read-only question about systemd-resolved is asked.
@@ -136,7 +136,7 @@ func TestKubeletStartPhaseDryRun(t *testing.T) {
 func TestKubeletStartPhaseGateOff(t *testing.T) {
 	d, _ := kubeletStartData(t, "featureGates:\n  NodeLocalCRISocket: false\n")
 	host, _ := systemdHost("node1")
-	if err := runKubeletStart(context.Background(), d, host); err != nil {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err != nil {
 		t.Fatal(err)
 	}
 	files := ksReadDir(t, d.KubeletDir)
@@ -155,7 +155,7 @@ func TestKubeletStartPhaseNoInitSystem(t *testing.T) {
 	d, out := kubeletStartData(t, "")
 	sys := &ksSystem{}
 	host := kubeletStartHost{system: sys, hostname: func() (string, error) { return "node1", nil }}
-	if err := runKubeletStart(context.Background(), d, host); err != nil {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err != nil {
 		t.Fatal(err)
 	}
 	if len(sys.calls) != 0 {
@@ -172,7 +172,7 @@ func TestKubeletStartPhaseErrors(t *testing.T) {
 	d, _ := kubeletStartData(t, "")
 	host, sys := systemdHost("node1")
 	host.hostname = func() (string, error) { return "", errors.New("no name") }
-	if err := runKubeletStart(context.Background(), d, host); err == nil || !strings.Contains(err.Error(), "host name") {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err == nil || !strings.Contains(err.Error(), "host name") {
 		t.Errorf("error = %v", err)
 	}
 	if len(sys.calls) != 0 {
@@ -182,7 +182,7 @@ func TestKubeletStartPhaseErrors(t *testing.T) {
 	d, _ = kubeletStartData(t, "")
 	d.Cfg.ComponentConfigs.Kubelet = nil
 	host, _ = systemdHost("node1")
-	if err := runKubeletStart(context.Background(), d, host); err == nil {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err == nil {
 		t.Error("a missing KubeletConfiguration was accepted")
 	}
 
@@ -193,7 +193,7 @@ func TestKubeletStartPhaseErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.KubeletDir = filepath.Join(blocker, "kubelet")
-	if err := runKubeletStart(context.Background(), d, host); err == nil || !strings.Contains(err.Error(), d.KubeletDir) {
+	if err := runKubeletStart(context.Background(), d, host, d.Out); err == nil || !strings.Contains(err.Error(), d.KubeletDir) {
 		t.Errorf("error = %v", err)
 	}
 }

@@ -3,14 +3,16 @@ package initphases
 import "github.com/kubeadm-go/kubeadm/internal/workflow"
 
 // Phases returns the init workflow, in the order upstream kubeadm runs it.
+// On a fresh node the kubelet gets a head start (see kubeletHeadStart).
 func Phases() []workflow.Phase[*Data] {
+	hs := &kubeletHeadStart{}
 	return []workflow.Phase[*Data]{
 		PreflightPhase(),
-		CertsPhase(),
-		KubeconfigPhase(),
+		certsPhase(nil, hs),
+		kubeconfigPhase(hs),
 		EtcdPhase(),
 		ControlPlanePhase(),
-		KubeletStartPhase(),
+		kubeletStartPhase(hs, osKubeletStartHost()),
 		WaitControlPlanePhase(),
 		UploadConfigPhase(),
 		UploadCertsPhase(),

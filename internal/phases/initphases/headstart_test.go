@@ -1,0 +1,177 @@
+package initphases
+
+import (
+	"context"
+	"crypto"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+)
+
+// startWatch is a fake machine for the kubelet service that notes, when
+// the kubelet is (re)started, what existed and how many keys were made.
+type startWatch struct {
+	ksSystem
+	d       *Data
+	made    *atomic.Int32
+	started bool
+	// At the kubelet's start:
+	apiserverCert, kubeletConf, manifestDir bool
+	keys                                    int32
+}
+
+func (s *startWatch) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	if name == "systemctl" && len(args) == 2 && args[0] == "restart" && args[1] == "kubelet" {
+		s.started = true
+		s.apiserverCert = exists(filepath.Join(s.d.CertDir, "apiserver.crt"))
+		s.kubeletConf = exists(filepath.Join(s.d.KubeconfigDir, kubeconfig.KubeletFile))
+		s.manifestDir = exists(s.d.ManifestDir)
+		s.keys = s.made.Load()
+	}
+	return s.ksSystem.Run(ctx, name, args...)
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// runHeadStartTree runs certs, kubeconfig and kubelet-start with a head
+// start as "kubeadm init" builds them, with the phases to skip, and
+// returns what the fake machine saw.
+func runHeadStartTree(t *testing.T, d *Data, skip ...string) *startWatch {
+	t.Helper()
+	made := &atomic.Int32{}
+	gen := func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
+		made.Add(1)
+		return pki.NewPrivateKey(alg)
+	}
+	sys := &startWatch{
+		ksSystem: ksSystem{
+			paths: map[string]bool{"/run/systemd/system": true},
+			out:   map[string]string{"systemctl is-active systemd-resolved": "active\n"},
+		},
+		d: d, made: made,
+	}
+	host := kubeletStartHost{system: sys, hostname: func() (string, error) { return "node1", nil }}
+	hs := &kubeletHeadStart{}
+	r := &workflow.Runner[*Data]{
+		Phases:     []workflow.Phase[*Data]{certsPhase(gen, hs), kubeconfigPhase(hs), kubeletStartPhase(hs, host)},
+		NewData:    func(*cobra.Command, []string) (*Data, error) { return d, nil },
+		SkipPhases: func(*Data) []string { return skip },
+		Plan: func(d *Data, reached func(string) bool) {
+			d.KubeletHeadStart = reached("certs/ca") && reached("kubeconfig/kubelet") && reached("kubelet-start")
+		},
+	}
+	if err := r.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return sys
+}
+
+func headStartData(t *testing.T) *Data {
+	d, _ := certsData(t, "")
+	root := filepath.Dir(d.CertDir)
+	d.KubeconfigDir = filepath.Join(root, "kubernetes")
+	d.ManifestDir = filepath.Join(root, "kubernetes", "manifests")
+	d.KubeletDir = filepath.Join(root, "kubelet")
+	return d
+}
+
+// TestKubeletHeadStart: on a fresh node the kubelet starts right after the
+// CA and kubelet.conf, when of the certificates' keys only the CA's was
+// made, while the output is line for line that of the phases run in order
+// without a head start.
+func TestKubeletHeadStart(t *testing.T) {
+	d := headStartData(t)
+	early := runHeadStartTree(t, d)
+	if !early.started || early.apiserverCert || !early.kubeletConf || !early.manifestDir || early.keys != 1 {
+		t.Errorf("at the kubelet's start: apiserver.crt %v, kubelet.conf %v, manifest folder %v, %d certificate keys made; want false, true, true, 1",
+			early.apiserverCert, early.kubeletConf, early.manifestDir, early.keys)
+	}
+
+	late := headStartData(t)
+	late.KubeletHeadStart = false
+	var plain workflow.Runner[*Data]
+	host, sys := systemdHost("node1")
+	plain.Phases = []workflow.Phase[*Data]{certsPhase(nil, nil), kubeconfigPhase(nil), kubeletStartPhase(nil, host)}
+	plain.NewData = func(*cobra.Command, []string) (*Data, error) { return late, nil }
+	if err := plain.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	norm := func(d *Data) string {
+		return strings.ReplaceAll(d.Out.(interface{ String() string }).String(), filepath.Dir(d.CertDir), "ROOT")
+	}
+	if got, want := norm(d), norm(late); got != want {
+		t.Errorf("output with a head start:\n%s\nwant, as without:\n%s", got, want)
+	}
+	if strings.Join(early.calls, "\n") != strings.Join(sys.calls, "\n") {
+		t.Errorf("service commands %q, want %q", early.calls, sys.calls)
+	}
+}
+
+// TestKubeletHeadStartOnlyWhenItApplies: a run without one of the three
+// phases, a node with a CA or kubelet.conf, or a dry run starts the kubelet
+// in its turn.
+func TestKubeletHeadStartOnlyWhenItApplies(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, d *Data)
+		skip  []string
+	}{
+		{name: "kubelet-start skipped", skip: []string{"kubelet-start"}},
+		{name: "kubeconfig/kubelet skipped", skip: []string{"kubeconfig/kubelet"}},
+		{name: "existing CA", setup: func(t *testing.T, d *Data) {
+			if err := runCertsSubPhase(t, d, pki.CAName); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := headStartData(t)
+			if tc.setup != nil {
+				tc.setup(t, d)
+			}
+			sys := runHeadStartTree(t, d, tc.skip...)
+			if sys.started && !sys.apiserverCert {
+				t.Error("the kubelet started before the certificates were done")
+			}
+		})
+	}
+
+	noop := &kubeletHeadStart{
+		writeKubeconfig: func(*Data, io.Writer) error { return nil },
+		startKubelet:    func(context.Context, *Data, io.Writer) error { return nil },
+	}
+	d := headStartData(t)
+	d.KubeletHeadStart = true
+	if noop.plan(d) == nil {
+		t.Fatal("no head start planned for a fresh node")
+	}
+	for name, change := range map[string]func(d *Data){
+		"not asked for": func(d *Data) { d.KubeletHeadStart = false },
+		"dry run":       func(d *Data) { d.DryRun = true },
+		"existing kubelet.conf": func(d *Data) {
+			if err := os.MkdirAll(d.KubeconfigDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d.KubeconfigDir, kubeconfig.KubeletFile), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		d := headStartData(t)
+		d.KubeletHeadStart = true
+		change(d)
+		if noop.plan(d) != nil {
+			t.Errorf("%s: a head start was planned", name)
+		}
+	}
+}
