@@ -7,10 +7,12 @@
 //   - wall: the whole init;
 //   - waited: what init reports it waited for the kubelet and then for the
 //     control plane to be healthy (its "healthy after" lines);
-//   - boot: from the moment init starts the kubelet ("[kubelet-start]
-//     Starting the kubelet") to the API server reported healthy, taken
-//     from the time each output line appeared: the floor, which no kubeadm
-//     can shorten once the kubelet runs;
+//   - boot: from the moment the kubelet init started was launched (the
+//     test bed's supervisor stamps each launch in kubelet.log) to the line
+//     of init's output reporting the API server healthy: the floor, which
+//     no kubeadm can shorten once the kubelet runs. (Ours starts the
+//     kubelet on a fresh node before it prints the kubelet-start phase,
+//     so that line's time would not do);
 //   - above floor: wall minus boot, what kubeadm itself costs.
 //
 // Run as root:
@@ -146,33 +148,68 @@ func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose 
 	if err != nil {
 		return sample{}, fmt.Errorf("init: %w\n%s", err, out.String())
 	}
-	boot, err := bootTime(out.String())
+	launches, err := kubeletLaunches(filepath.Join(n.LogDir(), "kubelet.log"))
 	if err != nil {
 		return sample{}, err
+	}
+	boot, err := bootTime(out.String(), start, launches)
+	if err != nil {
+		return sample{}, err
+	}
+	if verbose {
+		for _, l := range launches {
+			if !l.Before(start) {
+				fmt.Fprintf(os.Stderr, "%6.2fs kubelet launched\n", l.Sub(start).Seconds())
+			}
+		}
 	}
 	return sample{wall: wall, waited: waited(out.String()), boot: boot}, nil
 }
 
-// bootTime is the time between the first "Starting the kubelet" line and
-// the line reporting the API server healthy.
-func bootTime(out string) (time.Duration, error) {
-	start, end := -1.0, -1.0
+// bootTime is the time between the last kubelet launch before the API
+// server was reported healthy and that report, from the stamped output of
+// an init started at start.
+func bootTime(out string, start time.Time, launches []time.Time) (time.Duration, error) {
+	healthy := time.Time{}
 	for _, m := range stampedLine.FindAllStringSubmatch(out, -1) {
 		at, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case start < 0 && strings.Contains(m[2], "[kubelet-start] Starting the kubelet"):
-			start = at
-		case end < 0 && strings.Contains(m[2], "kube-apiserver is healthy after"):
-			end = at
+		if err == nil && strings.Contains(m[2], "kube-apiserver is healthy after") {
+			healthy = start.Add(time.Duration(at * float64(time.Second)))
+			break
 		}
 	}
-	if start < 0 || end < 0 {
-		return 0, fmt.Errorf("init's output lacks the kubelet start or the API server's health line")
+	if healthy.IsZero() {
+		return 0, fmt.Errorf("init's output lacks the API server's health line")
 	}
-	return time.Duration((end - start) * float64(time.Second)), nil
+	var launched time.Time
+	for _, l := range launches {
+		if !l.Before(start) && l.Before(healthy) {
+			launched = l
+		}
+	}
+	if launched.IsZero() {
+		return 0, fmt.Errorf("kubelet.log shows no kubelet launch during init")
+	}
+	return healthy.Sub(launched), nil
+}
+
+// launchLine matches the line the test bed's supervisor writes to a
+// service's log each time it launches it.
+var launchLine = regexp.MustCompile(`(?m)^==== (\S+) starting: `)
+
+// kubeletLaunches returns the times the kubelet was launched, in order.
+func kubeletLaunches(log string) ([]time.Time, error) {
+	data, err := os.ReadFile(log)
+	if err != nil {
+		return nil, err
+	}
+	var at []time.Time
+	for _, m := range launchLine.FindAllStringSubmatch(string(data), -1) {
+		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+			at = append(at, t)
+		}
+	}
+	return at, nil
 }
 
 // waited adds the kubelet's wait to the longest control-plane wait (the
