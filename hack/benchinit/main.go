@@ -148,7 +148,7 @@ func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose 
 	if err != nil {
 		return sample{}, fmt.Errorf("init: %w\n%s", err, out.String())
 	}
-	launches, err := kubeletLaunches(filepath.Join(n.LogDir(), "kubelet.log"))
+	launches, err := n.KubeletLaunches()
 	if err != nil {
 		return sample{}, err
 	}
@@ -191,25 +191,6 @@ func bootTime(out string, start time.Time, launches []time.Time) (time.Duration,
 		return 0, fmt.Errorf("kubelet.log shows no kubelet launch during init")
 	}
 	return healthy.Sub(launched), nil
-}
-
-// launchLine matches the line the test bed's supervisor writes to a
-// service's log each time it launches it.
-var launchLine = regexp.MustCompile(`(?m)^==== (\S+) starting: `)
-
-// kubeletLaunches returns the times the kubelet was launched, in order.
-func kubeletLaunches(log string) ([]time.Time, error) {
-	data, err := os.ReadFile(log)
-	if err != nil {
-		return nil, err
-	}
-	var at []time.Time
-	for _, m := range launchLine.FindAllStringSubmatch(string(data), -1) {
-		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
-			at = append(at, t)
-		}
-	}
-	return at, nil
 }
 
 // waited adds the kubelet's wait to the longest control-plane wait (the

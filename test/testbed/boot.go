@@ -180,6 +180,40 @@ type service struct {
 	lastErr string
 }
 
+// Each launch of a service is stamped in its log as one line:
+// launchPrefix, the time (RFC 3339, nanoseconds), launchInfix, the command.
+const (
+	launchPrefix = "==== "
+	launchInfix  = " starting: "
+)
+
+// serviceLaunches returns the times the service whose log is logPath was
+// launched, in order (see launchPrefix).
+func serviceLaunches(logPath string) ([]time.Time, error) {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var at []time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		stamp, ok := strings.CutPrefix(sc.Text(), launchPrefix)
+		if !ok {
+			continue
+		}
+		stamp, _, ok = strings.Cut(stamp, launchInfix)
+		if !ok {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, stamp); err == nil {
+			at = append(at, t)
+		}
+	}
+	return at, sc.Err()
+}
+
 // booter runs a node's services.
 type booter struct {
 	mu       sync.Mutex
@@ -293,7 +327,7 @@ func (b *booter) launchLocked(s *service) {
 		var log *os.File
 		log, err = os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err == nil {
-			fmt.Fprintf(log, "==== %s starting: %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(argv, " "))
+			fmt.Fprintf(log, "%s%s%s%s\n", launchPrefix, time.Now().Format(time.RFC3339Nano), launchInfix, strings.Join(argv, " "))
 			p, err = os.StartProcess(path, argv, &os.ProcAttr{
 				Env:   os.Environ(),
 				Files: []*os.File{nil, log, log},

@@ -100,6 +100,12 @@ func (n *Node) HostPath(p string) string {
 // boot.log).
 func (n *Node) LogDir() string { return filepath.Join(n.Dir, "logs") }
 
+// KubeletLaunches returns the times the node's stand-in for systemd
+// launched the kubelet, in order.
+func (n *Node) KubeletLaunches() ([]time.Time, error) {
+	return serviceLaunches(filepath.Join(n.LogDir(), "kubelet.log"))
+}
+
 func (n *Node) pidFile() string { return filepath.Join(n.Dir, "boot.pid") }
 
 // network is what the node's network namespace needs.

@@ -128,3 +128,20 @@ func TestNodeLifecycle(t *testing.T) {
 		}
 	}
 }
+
+func TestServiceLaunches(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "kubelet.log")
+	first := time.Date(2026, 11, 25, 8, 9, 8, 876095572, time.UTC)
+	second := first.Add(4 * time.Second)
+	content := launchPrefix + first.Format(time.RFC3339Nano) + launchInfix + "kubelet --config=/var/lib/kubelet/config.yaml\n" +
+		"E1125 08:09:08.9 ... failed to load kubelet config file\n" +
+		"==== not a time starting: x\n" +
+		launchPrefix + second.Format(time.RFC3339Nano) + launchInfix + "kubelet\n"
+	if err := os.WriteFile(log, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := serviceLaunches(log)
+	if err != nil || len(got) != 2 || !got[0].Equal(first) || !got[1].Equal(second) {
+		t.Errorf("launches %v, %v; want [%v %v]", got, err, first, second)
+	}
+}
