@@ -47,11 +47,31 @@ func TestInitSingleNode(t *testing.T) {
 		}
 	})
 
+	started := time.Now()
 	r := run(t, n, "kubeadm", "init", "--config", cfg, ignore)
 	if r.Code != 0 {
 		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	t.Logf("kubeadm init took %v", r.Took)
+
+	t.Run("the kubelet was started before the manifests were written", func(t *testing.T) {
+		// Ours gives the kubelet a head start on a fresh node (not upstream).
+		fi, err := os.Stat(n.HostPath("/etc/kubernetes/manifests/kube-apiserver.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		launches, err := n.KubeletLaunches()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range launches {
+			if !l.Before(started) && l.Before(fi.ModTime()) {
+				t.Logf("kubelet launched %v before kube-apiserver.yaml was written", fi.ModTime().Sub(l).Round(time.Millisecond))
+				return
+			}
+		}
+		t.Errorf("no kubelet launch between init's start (%v) and kube-apiserver.yaml (%v): %v", started, fi.ModTime(), launches)
+	})
 	out := r.Stdout + r.Stderr
 	for _, w := range testbed.PreflightFindings {
 		if !strings.Contains(out, "[WARNING "+w+"]") {
