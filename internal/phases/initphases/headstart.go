@@ -24,8 +24,9 @@ import (
 // run goes on in the usual order; when those two phases' turns come they
 // print what the head start printed for them, so the output is that of the
 // phases run in order. The kubelet watches the manifest folder and runs
-// each static Pod as its manifest appears (kubeadm releases before 1.31
-// started the kubelet before writing the manifests too).
+// each static Pod as its manifest appears. (From 1.19, kubernetes#90892,
+// upstream's own kubelet-start came right after the kubeconfig phase, so
+// its kubelet too started before the manifests were written.)
 //
 // A run that fails in a phase between the CA and kubelet-start leaves the
 // kubelet running, as it leaves the files written so far.
