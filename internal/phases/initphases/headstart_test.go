@@ -48,6 +48,16 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 // returns what the fake machine saw.
 func runHeadStartTree(t *testing.T, d *Data, skip ...string) *startWatch {
 	t.Helper()
+	sys, err := runHeadStartTreeErr(t, d, skip...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sys
+}
+
+// runHeadStartTreeErr is runHeadStartTree returning the run's error.
+func runHeadStartTreeErr(t *testing.T, d *Data, skip ...string) (*startWatch, error) {
+	t.Helper()
 	made := &atomic.Int32{}
 	gen := func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 		made.Add(1)
@@ -70,10 +80,7 @@ func runHeadStartTree(t *testing.T, d *Data, skip ...string) *startWatch {
 			d.KubeletHeadStart = reached("certs/ca") && reached("kubeconfig/kubelet") && reached("kubelet-start")
 		},
 	}
-	if err := r.Run(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return sys
+	return sys, r.Run(context.Background(), nil)
 }
 
 func headStartData(t *testing.T) *Data {
@@ -174,4 +181,50 @@ func TestKubeletHeadStartOnlyWhenItApplies(t *testing.T) {
 			t.Errorf("%s: a head start was planned", name)
 		}
 	}
+}
+
+// TestKubeletHeadStartFailures: what goes wrong in the head start is
+// reported by the phase it belongs to, in that phase's turn, and a failed
+// kubelet.conf leaves the kubelet alone.
+func TestKubeletHeadStartFailures(t *testing.T) {
+	t.Run("kubelet files", func(t *testing.T) {
+		d := headStartData(t)
+		blocker := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d.KubeletDir = filepath.Join(blocker, "kubelet")
+		sys, err := runHeadStartTreeErr(t, d)
+		if err == nil || !strings.Contains(err.Error(), "error execution phase kubelet-start") {
+			t.Fatalf("error %v, want one of the kubelet-start phase", err)
+		}
+		if sys.started {
+			t.Error("the kubelet was started without its files")
+		}
+		if !exists(filepath.Join(d.CertDir, "apiserver.crt")) || !exists(filepath.Join(d.KubeconfigDir, kubeconfig.SchedulerFile)) {
+			t.Error("the phases before kubelet-start did not all run")
+		}
+	})
+	t.Run("kubelet.conf", func(t *testing.T) {
+		d := headStartData(t)
+		// A dangling link: no kubeconfig file is there, and none can be
+		// written.
+		d.KubeconfigDir = filepath.Join(t.TempDir(), "kubernetes")
+		if err := os.Symlink(filepath.Join(t.TempDir(), "gone"), d.KubeconfigDir); err != nil {
+			t.Fatal(err)
+		}
+		if !freshNode(d) {
+			t.Fatal("the node does not look fresh: no head start to test")
+		}
+		sys, err := runHeadStartTreeErr(t, d)
+		if err == nil || !strings.Contains(err.Error(), "error execution phase kubeconfig/") {
+			t.Fatalf("error %v, want one of a kubeconfig phase", err)
+		}
+		if sys.started || len(sys.calls) > 0 {
+			t.Errorf("the kubelet service was touched: %q", sys.calls)
+		}
+		if !exists(filepath.Join(d.CertDir, "sa.key")) {
+			t.Error("the certificates were not all made before the error was reported")
+		}
+	})
 }
