@@ -64,9 +64,7 @@ func newInitCmd(streams Streams) *cobra.Command {
 			return o.data(cmd.Context(), flags, streams)
 		},
 		SkipPhases: func(d *initphases.Data) []string { return d.Cfg.SkipPhases },
-		Plan: func(d *initphases.Data, reached func(string) bool) {
-			d.KubeletHeadStart = reached("certs/ca") && reached("kubeconfig/kubelet") && reached("kubelet-start")
-		},
+		Plan:       initphases.PlanKubeletHeadStart,
 	}
 	cmd := &cobra.Command{
 		Use:   "init",

@@ -35,10 +35,9 @@ type kubeletHeadStart struct {
 	writeKubeconfig func(d *Data, w io.Writer) error                      // kubelet.conf
 	startKubelet    func(ctx context.Context, d *Data, w io.Writer) error // kubelet-start's work
 
-	// Per run: the Data planned for, whether the head start applies to it,
-	// the hold on the keys that can wait, and what each step did.
+	// Per run: the Data planned for, the hold on the keys that can wait
+	// (nil when the head start does not apply), and what each step did.
 	data                        *Data
-	on                          bool
 	hold                        *pki.KeyHold
 	kubeconfigStep, kubeletStep headStartStep
 }
@@ -62,8 +61,7 @@ func (h *kubeletHeadStart) plan(d *Data) *pki.KeyHold {
 	}
 	if h.data != d {
 		*h = kubeletHeadStart{writeKubeconfig: h.writeKubeconfig, startKubelet: h.startKubelet, data: d}
-		h.on = d.KubeletHeadStart && !d.DryRun && h.writeKubeconfig != nil && h.startKubelet != nil && freshNode(d)
-		if h.on {
+		if d.KubeletHeadStart && !d.DryRun && h.writeKubeconfig != nil && h.startKubelet != nil && freshNode(d) {
 			h.hold = pki.NewKeyHold()
 		}
 	}
@@ -114,6 +112,13 @@ func (s *headStartStep) report(w io.Writer) (bool, error) {
 		return true, err
 	}
 	return true, s.err
+}
+
+// PlanKubeletHeadStart sets d.KubeletHeadStart for a run of the init
+// workflow: on when the run reaches the three phases the head start does
+// the work of or follows (reached tells, see workflow.Runner.Plan).
+func PlanKubeletHeadStart(d *Data, reached func(path string) bool) {
+	d.KubeletHeadStart = reached("certs/ca") && reached("kubeconfig/kubelet") && reached("kubelet-start")
 }
 
 // freshNode reports whether d's node has neither a cluster CA certificate

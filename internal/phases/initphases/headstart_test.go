@@ -21,7 +21,7 @@ import (
 // startWatch is a fake machine for the kubelet service that notes, when
 // the kubelet is (re)started, what existed and how many keys were made.
 type startWatch struct {
-	ksSystem
+	*ksSystem
 	d       *Data
 	made    *atomic.Int32
 	started bool
@@ -63,22 +63,15 @@ func runHeadStartTreeErr(t *testing.T, d *Data, skip ...string) (*startWatch, er
 		made.Add(1)
 		return pki.NewPrivateKey(alg)
 	}
-	sys := &startWatch{
-		ksSystem: ksSystem{
-			paths: map[string]bool{"/run/systemd/system": true},
-			out:   map[string]string{"systemctl is-active systemd-resolved": "active\n"},
-		},
-		d: d, made: made,
-	}
-	host := kubeletStartHost{system: sys, hostname: func() (string, error) { return "node1", nil }}
+	host, fake := systemdHost("node1")
+	sys := &startWatch{ksSystem: fake, d: d, made: made}
+	host.system = sys
 	hs := &kubeletHeadStart{}
 	r := &workflow.Runner[*Data]{
 		Phases:     []workflow.Phase[*Data]{certsPhase(gen, hs), kubeconfigPhase(hs), kubeletStartPhase(hs, host)},
 		NewData:    func(*cobra.Command, []string) (*Data, error) { return d, nil },
 		SkipPhases: func(*Data) []string { return skip },
-		Plan: func(d *Data, reached func(string) bool) {
-			d.KubeletHeadStart = reached("certs/ca") && reached("kubeconfig/kubelet") && reached("kubelet-start")
-		},
+		Plan:       PlanKubeletHeadStart,
 	}
 	return sys, r.Run(context.Background(), nil)
 }

@@ -69,25 +69,21 @@ func kubeconfigPhase(hs *kubeletHeadStart) workflow.Phase[*Data] {
 		hs.writeKubeconfig = func(d *Data, w io.Writer) error { return write(d, kubeconfig.KubeletFile, w) }
 	}
 	leaf := func(file, name, short, long string, withNodeName bool) workflow.Phase[*Data] {
-		p := workflow.Phase[*Data]{
+		return workflow.Phase[*Data]{
 			Name:         name,
 			Short:        short,
 			Long:         long,
 			InheritFlags: kubeconfigFlags(withNodeName),
 			LocalFlags:   local,
 			Run: func(_ context.Context, d *Data) error {
+				if file == kubeconfig.KubeletFile {
+					if ok, err := hs.kubeconfigDone(d, d.Out); ok {
+						return err
+					}
+				}
 				return write(d, file, d.Out)
 			},
 		}
-		if file == kubeconfig.KubeletFile && hs != nil {
-			p.Run = func(_ context.Context, d *Data) error {
-				if ok, err := hs.kubeconfigDone(d, d.Out); ok {
-					return err
-				}
-				return write(d, file, d.Out)
-			}
-		}
-		return p
 	}
 
 	return workflow.Phase[*Data]{
