@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"go.etcd.io/etcd/etcdutl/v3/snapshot"
-	"go.uber.org/zap"
 )
 
 // sectorSize is the unit etcd's database file grows by, at the least: a
@@ -68,12 +65,12 @@ func check(f *os.File, size int64) (*Info, error) {
 	if got := h.Sum(nil); !bytes.Equal(got, want) {
 		return nil, fmt.Errorf("the snapshot is damaged: its SHA-256 is %x, its last %d bytes say %x", got, sha256.Size, want)
 	}
-	var st snapshot.Status
+	var rev int64
 	if err := recovered(func() (err error) {
-		st, err = snapshot.NewV3(zap.NewNop()).Status(f.Name())
+		rev, err = readRevision(f.Name())
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("reading the database in the snapshot: %w", err)
 	}
-	return &Info{Size: size, Revision: st.Revision}, nil
+	return &Info{Size: size, Revision: rev}, nil
 }

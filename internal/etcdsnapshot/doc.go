@@ -29,4 +29,13 @@
 // be interrupted: the context is only looked at before it starts. The
 // etcd member must not run on the target while Restore works; stopping and
 // starting it is the caller's business.
+//
+// # Without etcdutl
+//
+// The data folder Restore builds is the one etcdutl's snapshot restore
+// builds (a unit test compares the two, bucket by bucket and log entry by
+// log entry), made with etcd's storage packages (bbolt, the write-ahead
+// log, raft snapshots, membership) rather than through etcdutl: etcdutl
+// links etcd's whole server, whose package initialisation (metrics,
+// registries) every kubeadm command paid for at start-up, ~5 ms a process.
 package etcdsnapshot

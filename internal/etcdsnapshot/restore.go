@@ -7,10 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"go.etcd.io/etcd/etcdutl/v3/snapshot"
-	"go.uber.org/zap"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
@@ -51,8 +47,8 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if err := checkDataDir(target); err != nil {
 		return fmt.Errorf("etcd restore: %w", err)
 	}
-	// etcd checks the digest too, but says less clearly what is wrong.
-	if _, err := checkFile(o.Snapshot); err != nil {
+	info, err := checkFile(o.Snapshot)
+	if err != nil {
 		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
 	}
 	parent := filepath.Dir(target)
@@ -74,20 +70,7 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if token == "" {
 		token = DefaultInitialClusterToken
 	}
-	initial := make([]string, 0, len(o.PeerURLs))
-	for _, u := range o.PeerURLs {
-		initial = append(initial, o.Name+"="+u)
-	}
-	cfg := snapshot.RestoreConfig{
-		SnapshotPath:        o.Snapshot,
-		Name:                o.Name,
-		OutputDataDir:       tmp,
-		PeerURLs:            o.PeerURLs,
-		InitialCluster:      strings.Join(initial, ","),
-		InitialClusterToken: token,
-		SkipHashCheck:       false,
-	}
-	if err := recovered(func() error { return snapshot.NewV3(zap.NewNop()).Restore(cfg) }); err != nil {
+	if err := recovered(func() error { return buildDataDir(o.Snapshot, info.Size, tmp, o, token) }); err != nil {
 		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
 	}
 	// An empty target folder gives way; os.Remove refuses one that
