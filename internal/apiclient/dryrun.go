@@ -1,22 +1,32 @@
 package apiclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
-	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/yaml"
 )
@@ -36,79 +46,338 @@ const dryRunReadTimeout = 30 * time.Second
 // Reads are passed on for secrets, configmaps, nodes, clusterroles,
 // clusterrolebindings, roles and rolebindings; other resources come from
 // the in-memory store only.
-func DryRunClient(out io.Writer, real kubernetes.Interface) kubernetes.Interface {
-	cs := fake.NewClientset()
-	tracker := cs.Tracker()
-	cs.PrependReactor("*", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		return dryRun(out, real, tracker, a)
-	})
+//
+// seed are objects the store starts with, as if written before: a dry run
+// without a cluster uses them to stand in for what the cluster would have
+// (the Node a kubelet registers).
+//
+// The client is client-go's own, over an HTTP transport that answers in
+// the process: no request leaves it. (client-go's fake clientset would do
+// too, but linking it costs every kubeadm command ~2.5 ms of start-up.)
+func DryRunClient(out io.Writer, real kubernetes.Interface, seed ...runtime.Object) kubernetes.Interface {
+	t := &dryRunTransport{out: out, real: real, store: map[storeKey]runtime.Object{}}
+	for _, obj := range seed {
+		t.seed(obj)
+	}
+	cfg := &rest.Config{
+		Host:          "https://dry-run.invalid",
+		QPS:           -1, // no client-side rate limit: nothing is sent anywhere
+		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeJSON},
+	}
+	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: t})
+	if err != nil {
+		// Only a malformed rest.Config fails here, and this one is fixed.
+		panic(fmt.Sprintf("dry-run client: %v", err))
+	}
 	return cs
 }
 
-func dryRun(out io.Writer, real kubernetes.Interface, tracker clienttesting.ObjectTracker, a clienttesting.Action) (bool, runtime.Object, error) {
-	gvr := a.GetResource()
-	group := gvr.Group
+// dryRunTransport answers a typed client's requests from the real cluster
+// (reads only) and its own store.
+type dryRunTransport struct {
+	out  io.Writer
+	real kubernetes.Interface
+
+	mu    sync.Mutex // one request at a time, so output is not interleaved
+	store map[storeKey]runtime.Object
+}
+
+type storeKey struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+	name      string
+}
+
+// dryRunRequest is an API request taken apart.
+type dryRunRequest struct {
+	verb      string // get, list, create, update, patch, delete
+	gvr       schema.GroupVersionResource
+	namespace string
+	name      string
+	query     url.Values
+	body      []byte
+	patchType types.PatchType
+}
+
+// errUnsupported answers what a dry run cannot fake (watches, proxies).
+var errUnsupported = errors.New("not supported by a dry run")
+
+func (t *dryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	r, err := parseDryRunRequest(req.Method, req.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("dry run: %s %s: %w", req.Method, req.URL.Path, err)
+	}
+	r.patchType = types.PatchType(req.Header.Get("Content-Type"))
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	group := r.gvr.Group
 	if group == "" {
 		group = "core"
 	}
-	verb := a.GetVerb()
-	fmt.Fprintf(out, "[dryrun] Would perform action %s on resource %q in API group \"%s/%s\"\n", strings.ToUpper(verb), gvr.Resource, group, gvr.Version)
-	ns := a.GetNamespace()
-	switch verb {
+	fmt.Fprintf(t.out, "[dryrun] Would perform action %s on resource %q in API group \"%s/%s\"\n", strings.ToUpper(r.verb), r.gvr.Resource, group, r.gvr.Version)
+	code, obj, err := t.serve(r)
+	if err != nil {
+		var status apierrors.APIStatus
+		if !errors.As(err, &status) {
+			return nil, err
+		}
+		s := status.Status()
+		s.Kind, s.APIVersion = "Status", "v1"
+		return jsonResponse(req, int(s.Code), s)
+	}
+	return jsonResponse(req, code, obj)
+}
+
+// serve carries out r: the status code and object to answer with, or an
+// error (an API status error is answered as such).
+func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
+	key := storeKey{gvr: r.gvr, namespace: r.namespace, name: r.name}
+	switch r.verb {
 	case "get":
-		name := a.(clienttesting.GetAction).GetName()
-		fmt.Fprintf(out, "[dryrun] Resource name %q, namespace %q\n", name, ns)
-		if real != nil {
-			obj, err := realGet(real, gvr.Resource, ns, name)
+		fmt.Fprintf(t.out, "[dryrun] Resource name %q, namespace %q\n", r.name, r.namespace)
+		if t.real != nil {
+			obj, err := realGet(t.real, r.gvr.Resource, r.namespace, r.name)
 			switch {
 			case err == nil && obj != nil:
-				printObject(out, obj)
-				return true, obj, nil
+				return http.StatusOK, t.shown(obj), nil
 			case err != nil && !apierrors.IsNotFound(err):
-				return true, nil, err
+				return 0, nil, err
 			}
 		}
-		fmt.Fprintln(out, "[dryrun] Real object does not exist. Attempting to GET from followup reactors or from the fake client tracker")
-		return false, nil, nil
+		fmt.Fprintln(t.out, "[dryrun] Real object does not exist. Attempting to GET from followup reactors or from the fake client tracker")
+		obj, ok := t.store[key]
+		if !ok {
+			return 0, nil, apierrors.NewNotFound(r.gvr.GroupResource(), r.name)
+		}
+		return http.StatusOK, withKind(obj.DeepCopyObject()), nil
 	case "list":
-		if real != nil {
-			obj, err := realList(real, gvr.Resource, ns, a.(clienttesting.ListAction).GetListRestrictions())
+		selector, err := labels.Parse(r.query.Get("labelSelector"))
+		if err != nil {
+			return 0, nil, apierrors.NewBadRequest(err.Error())
+		}
+		if t.real != nil {
+			obj, err := realList(t.real, r.gvr.Resource, r.namespace, metav1.ListOptions{
+				LabelSelector: r.query.Get("labelSelector"),
+				FieldSelector: r.query.Get("fieldSelector"),
+			})
 			if err != nil {
-				return true, nil, err
+				return 0, nil, err
 			}
 			if obj != nil {
-				printObject(out, obj)
-				return true, obj, nil
+				return http.StatusOK, t.shown(obj), nil
 			}
 		}
-		fmt.Fprintln(out, "[dryrun] Real object does not exist. Attempting to LIST from followup reactors or from the fake client tracker")
-		return false, nil, nil
-	case "create":
-		obj := a.(clienttesting.CreateAction).GetObject()
-		printObject(out, obj)
-		if err := tracker.Create(gvr, obj, ns); apierrors.IsAlreadyExists(err) {
-			_ = tracker.Update(gvr, obj, ns)
+		fmt.Fprintln(t.out, "[dryrun] Real object does not exist. Attempting to LIST from followup reactors or from the fake client tracker")
+		return http.StatusOK, t.list(r, selector), nil
+	case "create", "update":
+		obj, err := decodeObject(r.gvr, r.body)
+		if err != nil {
+			return 0, nil, apierrors.NewBadRequest(err.Error())
 		}
-		return true, obj, nil
-	case "update":
-		obj := a.(clienttesting.UpdateAction).GetObject()
-		printObject(out, obj)
-		if err := tracker.Update(gvr, obj, ns); apierrors.IsNotFound(err) {
-			_ = tracker.Create(gvr, obj, ns)
+		if r.verb == "create" {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return 0, nil, apierrors.NewBadRequest(err.Error())
+			}
+			key.name = m.GetName()
 		}
-		return true, obj, nil
+		shown := t.shown(obj)
+		t.store[key] = obj
+		if r.verb == "create" {
+			return http.StatusCreated, shown, nil
+		}
+		return http.StatusOK, shown, nil
+	case "patch":
+		old, ok := t.store[key]
+		if !ok {
+			return 0, nil, apierrors.NewNotFound(r.gvr.GroupResource(), r.name)
+		}
+		obj, err := applyPatch(old, r.patchType, r.body)
+		if err != nil {
+			return 0, nil, apierrors.NewBadRequest(err.Error())
+		}
+		t.store[key] = obj
+		return http.StatusOK, withKind(obj.DeepCopyObject()), nil
 	case "delete":
-		name := a.(clienttesting.DeleteAction).GetName()
-		fmt.Fprintf(out, "[dryrun] Resource name %q, namespace %q\n", name, ns)
-		stub := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-		if gvk, err := kindFor(gvr); err == nil {
+		fmt.Fprintf(t.out, "[dryrun] Resource name %q, namespace %q\n", r.name, r.namespace)
+		stub := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace}}
+		if gvk, err := kindFor(r.gvr); err == nil {
 			stub.SetGroupVersionKind(gvk)
 		}
-		printYAML(out, stub)
-		_ = tracker.Delete(gvr, ns, name)
-		return true, nil, nil
+		printYAML(t.out, stub)
+		delete(t.store, key)
+		return http.StatusOK, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess}, nil
 	}
-	return false, nil, nil
+	return 0, nil, errUnsupported
+}
+
+// seed puts obj into the store, under the resource of its kind.
+func (t *dryRunTransport) seed(obj runtime.Object) {
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	m, merr := meta.Accessor(obj)
+	if err != nil || merr != nil || len(gvks) == 0 {
+		return
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(gvks[0])
+	t.store[storeKey{gvr: gvr, namespace: m.GetNamespace(), name: m.GetName()}] = obj.DeepCopyObject()
+}
+
+// shown prints obj and returns it with its apiVersion and kind set, to be
+// answered.
+func (t *dryRunTransport) shown(obj runtime.Object) runtime.Object {
+	printObject(t.out, obj)
+	return withKind(obj.DeepCopyObject())
+}
+
+// list answers a list request from the store: the objects of r's resource
+// in r's namespace (all namespaces when it is empty) whose labels match,
+// by name.
+func (t *dryRunTransport) list(r dryRunRequest, selector labels.Selector) map[string]any {
+	var keys []storeKey
+	for k, obj := range t.store {
+		if k.gvr != r.gvr || (r.namespace != "" && k.namespace != r.namespace) {
+			continue
+		}
+		if m, err := meta.Accessor(obj); err == nil && selector.Matches(labels.Set(m.GetLabels())) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].namespace != keys[j].namespace {
+			return keys[i].namespace < keys[j].namespace
+		}
+		return keys[i].name < keys[j].name
+	})
+	items := make([]runtime.Object, 0, len(keys))
+	for _, k := range keys {
+		items = append(items, withKind(t.store[k].DeepCopyObject()))
+	}
+	kind := "List"
+	if gvk, err := kindFor(r.gvr); err == nil {
+		kind = gvk.Kind + "List"
+	}
+	return map[string]any{
+		"apiVersion": r.gvr.GroupVersion().String(),
+		"kind":       kind,
+		"metadata":   map[string]any{},
+		"items":      items,
+	}
+}
+
+// parseDryRunRequest takes apart a request of a typed client:
+//
+//	/api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUBRESOURCE]]
+//	/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME[/SUBRESOURCE]]
+//
+// A subresource is treated as its object.
+func parseDryRunRequest(method string, u *url.URL, body []byte) (dryRunRequest, error) {
+	r := dryRunRequest{query: u.Query(), body: body}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		r.gvr.Version, parts = parts[1], parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		r.gvr.Group, r.gvr.Version, parts = parts[1], parts[2], parts[3:]
+	default:
+		return r, errUnsupported
+	}
+	// "namespaces/NS/..." is a namespaced resource, unless it stops at NS:
+	// then it is the Namespace NS itself.
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		r.namespace, parts = parts[1], parts[2:]
+	}
+	r.gvr.Resource = parts[0]
+	if len(parts) > 1 {
+		r.name = parts[1]
+	}
+	switch {
+	case method == http.MethodGet && r.query.Get("watch") != "":
+		return r, errUnsupported
+	case method == http.MethodGet && r.name == "":
+		r.verb = "list"
+	case method == http.MethodGet:
+		r.verb = "get"
+	case method == http.MethodPost && r.name == "":
+		r.verb = "create"
+	case method == http.MethodPut && r.name != "":
+		r.verb = "update"
+	case method == http.MethodPatch && r.name != "":
+		r.verb = "patch"
+	case method == http.MethodDelete && r.name != "":
+		r.verb = "delete"
+	default:
+		return r, errUnsupported
+	}
+	return r, nil
+}
+
+// decodeObject decodes a request body into the typed object of gvr's kind.
+func decodeObject(gvr schema.GroupVersionResource, body []byte) (runtime.Object, error) {
+	var into *schema.GroupVersionKind
+	if gvk, err := kindFor(gvr); err == nil {
+		into = &gvk
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, into, nil)
+	return obj, err
+}
+
+// applyPatch returns a copy of obj with a patch of type pt applied.
+func applyPatch(obj runtime.Object, pt types.PatchType, patch []byte) (runtime.Object, error) {
+	original, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	switch pt {
+	case types.StrategicMergePatchType:
+		patched, err = strategicpatch.StrategicMergePatch(original, patch, obj)
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(original, patch)
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(patch); err == nil {
+			patched, err = p.Apply(original)
+		}
+	default:
+		return nil, fmt.Errorf("patch type %q %v", pt, errUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := obj.DeepCopyObject()
+	if err := json.Unmarshal(patched, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jsonResponse answers req with status code and v as JSON.
+func jsonResponse(req *http.Request, code int, v any) (*http.Response, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{
+		StatusCode:    code,
+		Status:        fmt.Sprintf("%d %s", code, http.StatusText(code)),
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": []string{runtime.ContentTypeJSON}},
+		Body:          io.NopCloser(bytes.NewReader(b)),
+		ContentLength: int64(len(b)),
+		Request:       req,
+	}, nil
 }
 
 // kindFor finds the kind of a resource of the client's scheme.
@@ -151,10 +420,9 @@ func realGet(c kubernetes.Interface, resource, ns, name string) (runtime.Object,
 
 // realList lists secrets or configmaps in the real cluster; (nil, nil) for
 // other resources.
-func realList(c kubernetes.Interface, resource, ns string, r clienttesting.ListRestrictions) (runtime.Object, error) {
+func realList(c kubernetes.Interface, resource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dryRunReadTimeout)
 	defer cancel()
-	opts := metav1.ListOptions{LabelSelector: r.Labels.String(), FieldSelector: r.Fields.String()}
 	switch resource {
 	case "secrets":
 		return c.CoreV1().Secrets(ns).List(ctx, opts)
@@ -167,14 +435,19 @@ func realList(c kubernetes.Interface, resource, ns string, r clienttesting.ListR
 // printObject shows obj as YAML with its apiVersion and kind, token
 // secrets hidden.
 func printObject(out io.Writer, obj runtime.Object) {
-	obj = redactTokenSecrets(obj.DeepCopyObject())
+	printYAML(out, withKind(redactTokenSecrets(obj.DeepCopyObject())))
+}
+
+// withKind fills in obj's apiVersion and kind, and those of its items, from
+// the client's scheme, and returns it.
+func withKind(obj runtime.Object) runtime.Object {
 	setKind(obj)
 	if items, err := meta.ExtractList(obj); err == nil {
 		for _, item := range items {
 			setKind(item)
 		}
 	}
-	printYAML(out, obj)
+	return obj
 }
 
 // setKind fills in obj's apiVersion and kind from the client's scheme.

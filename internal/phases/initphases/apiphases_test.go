@@ -215,6 +215,29 @@ func TestMarkControlPlanePhase(t *testing.T) {
 	}
 }
 
+// TestMarkControlPlaneDryRun: "init --dry-run" has no cluster and so no
+// Node; the Node its kubelet would have registered stands in, and the
+// phase shows its patch at once instead of waiting out its timeout.
+func TestMarkControlPlaneDryRun(t *testing.T) {
+	d, c, out := apiPhaseData(t, apiPhasesTestConfig)
+	d.DryRun = true
+	d.NewClient = nil // as "init --dry-run" leaves it
+	d.Cfg.Timeouts.KubernetesAPICall = &metav1.Duration{Duration: 100 * time.Millisecond}
+	if err := runMarkControlPlane(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.Actions()); n != 0 {
+		t.Errorf("the dry run made %d calls", n)
+	}
+	want := "[dryrun] Would perform action GET on resource \"nodes\" in API group \"core/v1\"\n" +
+		"[dryrun] Resource name \"node1\", namespace \"\"\n" +
+		"[dryrun] Real object does not exist. Attempting to GET from followup reactors or from the fake client tracker\n" +
+		"[dryrun] Would perform action PATCH on resource \"nodes\" in API group \"core/v1\"\n"
+	if !strings.HasSuffix(out.String(), want) {
+		t.Errorf("output:\n%s\nwant it to end with:\n%s", out, want)
+	}
+}
+
 func TestAPICallTimeout(t *testing.T) {
 	d, _, _ := apiPhaseData(t, apiPhasesTestConfig)
 	if got := apiCallTimeout(d); got != time.Minute {

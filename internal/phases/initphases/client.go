@@ -5,9 +5,12 @@ import (
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/noderole"
 )
 
 // Client returns a client for the new cluster's API server with admin.conf's
@@ -22,8 +25,10 @@ func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
 	newClient := d.NewClient
 	if newClient == nil && d.DryRun {
 		// A dry run has no API server to talk to: print what would be
-		// sent instead.
-		d.client = apiclient.DryRunClient(d.Out, nil)
+		// sent instead. The Node the kubelet would have registered by
+		// now stands in for itself, so that mark-control-plane shows
+		// its patch instead of waiting for a Node that never comes.
+		d.client = apiclient.DryRunClient(d.Out, nil, registeredNode(d.Cfg.NodeRegistration.Name))
 		return d.client, nil
 	}
 	if newClient == nil {
@@ -45,4 +50,13 @@ func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
 	}
 	d.client = c
 	return c, nil
+}
+
+// registeredNode is the Node named name as its kubelet registers it, with
+// the hostname label.
+func registeredNode(name string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name:   name,
+		Labels: map[string]string{noderole.HostnameLabel: name},
+	}}
 }
