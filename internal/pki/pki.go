@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/pki/earlykey"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -37,9 +38,14 @@ const (
 )
 
 // NewPrivateKey creates a key of the given algorithm ("" means RSA-2048).
+// The process's first RSA-2048 key may be one begun while it started up
+// (see package earlykey).
 func NewPrivateKey(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 	switch alg {
 	case "", v1beta4.EncryptionAlgorithmRSA2048:
+		if k, ok := earlykey.Take(); ok {
+			return k, nil
+		}
 		return rsa.GenerateKey(rand.Reader, 2048)
 	case v1beta4.EncryptionAlgorithmRSA3072:
 		return rsa.GenerateKey(rand.Reader, 3072)
