@@ -14,6 +14,7 @@ import (
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/clock"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -58,16 +59,7 @@ var (
 
 // Clock is the time source of the polling. Tests use one that does not
 // wait.
-type Clock interface {
-	Now() time.Time
-	// After sends the time on the channel once d has passed.
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+type Clock = clock.Clock
 
 // Discoverer runs discovery. Its fields are its dependencies; the zero
 // value dials with a plain net.Dialer, trusts the system's CAs for https
@@ -104,7 +96,7 @@ func (d *Discoverer) clock() Clock {
 	if d.Clock != nil {
 		return d.Clock
 	}
-	return realClock{}
+	return clock.Real{}
 }
 
 func (d *Discoverer) interval() time.Duration {

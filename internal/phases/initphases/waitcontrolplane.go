@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/clock"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -36,15 +37,7 @@ const (
 
 // Clock tells the time and waits; HealthChecks take it so tests can run
 // the timeouts without waiting.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+type Clock = clock.Clock
 
 // HealthChecks are the side effects of the wait-control-plane phase. The
 // zero value asks the real endpoints with the real clock.
@@ -128,7 +121,7 @@ func newHealthWaiter(d *Data, h HealthChecks) *healthWaiter {
 		w.client = staticpod.ProbeClient()
 	}
 	if w.clock == nil {
-		w.clock = realClock{}
+		w.clock = clock.Real{}
 	}
 	if w.interval <= 0 {
 		w.interval = defaultHealthInterval
