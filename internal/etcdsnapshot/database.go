@@ -2,13 +2,12 @@ package etcdsnapshot
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
+	"go.etcd.io/etcd/client/pkg/v3/types"
 )
 
 // The parts of etcd's bbolt database this package reads or rewrites: the
@@ -62,15 +61,12 @@ func readRevision(path string) (int64, error) {
 }
 
 // adoptDatabase makes the etcd database at path the state of a new
-// cluster whose only member is m: the former members (current and removed)
-// are dropped, m is recorded, and the raft index and term the data stands
-// at are set to those of the new cluster's log (index and term), so that
-// the member applies every entry of that log.
-func adoptDatabase(path string, m *membership.Member, index, term uint64) error {
-	value, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
+// cluster whose only member is id, recorded as record (the member's JSON):
+// the former members (current and removed) are dropped, the member is
+// recorded, and the raft index and term the data stands at are set to
+// those of the new cluster's log (index and term), so that the member
+// applies every entry of that log.
+func adoptDatabase(path string, id types.ID, record []byte, index, term uint64) error {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
 	if err != nil {
 		return err
@@ -95,7 +91,7 @@ func adoptDatabase(path string, m *membership.Member, index, term uint64) error 
 			return err
 		}
 		// etcd names a member's record by its ID in hexadecimal.
-		if err := members.Put([]byte(m.ID.String()), value); err != nil {
+		if err := members.Put([]byte(id.String()), record); err != nil {
 			return err
 		}
 		meta, err := tx.CreateBucketIfNotExists(metaBucket)

@@ -43,7 +43,7 @@ const (
 // derived from the member's name, peer URLs and the cluster token as etcd
 // derives them, so the member's flags (--initial-cluster and
 // --initial-cluster-token) match the data.
-func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions, token string) error {
+func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions, token string) (err error) {
 	initial := make([]string, 0, len(o.PeerURLs))
 	for _, u := range o.PeerURLs {
 		initial = append(initial, o.Name+"="+u)
@@ -87,7 +87,7 @@ func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions,
 	state := raftpb.HardState{Term: term, Vote: uint64(m.ID), Commit: index}
 	confState := raftpb.ConfState{Voters: []uint64{uint64(m.ID)}}
 
-	if err := adoptDatabase(dbPath, m, index, term); err != nil {
+	if err := adoptDatabase(dbPath, m.ID, memberJSON, index, term); err != nil {
 		return fmt.Errorf("making the database the new cluster's: %w", err)
 	}
 
@@ -99,7 +99,12 @@ func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions,
 	if err != nil {
 		return fmt.Errorf("creating the write-ahead log: %w", err)
 	}
-	defer w.Close()
+	defer func() {
+		// Closing flushes the log's last segment: its error counts.
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	if err := w.Save(state, entries); err != nil {
 		return fmt.Errorf("writing the write-ahead log: %w", err)
 	}
