@@ -184,19 +184,17 @@ func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
 		if err != nil {
 			return 0, nil, apierrors.NewBadRequest(err.Error())
 		}
+		code := http.StatusOK
 		if r.verb == "create" {
 			m, err := meta.Accessor(obj)
 			if err != nil {
 				return 0, nil, apierrors.NewBadRequest(err.Error())
 			}
-			key.name = m.GetName()
+			key.name, code = m.GetName(), http.StatusCreated
 		}
 		shown := t.shown(obj)
 		t.store[key] = obj
-		if r.verb == "create" {
-			return http.StatusCreated, shown, nil
-		}
-		return http.StatusOK, shown, nil
+		return code, shown, nil
 	case "patch":
 		old, ok := t.store[key]
 		if !ok {
