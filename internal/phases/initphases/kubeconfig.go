@@ -3,8 +3,11 @@ package initphases
 import (
 	"context"
 	"crypto"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
@@ -160,6 +163,11 @@ func kubeconfigFiles(d *Data, dir string) (kubeconfig.Files, error) {
 // it from its data builder. It changes nothing and returns nil when the CA
 // has its key or cannot be read (the phases report that).
 func CheckExternalCAKubeconfigs(d *Data, dir string) error {
+	// A CA with its key is the usual case: tell it by the key's presence
+	// rather than by parsing the key, which every init command would pay.
+	if _, err := os.Stat(pki.KeyPath(d.CertDir, mustCert(pki.CAName).BaseName)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	files, err := kubeconfigFiles(d, dir)
 	if err != nil || !files.Issuer.CA.External() {
 		return nil
