@@ -28,6 +28,10 @@
 //  6. Phases run depth-first in declaration order: a phase's RunIf, then its
 //     Run, then its sub-phases. A skipped phase, or one whose RunIf reports
 //     false, is passed over together with all of its sub-phases.
+//  7. Once the run has ended, successfully or not, the Finish of every
+//     phase that step 5 reached is called, in reverse order, with the run's
+//     error: a phase that started work ahead of its turn (see Prepare) can
+//     undo it when the run failed before that turn.
 //
 // A generated phase command runs only the subtree of its phase: the Run and
 // RunIf of the phase's ancestors are not called, but a skipped ancestor

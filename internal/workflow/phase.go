@@ -56,6 +56,13 @@ type Phase[T any] struct {
 	// still fail before this phase. RunIf is not consulted first.
 	Prepare func(ctx context.Context, data T)
 
+	// Finish, when set, is called once the run has ended, for every phase
+	// whose Prepare the run would call (whether or not it has one), in
+	// reverse declaration order, with the run's error (nil on success). It
+	// lets a phase undo what it started ahead of its turn when the run
+	// fails before that turn comes.
+	Finish func(ctx context.Context, data T, err error)
+
 	// RunIf, when set, is asked before the phase runs. When it reports
 	// false the phase and all of its sub-phases are passed over.
 	RunIf func(data T) (bool, error)
@@ -147,7 +154,22 @@ func walkNodes[T any](nodes []*node[T], fn func(*node[T])) {
 // of their own data.
 func RunTree[T any](ctx context.Context, p Phase[T], data T, only []string) error {
 	prepareTree(ctx, p, data, only)
-	return runTree(ctx, p, data, only)
+	err := runTree(ctx, p, data, only)
+	finishTree(ctx, p, data, only, err)
+	return err
+}
+
+// finishTree calls Finish of p and the phases under it that prepareTree
+// prepared, the last first.
+func finishTree[T any](ctx context.Context, p Phase[T], data T, only []string, err error) {
+	for _, child := range slices.Backward(p.Phases) {
+		if !child.RunAllSiblings && (len(only) == 0 || slices.Contains(only, child.Name)) {
+			finishTree(ctx, child, data, nil, err)
+		}
+	}
+	if p.Finish != nil {
+		p.Finish(ctx, data, err)
+	}
 }
 
 func prepareTree[T any](ctx context.Context, p Phase[T], data T, only []string) {

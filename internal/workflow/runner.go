@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -138,7 +139,9 @@ func (r *Runner[T]) run(ctx context.Context, cmd *cobra.Command, args []string, 
 		r.Plan(data, func(path string) bool { return reached[path] })
 	}
 	prepareNodes(ctx, start, data, skip)
-	return r.runNodes(ctx, start, data, skip)
+	err = r.runNodes(ctx, start, data, skip)
+	finishNodes(ctx, start, data, skip, err)
+	return err
 }
 
 // markReached adds to reached the paths of nodes and their descendants
@@ -164,6 +167,21 @@ func prepareNodes[T any](ctx context.Context, nodes []*node[T], data T, skip map
 			n.phase.Prepare(ctx, data)
 		}
 		prepareNodes(ctx, n.children, data, skip)
+	}
+}
+
+// finishNodes calls Finish of every phase among nodes and their
+// descendants that prepareNodes reached, in reverse workflow order, with
+// the run's error.
+func finishNodes[T any](ctx context.Context, nodes []*node[T], data T, skip map[string]bool, err error) {
+	for _, n := range slices.Backward(nodes) {
+		if n.phase.RunAllSiblings || skip[n.path] {
+			continue
+		}
+		finishNodes(ctx, n.children, data, skip, err)
+		if n.phase.Finish != nil {
+			n.phase.Finish(ctx, data, err)
+		}
 	}
 }
 

@@ -841,15 +841,31 @@ func TestPhaseNames(t *testing.T) {
 	}
 }
 
-// recorder makes phases that note their Prepare and Run calls in got.
-type recorder struct{ got []string }
+// recorder makes phases that note their Prepare, Run and Finish calls in
+// got; the phase named fail fails.
+type recorder struct {
+	got  []string
+	fail string
+}
 
 func (r *recorder) phase(name string, children ...Phase[int]) Phase[int] {
 	return Phase[int]{
 		Name:    name,
 		Phases:  children,
 		Prepare: func(context.Context, int) { r.got = append(r.got, "prepare "+name) },
-		Run:     func(context.Context, int) error { r.got = append(r.got, "run "+name); return nil },
+		Run: func(context.Context, int) error {
+			r.got = append(r.got, "run "+name)
+			if name == r.fail {
+				return errors.New("failed")
+			}
+			return nil
+		},
+		Finish: func(_ context.Context, _ int, err error) {
+			if err != nil {
+				name += " after an error"
+			}
+			r.got = append(r.got, "finish "+name)
+		},
 	}
 }
 
@@ -863,9 +879,35 @@ func TestPrepareRunsFirstForReachedPhases(t *testing.T) {
 	if err := r.Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c"}
+	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c", "finish c", "finish b", "finish a"}
 	if !reflect.DeepEqual(rec.got, want) {
 		t.Errorf("got %v, want %v", rec.got, want)
+	}
+}
+
+// TestFinishAfterAFailure: a failed run still finishes every phase it
+// prepared, also those it never reached, and tells them it failed.
+func TestFinishAfterAFailure(t *testing.T) {
+	rec := &recorder{fail: "b"}
+	phase := rec.phase
+	r := &Runner[int]{Phases: []Phase[int]{phase("a"), phase("b", phase("c")), phase("d")}}
+	if err := r.Run(context.Background(), nil); err == nil {
+		t.Fatal("the run did not fail")
+	}
+	want := []string{"prepare a", "prepare b", "prepare c", "prepare d", "run a", "run b",
+		"finish d after an error", "finish c after an error", "finish b after an error", "finish a after an error"}
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("got %v, want %v", rec.got, want)
+	}
+
+	rec = &recorder{fail: "c"}
+	if err := RunTree(context.Background(), rec.phase("a", rec.phase("b", rec.phase("c"))), 0, nil); err == nil {
+		t.Fatal("the tree did not fail")
+	}
+	want = []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c",
+		"finish c after an error", "finish b after an error", "finish a after an error"}
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("RunTree: got %v, want %v", rec.got, want)
 	}
 }
 
@@ -876,7 +918,7 @@ func TestRunTreePreparesFirst(t *testing.T) {
 	if err := RunTree(context.Background(), tree, 0, []string{"b"}); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c"}
+	want := []string{"prepare a", "prepare b", "prepare c", "run a", "run b", "run c", "finish c", "finish b", "finish a"}
 	if !reflect.DeepEqual(rec.got, want) {
 		t.Errorf("got %v, want %v", rec.got, want)
 	}

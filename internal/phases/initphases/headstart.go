@@ -3,11 +3,14 @@ package initphases
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -28,25 +31,33 @@ import (
 // upstream's own kubelet-start came right after the kubeconfig phase, so
 // its kubelet too started before the manifests were written.)
 //
-// A run that fails in a phase between the CA and kubelet-start leaves the
-// kubelet running, as it leaves the files written so far.
+// A run that fails in a phase between the CA and kubelet-start would, in
+// upstream's order, not have started the kubelet nor written its files:
+// the head start then stops the kubelet again and removes the kubelet's
+// files it created (see finish). kubelet.conf and the other files written
+// so far stay, as after any failed run.
 type kubeletHeadStart struct {
 	// Set while the phase tree is built.
 	writeKubeconfig func(d *Data, w io.Writer) error                      // kubelet.conf
 	startKubelet    func(ctx context.Context, d *Data, w io.Writer) error // kubelet-start's work
+	stopKubelet     func(ctx context.Context) error                       // its service's stop
 
 	// Per run: the Data planned for, the hold on the keys that can wait
 	// (nil when the head start does not apply), and what each step did.
 	data                        *Data
 	hold                        *pki.KeyHold
 	kubeconfigStep, kubeletStep headStartStep
+	// kubeletFiles are the kubelet's files the head start found missing
+	// before it wrote them.
+	kubeletFiles []string
 }
 
 // headStartStep is what one step of the head start did.
 type headStartStep struct {
-	ran bool
-	out bytes.Buffer
-	err error
+	ran      bool
+	reported bool // its phase's turn came
+	out      bytes.Buffer
+	err      error
 }
 
 // plan decides, once per Data, whether the head start applies: a run of
@@ -60,8 +71,8 @@ func (h *kubeletHeadStart) plan(d *Data) *pki.KeyHold {
 		return nil
 	}
 	if h.data != d {
-		*h = kubeletHeadStart{writeKubeconfig: h.writeKubeconfig, startKubelet: h.startKubelet, data: d}
-		if d.KubeletHeadStart && !d.DryRun && h.writeKubeconfig != nil && h.startKubelet != nil && freshNode(d) {
+		*h = kubeletHeadStart{writeKubeconfig: h.writeKubeconfig, startKubelet: h.startKubelet, stopKubelet: h.stopKubelet, data: d}
+		if d.KubeletHeadStart && !d.DryRun && h.writeKubeconfig != nil && h.startKubelet != nil && h.stopKubelet != nil && freshNode(d) {
 			h.hold = pki.NewKeyHold()
 		}
 	}
@@ -82,8 +93,39 @@ func (h *kubeletHeadStart) caReady(ctx context.Context, d *Data) {
 	if h.kubeconfigStep.err != nil {
 		return
 	}
+	for _, name := range []string{kubelet.FlagsEnvFile, kubelet.InstanceConfigFile, kubelet.ConfigFile} {
+		if _, err := os.Lstat(filepath.Join(d.KubeletDir, name)); os.IsNotExist(err) {
+			h.kubeletFiles = append(h.kubeletFiles, name)
+		}
+	}
 	h.kubeletStep.ran = true
 	h.kubeletStep.err = h.startKubelet(ctx, d, &h.kubeletStep.out)
+}
+
+// finish runs once the run of d has ended with err. When the kubelet was
+// started ahead of kubelet-start and the run failed before that phase's
+// turn, it stops the kubelet and removes the kubelet's files the head start
+// created, as upstream's order would have left the node: what failed may
+// be fixed and the run repeated. The kubelet cannot act on half a control
+// plane meanwhile either.
+func (h *kubeletHeadStart) finish(ctx context.Context, d *Data, err error) {
+	if h == nil || h.data != d || err == nil || !h.kubeletStep.ran || h.kubeletStep.reported {
+		return
+	}
+	// The run may have ended because ctx was cancelled; stopping must
+	// still happen.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	fmt.Fprintf(d.Out, "[kubelet-start] The run failed before this phase: stopping the kubelet, started ahead of it, and removing its files\n")
+	if err := h.stopKubelet(ctx); err != nil {
+		fmt.Fprintf(d.Out, "[kubelet-start] WARNING: could not stop the kubelet: %v\n", err)
+	}
+	for _, name := range h.kubeletFiles {
+		p := filepath.Join(d.KubeletDir, name)
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			fmt.Fprintf(d.Out, "[kubelet-start] WARNING: could not remove %s: %v\n", p, err)
+		}
+	}
 }
 
 // kubeconfigDone reports whether the head start wrote kubelet.conf for d;
@@ -108,6 +150,7 @@ func (s *headStartStep) report(w io.Writer) (bool, error) {
 	if !s.ran {
 		return false, nil
 	}
+	s.reported = true
 	if _, err := w.Write(s.out.Bytes()); err != nil {
 		return true, err
 	}

@@ -3,6 +3,7 @@ package initphases
 import (
 	"context"
 	"crypto"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -58,6 +60,13 @@ func runHeadStartTree(t *testing.T, d *Data, skip ...string) *startWatch {
 // runHeadStartTreeErr is runHeadStartTree returning the run's error.
 func runHeadStartTreeErr(t *testing.T, d *Data, skip ...string) (*startWatch, error) {
 	t.Helper()
+	return runHeadStartTreeWith(t, d, nil, skip...)
+}
+
+// runHeadStartTreeWith is runHeadStartTreeErr with more phases between
+// kubeconfig and kubelet-start, where init has etcd and control-plane.
+func runHeadStartTreeWith(t *testing.T, d *Data, between []workflow.Phase[*Data], skip ...string) (*startWatch, error) {
+	t.Helper()
 	made := &atomic.Int32{}
 	gen := func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 		made.Add(1)
@@ -68,7 +77,8 @@ func runHeadStartTreeErr(t *testing.T, d *Data, skip ...string) (*startWatch, er
 	host.system = sys
 	hs := &kubeletHeadStart{}
 	r := &workflow.Runner[*Data]{
-		Phases:     []workflow.Phase[*Data]{certsPhase(gen, hs), kubeconfigPhase(hs), kubeletStartPhase(hs, host)},
+		Phases: append(append([]workflow.Phase[*Data]{certsPhase(gen, hs), kubeconfigPhase(hs)}, between...),
+			kubeletStartPhase(hs, host)),
 		NewData:    func(*cobra.Command, []string) (*Data, error) { return d, nil },
 		SkipPhases: func(*Data) []string { return skip },
 		Plan:       PlanKubeletHeadStart,
@@ -149,6 +159,7 @@ func TestKubeletHeadStartOnlyWhenItApplies(t *testing.T) {
 	noop := &kubeletHeadStart{
 		writeKubeconfig: func(*Data, io.Writer) error { return nil },
 		startKubelet:    func(context.Context, *Data, io.Writer) error { return nil },
+		stopKubelet:     func(context.Context) error { return nil },
 	}
 	d := headStartData(t)
 	d.KubeletHeadStart = true
@@ -220,4 +231,78 @@ func TestKubeletHeadStartFailures(t *testing.T) {
 			t.Error("the certificates were not all made before the error was reported")
 		}
 	})
+}
+
+// TestKubeletHeadStartUndoneOnFailure: when the run fails after the
+// kubelet's early start but before kubelet-start's turn, the kubelet is
+// stopped and the kubelet files the head start created are removed, as
+// upstream's order would have left them; one that was there before stays.
+func TestKubeletHeadStartUndoneOnFailure(t *testing.T) {
+	d := headStartData(t)
+	if err := os.MkdirAll(d.KubeletDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	instance := filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile)
+	if err := os.WriteFile(instance, []byte("there before\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	boom := workflow.Phase[*Data]{Name: "control-plane", Run: func(context.Context, *Data) error {
+		return errors.New("a bad patch")
+	}}
+	sys, err := runHeadStartTreeWith(t, d, []workflow.Phase[*Data]{boom})
+	if err == nil || !strings.Contains(err.Error(), "error execution phase control-plane") {
+		t.Fatalf("error %v, want the control-plane phase's", err)
+	}
+	if !sys.started {
+		t.Fatal("the kubelet was not started ahead: nothing to undo")
+	}
+	if last := sys.calls[len(sys.calls)-1]; last != "systemctl stop kubelet" {
+		t.Errorf("last service command %q, want the kubelet stopped; all: %q", last, sys.calls)
+	}
+	for _, name := range []string{kubelet.ConfigFile, kubelet.FlagsEnvFile} {
+		if exists(filepath.Join(d.KubeletDir, name)) {
+			t.Errorf("%s was left behind", name)
+		}
+	}
+	if !exists(instance) {
+		t.Errorf("%s, there before the run, was removed", kubelet.InstanceConfigFile)
+	}
+	if !exists(filepath.Join(d.KubeconfigDir, kubeconfig.KubeletFile)) {
+		t.Error("kubelet.conf, written in its phase's turn, was removed")
+	}
+	out := d.Out.(interface{ String() string }).String()
+	if !strings.Contains(out, "[kubelet-start] The run failed before this phase: stopping the kubelet") {
+		t.Errorf("the output does not say the kubelet was stopped:\n%s", out)
+	}
+	if strings.Contains(out, "[kubelet-start] Starting the kubelet") {
+		t.Errorf("the output reports kubelet-start, which never had its turn:\n%s", out)
+	}
+
+	// A failure in kubelet-start's own turn, or after it, is not undone.
+	d = headStartData(t)
+	late := workflow.Phase[*Data]{Name: "wait-control-plane", Run: func(context.Context, *Data) error {
+		return errors.New("timed out")
+	}}
+	made := &atomic.Int32{}
+	host, fake := systemdHost("node1")
+	sys = &startWatch{ksSystem: fake, d: d, made: made}
+	host.system = sys
+	hs := &kubeletHeadStart{}
+	r := &workflow.Runner[*Data]{
+		Phases:  []workflow.Phase[*Data]{certsPhase(nil, hs), kubeconfigPhase(hs), kubeletStartPhase(hs, host), late},
+		NewData: func(*cobra.Command, []string) (*Data, error) { return d, nil },
+		Plan:    PlanKubeletHeadStart,
+	}
+	if err := r.Run(context.Background(), nil); err == nil {
+		t.Fatal("the run did not fail")
+	}
+	if !sys.started {
+		t.Fatal("the kubelet was not started ahead")
+	}
+	if last := sys.calls[len(sys.calls)-1]; last != "systemctl restart kubelet" {
+		t.Errorf("last service command %q, want the kubelet's restart; all: %q", last, sys.calls)
+	}
+	if !exists(filepath.Join(d.KubeletDir, kubelet.ConfigFile)) {
+		t.Error("config.yaml was removed after kubelet-start ran")
+	}
 }

@@ -43,6 +43,9 @@ func kubeletStartPhase(hs *kubeletHeadStart, host kubeletStartHost) workflow.Pha
 			}
 			return runKubeletStart(ctx, d, host, w)
 		}
+		hs.stopKubelet = func(ctx context.Context) error {
+			return kubelet.NewService(host.system, io.Discard).StopService(ctx)
+		}
 	}
 	return workflow.Phase[*Data]{
 		Name:  "kubelet-start",
@@ -62,6 +65,7 @@ with neither, start the kubelet yourself.`,
 			}
 			return runKubeletStart(ctx, d, host, d.Out)
 		},
+		Finish: hs.finish,
 	}
 }
 
