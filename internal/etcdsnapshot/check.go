@@ -26,19 +26,12 @@ func Check(path string) (*Info, error) {
 
 // checkFile is Check without naming the file in its errors.
 func checkFile(path string) (*Info, error) {
-	f, err := os.Open(path)
+	f, size, err := openSnapshot(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	info, err := check(f, fi.Size())
+	info, err := check(f, size)
 	if err != nil {
 		return nil, err
 	}
@@ -46,14 +39,43 @@ func checkFile(path string) (*Info, error) {
 	return info, nil
 }
 
-// check checks the first size bytes of f as a snapshot: the digest at
-// their end must be the SHA-256 of what comes before, and the database must
-// open. The Info has the size and revision.
-func check(f *os.File, size int64) (*Info, error) {
+// openSnapshot opens the snapshot file at path and checks that it is a
+// regular file of a snapshot's shape (see checkSize); it returns the file
+// and its size.
+func openSnapshot(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	if err == nil {
+		err = checkSize(fi.Size())
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
+// checkSize checks that size bytes can be a snapshot: a database of whole
+// sectors and a digest.
+func checkSize(size int64) error {
 	if size < sha256.Size+sectorSize || size%sectorSize != sha256.Size {
-		return nil, fmt.Errorf("%d bytes is not the size of an etcd snapshot (a database of whole %d-byte sectors followed by a %d-byte SHA-256 digest); was it copied from a data folder instead?",
+		return fmt.Errorf("%d bytes is not the size of an etcd snapshot (a database of whole %d-byte sectors followed by a %d-byte SHA-256 digest); was it copied from a data folder instead?",
 			size, sectorSize, sha256.Size)
 	}
+	return nil
+}
+
+// check checks the first size bytes of f as a snapshot (of a size
+// checkSize accepts): the digest at their end must be the SHA-256 of what
+// comes before, and the database must open. The Info has the size and
+// revision.
+func check(f *os.File, size int64) (*Info, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size-sha256.Size)); err != nil {
 		return nil, fmt.Errorf("reading the snapshot: %w", err)
@@ -63,7 +85,7 @@ func check(f *os.File, size int64) (*Info, error) {
 		return nil, fmt.Errorf("reading the snapshot's digest: %w", err)
 	}
 	if got := h.Sum(nil); !bytes.Equal(got, want) {
-		return nil, fmt.Errorf("the snapshot is damaged: its SHA-256 is %x, its last %d bytes say %x", got, sha256.Size, want)
+		return nil, damaged(got, want)
 	}
 	var rev int64
 	if err := recovered(func() (err error) {
@@ -73,4 +95,10 @@ func check(f *os.File, size int64) (*Info, error) {
 		return nil, fmt.Errorf("reading the database in the snapshot: %w", err)
 	}
 	return &Info{Size: size, Revision: rev}, nil
+}
+
+// damaged is the error of a snapshot whose database's SHA-256 is got while
+// its digest says want.
+func damaged(got, want []byte) error {
+	return fmt.Errorf("the snapshot is damaged: its SHA-256 is %x, its last %d bytes say %x", got, sha256.Size, want)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -132,8 +131,8 @@ func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions,
 
 // copyDatabase copies the database in the snapshot file (its first n
 // bytes) to a new file dst and flushes it. The copy is checked against the
-// digest that follows the database: the file was checked before, but may
-// have changed since.
+// digest that follows the database, so a damaged snapshot, or one that
+// changed since a caller checked it, is refused.
 func copyDatabase(snapshotPath string, n int64, dst string) (err error) {
 	src, err := os.Open(snapshotPath)
 	if err != nil {
@@ -157,8 +156,8 @@ func copyDatabase(snapshotPath string, n int64, dst string) (err error) {
 	if _, err := io.ReadFull(src, want); err != nil {
 		return err
 	}
-	if !bytes.Equal(h.Sum(nil), want) {
-		return errors.New("the snapshot changed while it was read: its digest no longer matches")
+	if got := h.Sum(nil); !bytes.Equal(got, want) {
+		return damaged(got, want)
 	}
 	return out.Sync()
 }

@@ -360,6 +360,16 @@ func TestRestoreRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{name: "not a database", want: "invalid database", setup: func(t *testing.T, o *RestoreOptions) {
+			// Sectors of anything with the right digest: only etcd's
+			// storage, opening the copy, can tell.
+			junk := bytes.Repeat([]byte("not a bbolt page "), 4*sectorSize/16)[:4*sectorSize]
+			sum := sha256.Sum256(junk)
+			o.Snapshot = filepath.Join(t.TempDir(), "junk.db")
+			if err := os.WriteFile(o.Snapshot, append(junk, sum[:]...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "snapshot without digest", want: "was it copied from a data folder", setup: func(t *testing.T, o *RestoreOptions) {
 			o.Snapshot = filepath.Join(t.TempDir(), "copied.db")
 			if err := os.WriteFile(o.Snapshot, good[:len(good)-sha256.Size], 0o600); err != nil {

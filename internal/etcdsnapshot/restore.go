@@ -47,10 +47,16 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if err := checkDataDir(target); err != nil {
 		return fmt.Errorf("etcd restore: %w", err)
 	}
-	info, err := checkFile(o.Snapshot)
+	// Only the file's shape is checked here: the copy of the database
+	// below is checked against the digest as it is read, and etcd's
+	// storage opens it; a caller that wants a damaged file refused before
+	// it changes anything (as the restore command does, before it stops
+	// the member) calls Check first. So a large snapshot is read once.
+	f, size, err := openSnapshot(o.Snapshot)
 	if err != nil {
 		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
 	}
+	f.Close()
 	parent := filepath.Dir(target)
 	if err := os.MkdirAll(parent, DirMode); err != nil {
 		return fmt.Errorf("etcd restore: creating the folder of the data folder: %w", err)
@@ -70,7 +76,7 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if token == "" {
 		token = DefaultInitialClusterToken
 	}
-	if err := recovered(func() error { return buildDataDir(o.Snapshot, info.Size, tmp, o, token) }); err != nil {
+	if err := recovered(func() error { return buildDataDir(o.Snapshot, size, tmp, o, token) }); err != nil {
 		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
 	}
 	// An empty target folder gives way; os.Remove refuses one that

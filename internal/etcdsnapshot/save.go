@@ -120,6 +120,9 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout tim
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("flushing the snapshot: %w", err)
 		}
+		if err := checkSize(n); err != nil {
+			return err
+		}
 		info, err = check(f, n)
 		return err
 	})
