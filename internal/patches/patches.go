@@ -3,6 +3,7 @@ package patches
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -318,4 +320,52 @@ func Apply(dir, target string, doc []byte, out io.Writer) ([]byte, error) {
 		return nil, err
 	}
 	return set.Apply(target, doc, out)
+}
+
+// ApplyTo applies the set's patches for target to obj, an API object with
+// its apiVersion and kind set, and returns the patched copy, reporting
+// each patch to out. Fields a patch adds that T does not have are dropped;
+// a patch that changes the document's apiVersion or kind is an error.
+// Without patches for target, obj itself is returned.
+func ApplyTo[T any](s *Set, target string, obj *T, out io.Writer) (*T, error) {
+	if len(s.For(target)) == 0 {
+		return obj, nil
+	}
+	doc, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("serialising the %s document: %w", target, err)
+	}
+	before, err := typeOf(doc)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s document: %w", target, err)
+	}
+	patched, err := s.Apply(target, doc, out)
+	if err != nil {
+		return nil, err
+	}
+	after, err := typeOf(patched)
+	if err != nil {
+		return nil, fmt.Errorf("reading the patched %s document: %w", target, err)
+	}
+	if after != before {
+		return nil, fmt.Errorf("the patched %s document is a %q of apiVersion %q, no longer a %q of apiVersion %q",
+			target, after.Kind, after.APIVersion, before.Kind, before.APIVersion)
+	}
+	var res T
+	if err := utiljson.Unmarshal(patched, &res); err != nil {
+		return nil, fmt.Errorf("reading the patched %s document: %w", target, err)
+	}
+	return &res, nil
+}
+
+// typeMeta is the apiVersion and kind of a document.
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+func typeOf(doc []byte) (typeMeta, error) {
+	var t typeMeta
+	err := utiljson.Unmarshal(doc, &t)
+	return t, err
 }

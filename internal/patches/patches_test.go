@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The expectations below were taken from upstream kubeadm v1.36.3, run as a
@@ -356,4 +359,41 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// TestApplyTo: a typed object is patched through its JSON form; fields its
+// type lacks are dropped, and a patch may not change what the document is.
+func TestApplyTo(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"corednsdeployment+merge.yaml": "spec:\n  replicas: 4\n  notAField: 1\n",
+	})
+	set, err := Load(dir, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := int32(2)
+	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, Spec: appsv1.DeploymentSpec{Replicas: &two}}
+	var out bytes.Buffer
+	got, err := ApplyTo(set, TargetCoreDNSDeployment, d, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got.Spec.Replicas != 4 || *d.Spec.Replicas != 2 {
+		t.Errorf("replicas: patched %d, original %d; want 4 and 2", *got.Spec.Replicas, *d.Spec.Replicas)
+	}
+	if want := "[patches] Applied patch of type \"application/merge-patch+json\" to target \"corednsdeployment\"\n"; out.String() != want {
+		t.Errorf("messages %q, want %q", out.String(), want)
+	}
+	if same, err := ApplyTo(set, TargetEtcd, d, &out); err != nil || same != d {
+		t.Errorf("without patches for the target: %p, %v; want the object itself", same, err)
+	}
+
+	writeFiles(t, dir, map[string]string{"corednsdeployment+merge.yaml": "kind: DaemonSet\n"})
+	if set, err = Load(dir, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyTo(set, TargetCoreDNSDeployment, d, &out); err == nil || !strings.Contains(err.Error(), `is a "DaemonSet" of apiVersion "apps/v1", no longer a "Deployment"`) {
+		t.Errorf("a patch changing the kind: %v", err)
+	}
 }

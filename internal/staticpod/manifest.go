@@ -2,7 +2,6 @@ package staticpod
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
@@ -44,32 +42,11 @@ func Marshal(pod *corev1.Pod) ([]byte, error) {
 // document into something other than a v1 Pod is an error. With no
 // patches for target, pod itself is returned.
 func Patch(target string, pod *corev1.Pod, set *patches.Set, out io.Writer) (*corev1.Pod, error) {
-	if len(set.For(target)) == 0 {
-		return pod, nil
-	}
-	doc, err := json.Marshal(pod)
-	if err != nil {
-		return nil, fmt.Errorf("serialising the %s Pod: %w", target, err)
-	}
-	patched, err := set.Apply(target, doc, out)
+	p, err := patches.ApplyTo(set, target, pod, out)
 	if err != nil {
 		return nil, fmt.Errorf("patching the %s manifest: %w", target, err)
 	}
-	var kind struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := utiljson.Unmarshal(patched, &kind); err != nil {
-		return nil, fmt.Errorf("reading the patched %s manifest: %w", target, err)
-	}
-	if kind.APIVersion != "v1" || kind.Kind != "Pod" {
-		return nil, fmt.Errorf("reading the patched %s manifest: it is a %q of apiVersion %q, not a v1 Pod", target, kind.Kind, kind.APIVersion)
-	}
-	var p corev1.Pod
-	if err := utiljson.Unmarshal(patched, &p); err != nil {
-		return nil, fmt.Errorf("reading the patched %s manifest: %w", target, err)
-	}
-	return &p, nil
+	return p, nil
 }
 
 // WriteManifest writes data as component's manifest in dir, creating dir

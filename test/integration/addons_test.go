@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -340,7 +341,15 @@ func newAddonsCluster(t *testing.T, ours, kubeadmBin string) *addonsCluster {
 		addonsConfigPath:  controlplane.DefaultConfig(cp.AdvertiseAddress(), controlplane.DefaultNodeName),
 		"/disabled.yaml":  controlplane.DefaultConfig(cp.AdvertiseAddress(), controlplane.DefaultNodeName) + "dns:\n  disabled: true\nproxy:\n  disabled: true\n",
 		"/shortwait.yaml": strings.Replace(controlplane.DefaultConfig(cp.AdvertiseAddress(), controlplane.DefaultNodeName), "nodeRegistration:", "timeouts:\n  controlPlaneComponentHealthCheck: 3s\n  kubeletHealthCheck: 3s\nnodeRegistration:", 1),
+		"/patched.yaml":   strings.Replace(controlplane.DefaultConfig(cp.AdvertiseAddress(), controlplane.DefaultNodeName), "nodeRegistration:", "patches:\n  directory: /patches\nnodeRegistration:", 1),
+		// A patch of the CoreDNS Deployment: its size, its Pods' annotations
+		// and an extra argument.
+		"/patches/corednsdeployment+merge.yaml": "spec:\n  replicas: 5\n  template:\n    metadata:\n      annotations:\n        example.com/patched: \"yes\"\n",
+		"/patches/corednsdeployment1+json.json": `[{"op": "add", "path": "/spec/template/spec/containers/0/args/-", "value": "-dns.port=53"}]`,
 	} {
+		if err := os.MkdirAll(filepath.Dir(cp.HostPath(name)), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(cp.HostPath(name), []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -547,6 +556,26 @@ func TestAddonsAgainstUpstream(t *testing.T) {
 		d, err := mine.cs.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, coredns.Name, metav1.GetOptions{})
 		if err != nil || *d.Spec.Replicas != 3 {
 			t.Errorf("the scaled CoreDNS Deployment was not kept: %v", err)
+		}
+	})
+
+	t.Run("corednsdeployment patches", func(t *testing.T) {
+		// The Deployment was scaled to 3 above; the patch's size wins.
+		args := []string{"init", "phase", "addon", "coredns", "--config", "/patched.yaml", "--kubeconfig", "/etc/kubernetes/admin.conf"}
+		upOut, _ := theirs.run(t, false, args...)
+		ourOut, _ := mine.run(t, false, args...)
+		if ourOut != upOut {
+			t.Errorf("ours printed:\n%s\nupstream printed:\n%s", ourOut, upOut)
+		}
+		want := addonsDump(ctx, t, theirs.cs)
+		got := addonsDump(ctx, t, mine.cs)
+		if diffs := addonsDiff(want, got); len(diffs) > 0 {
+			t.Errorf("with the same patches, ours differ from upstream's:\n%s", strings.Join(diffs, "\n"))
+		}
+		d, err := mine.cs.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, coredns.Name, metav1.GetOptions{})
+		if err != nil || *d.Spec.Replicas != 5 || d.Spec.Template.Annotations["example.com/patched"] != "yes" ||
+			!slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "-dns.port=53") {
+			t.Errorf("the CoreDNS Deployment is not patched: %v", err)
 		}
 	})
 

@@ -17,7 +17,8 @@ import (
 // ServiceAccount, Deployment, Service. Two things already in the cluster
 // are kept: a Corefile someone changed (see customized; the default one of
 // an older release is not told apart from a user's), and the replica count
-// of the one existing DNS Deployment. a is not modified.
+// of the one existing DNS Deployment, unless a's PatchDeployment sets
+// another. a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
 func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
@@ -40,6 +41,9 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 	if len(list.Items) == 1 && list.Items[0].Spec.Replicas != nil {
 		n := *list.Items[0].Spec.Replicas
 		deploy.Spec.Replicas = &n
+	}
+	if deploy, err = a.patchedDeployment(deploy); err != nil {
+		return err
 	}
 
 	steps := []struct {

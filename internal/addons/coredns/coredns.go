@@ -49,6 +49,11 @@ type Addon struct {
 	Deployment         *appsv1.Deployment
 	Service            *corev1.Service
 
+	// PatchDeployment, when set, changes the Deployment as it is printed
+	// or applied (after Apply has taken over the replica count of the
+	// existing one): the user's "corednsdeployment" patches.
+	PatchDeployment func(*appsv1.Deployment) (*appsv1.Deployment, error)
+
 	// dnsDomain tells the default Corefile from a customized one.
 	dnsDomain string
 }
@@ -111,8 +116,12 @@ func Build(c *kubeadm.ClusterConfiguration) (*Addon, error) {
 // by "---", in the order upstream kubeadm prints them with
 // --print-manifest.
 func (a *Addon) Manifests() ([]byte, error) {
+	deploy, err := a.patchedDeployment(a.Deployment)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
-	for _, o := range []any{a.Deployment, a.ConfigMap, a.Service, a.ClusterRole, a.ClusterRoleBinding, a.ServiceAccount} {
+	for _, o := range []any{deploy, a.ConfigMap, a.Service, a.ClusterRole, a.ClusterRoleBinding, a.ServiceAccount} {
 		b, err := manifest(o)
 		if err != nil {
 			return nil, err
@@ -121,6 +130,18 @@ func (a *Addon) Manifests() ([]byte, error) {
 		buf.Write(b)
 	}
 	return buf.Bytes(), nil
+}
+
+// patchedDeployment returns d with PatchDeployment applied, if set.
+func (a *Addon) patchedDeployment(d *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if a.PatchDeployment == nil {
+		return d, nil
+	}
+	p, err := a.PatchDeployment(d)
+	if err != nil {
+		return nil, fmt.Errorf("patching the %s Deployment: %w", Name, err)
+	}
+	return p, nil
 }
 
 // manifest renders one object as YAML without its status, which only the

@@ -3,6 +3,7 @@ package coredns
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -232,4 +233,54 @@ func withReplicas(d *appsv1.Deployment, n *int32) *appsv1.Deployment {
 	d = d.DeepCopy()
 	d.Spec.Replicas = n
 	return d
+}
+
+// TestPatchDeployment: the Deployment is patched when printed and when
+// applied, after the existing replica count is taken over, so a patch's
+// count wins; a failing patch applies nothing.
+func TestPatchDeployment(t *testing.T) {
+	ctx := context.Background()
+	a, err := Build(&loadConfig(t, "default").ClusterConfiguration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int32
+	a.PatchDeployment = func(d *appsv1.Deployment) (*appsv1.Deployment, error) {
+		seen = append(seen, *d.Spec.Replicas)
+		p := d.DeepCopy()
+		seven := int32(7)
+		p.Spec.Replicas = &seven
+		return p, nil
+	}
+	out, err := a.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "replicas: 7\n") {
+		t.Errorf("the printed Deployment is not patched:\n%s", out)
+	}
+
+	three := int32(3)
+	cs := fake.NewClientset(withReplicas(a.Deployment, &three))
+	if err := Apply(ctx, cs, a); err != nil {
+		t.Fatal(err)
+	}
+	d, err := cs.AppsV1().Deployments(Namespace).Get(ctx, Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 7 || seen[len(seen)-1] != 3 {
+		t.Errorf("replicas %d, patch saw %v; want 7 after a patch that saw the kept 3", *d.Spec.Replicas, seen)
+	}
+
+	a.PatchDeployment = func(*appsv1.Deployment) (*appsv1.Deployment, error) { return nil, errors.New("bad patch") }
+	cs = fake.NewClientset()
+	if err := Apply(ctx, cs, a); err == nil || !strings.Contains(err.Error(), "patching the coredns Deployment: bad patch") {
+		t.Fatalf("Apply = %v, want the patch's error", err)
+	}
+	for _, act := range cs.Actions() {
+		if act.GetVerb() != "get" && act.GetVerb() != "list" {
+			t.Errorf("a failing patch still wrote: %v", act)
+		}
+	}
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
+	"github.com/kubeadm-go/kubeadm/internal/patches"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -96,6 +98,15 @@ func runCoreDNSAddon(ctx context.Context, d *Data, printOnly bool) error {
 	a, err := coredns.Build(&d.Cfg.ClusterConfiguration)
 	if err != nil {
 		return fmt.Errorf("building the CoreDNS addon: %w", err)
+	}
+	if d.PatchesDir != "" {
+		a.PatchDeployment = func(dep *appsv1.Deployment) (*appsv1.Deployment, error) {
+			set, err := patches.Load(d.PatchesDir, d.Out)
+			if err != nil {
+				return nil, err
+			}
+			return patches.ApplyTo(set, patches.TargetCoreDNSDeployment, dep, d.Out)
+		}
 	}
 	if printOnly {
 		return printAddon(d, a.Manifests)

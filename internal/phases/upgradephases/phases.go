@@ -462,10 +462,10 @@ func runKubeletConfig(ctx context.Context, d *Data) error {
 }
 
 func addonPhase() workflow.Phase[*Data] {
-	sub := func(name, short string) workflow.Phase[*Data] {
+	sub := func(name, short string, flags ...string) workflow.Phase[*Data] {
 		return workflow.Phase[*Data]{
 			Name: name, Short: short,
-			InheritFlags: []string{"config", "kubeconfig", "dry-run"},
+			InheritFlags: append([]string{"config", "kubeconfig", "dry-run"}, flags...),
 			Run: func(ctx context.Context, d *Data) error {
 				ok, err := addonsDue(ctx, d)
 				if err != nil || !ok {
@@ -482,8 +482,9 @@ func addonPhase() workflow.Phase[*Data] {
 version; before that they are left alone (the last "kubeadm upgrade node" on
 a control-plane node upgrades them).`,
 		Phases: []workflow.Phase[*Data]{
-			{Name: "all", Short: "Upgrade every essential addon", RunAllSiblings: true, InheritFlags: []string{"config", "kubeconfig", "dry-run"}},
-			sub("coredns", "Upgrade the CoreDNS addon"),
+			// --patches: "corednsdeployment" patches apply to CoreDNS.
+			{Name: "all", Short: "Upgrade every essential addon", RunAllSiblings: true, InheritFlags: []string{"config", "kubeconfig", "dry-run", "patches"}},
+			sub("coredns", "Upgrade the CoreDNS addon", "patches"),
 			sub("kube-proxy", "Upgrade the kube-proxy addon"),
 		},
 	}
