@@ -330,7 +330,7 @@ func validationError(source string, errs field.ErrorList) error {
 
 func newConfigValidateCmd(streams Streams) *cobra.Command {
 	var path string
-	var allowExperimental bool
+	var allowExperimental, allowDeprecated bool
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check a configuration file",
@@ -353,6 +353,9 @@ The exit code is 0 for a valid file and 3 for an invalid one.`,
 	}
 	cmd.Flags().StringVar(&path, "config", "", "Configuration file to check.")
 	cmd.Flags().BoolVar(&allowExperimental, "allow-experimental-api", false, "Accept configuration API versions that are still experimental.")
+	// Deprecated versions (v1beta3) validate anyway, with a warning to
+	// migrate, as upstream's do; the flag is accepted for its scripts.
+	cmd.Flags().BoolVar(&allowDeprecated, "allow-deprecated-api", false, "Accept configuration API versions that are deprecated (they are checked in any case, with a warning).")
 	return cmd
 }
 

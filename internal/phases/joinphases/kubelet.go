@@ -151,7 +151,7 @@ func KubeletWaitBootstrapPhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
 		Name:         "kubelet-wait-bootstrap",
 		Short:        "Wait until the kubelet has its own credentials",
-		InheritFlags: withFlags("control-plane"),
+		InheritFlags: withFlags("control-plane", "cri-socket"),
 		Run:          runKubeletWaitBootstrap,
 	}
 }

@@ -216,7 +216,10 @@ func ControlPlaneJoinPhase() workflow.Phase[*Data] {
 		Short: "Make this node a member of the control plane",
 		RunIf: onlyControlPlane,
 		Phases: []workflow.Phase[*Data]{
-			{Name: "all", Short: "Run every control-plane-join step", RunAllSiblings: true, InheritFlags: flags},
+			// "all" also takes the flags upstream's does (its etcd step
+			// moved to the etcd-join phase), so its scripts still run.
+			{Name: "all", Short: "Run every control-plane-join step", RunAllSiblings: true,
+				InheritFlags: withFlags("control-plane", "apiserver-advertise-address", "patches")},
 			{
 				Name:         "mark-control-plane",
 				Short:        "Label and taint the node as a control-plane node",

@@ -1,0 +1,160 @@
+//go:build compat
+
+package compat
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// flagInfo is what a command's help says of one flag.
+type flagInfo struct {
+	shorthand string // "o" for -o, "" for none
+	typ       string // "string", "duration", ...; "bool" when none is shown
+	def       string // the "(default ...)" text, "" when none is shown
+}
+
+// helpPage is what the help of one command lists: its sub-commands and
+// its flags, global ones included.
+type helpPage struct {
+	commands []string
+	flags    map[string]flagInfo
+}
+
+var (
+	helpSection = regexp.MustCompile(`^(Available Commands|Additional Commands|Flags|Global Flags):`)
+	helpCommand = regexp.MustCompile(`^\s+(\S+)\s`)
+	helpFlag    = regexp.MustCompile(`^\s+(?:-(\w), )?--([\w-]+)(?: (\S+))?(?:\s|$)`)
+	helpDefault = regexp.MustCompile(`\(default (.*)\)\s*$`)
+)
+
+// parseHelp reads the sections of cobra's help that list sub-commands and
+// flags. Descriptions are ours and not compared.
+func parseHelp(text string) helpPage {
+	page := helpPage{flags: map[string]flagInfo{}}
+	section, current := "", ""
+	for _, line := range strings.Split(text, "\n") {
+		if m := helpSection.FindStringSubmatch(line); m != nil {
+			section, current = m[1], ""
+			continue
+		}
+		if line != "" && line[0] != ' ' {
+			section, current = "", ""
+			continue
+		}
+		switch section {
+		case "Available Commands", "Additional Commands":
+			if m := helpCommand.FindStringSubmatch(line); m != nil {
+				page.commands = append(page.commands, m[1])
+			}
+		case "Flags", "Global Flags":
+			if m := helpFlag.FindStringSubmatch(line); m != nil {
+				current = m[2]
+				typ := m[3]
+				if typ == "" {
+					typ = "bool"
+				}
+				page.flags[current] = flagInfo{shorthand: m[1], typ: typ}
+			}
+			// A default is printed at the end of the flag's last line.
+			if m := helpDefault.FindStringSubmatch(line); m != nil && current != "" {
+				f := page.flags[current]
+				f.def = m[1]
+				page.flags[current] = f
+			}
+		}
+	}
+	return page
+}
+
+// commandTree runs "<bin> <path> --help" for every command under path and
+// returns the pages by command path ("" for kubeadm itself).
+func commandTree(t *testing.T, bin string) map[string]helpPage {
+	t.Helper()
+	tree := map[string]helpPage{}
+	var walk func(path []string)
+	walk = func(path []string) {
+		r := invoke(t, bin, append(slices.Clone(path), "--help")...)
+		if r.err != nil || r.code != 0 {
+			t.Fatalf("%s %s --help: exit %d, %v\n%s", bin, strings.Join(path, " "), r.code, r.err, r.stderr)
+		}
+		page := parseHelp(r.stdout)
+		tree[strings.Join(path, " ")] = page
+		for _, c := range page.commands {
+			if c != "help" {
+				walk(append(slices.Clone(path), c))
+			}
+		}
+	}
+	walk(nil)
+	return tree
+}
+
+// TestCommandLine checks that every command of upstream kubeadm exists in
+// ours and accepts every flag upstream's does, with the same shorthand,
+// type and default: a script written for upstream runs unchanged. Commands
+// and flags only we have (etcd snapshots, some phases accepting more of
+// their parent's flags) are allowed and listed in the log.
+func TestCommandLine(t *testing.T) {
+	requireSetup(t)
+	ours, up := commandTree(t, oursBin), commandTree(t, upstreamBin)
+	if len(up) < 100 {
+		t.Fatalf("only %d upstream commands found: is the help parsed right?", len(up))
+	}
+	var problems, extras []string
+	for _, path := range sortedKeys(up) {
+		name := "kubeadm " + path
+		o, ok := ours[path]
+		if !ok {
+			problems = append(problems, name+": no such command")
+			continue
+		}
+		for _, flag := range sortedKeys(up[path].flags) {
+			want := up[path].flags[flag]
+			got, ok := o.flags[flag]
+			switch {
+			case !ok:
+				problems = append(problems, name+": no --"+flag)
+			case got != want:
+				problems = append(problems, name+": --"+flag+" is "+describe(got)+", upstream's "+describe(want))
+			}
+		}
+		for _, flag := range sortedKeys(o.flags) {
+			if _, ok := up[path].flags[flag]; !ok {
+				extras = append(extras, name+" --"+flag)
+			}
+		}
+	}
+	for _, path := range sortedKeys(ours) {
+		if _, ok := up[path]; !ok {
+			extras = append(extras, "kubeadm "+path)
+		}
+	}
+	t.Logf("%d commands compared; only ours: %s", len(up), strings.Join(extras, ", "))
+	if len(problems) > 0 {
+		t.Errorf("the command line differs from upstream's:\n  %s", strings.Join(problems, "\n  "))
+	}
+}
+
+func describe(f flagInfo) string {
+	s := f.typ
+	if f.shorthand != "" {
+		s = "-" + f.shorthand + " " + s
+	}
+	if f.def != "" {
+		s += " (default " + f.def + ")"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
