@@ -18,14 +18,18 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -39,6 +43,10 @@ type certsEnv struct {
 	newKey        pki.KeyGenerator // nil: real keys
 	// loadEnv supplies the dynamic defaults of configurations.
 	loadEnv func(errOut io.Writer) config.Environment
+	// clusterClient makes the client check-expiration and renew read the
+	// cluster's configuration with when --config is not given (nil:
+	// apiclient.FromKubeconfig). An error means there is no cluster to ask.
+	clusterClient func(kubeconfig string) (kubernetes.Interface, error)
 }
 
 func newCertsCmd(streams Streams) *cobra.Command {
@@ -111,10 +119,48 @@ type certsConfig struct {
 	fromFile bool
 }
 
-// loadCertsConfig reads --config, or takes the defaults. needNode asks for
-// the node-specific defaults (name and advertise address), which only
-// generate-csr uses.
-func loadCertsConfig(ctx context.Context, env config.Environment, path string, needNode bool) (certsConfig, error) {
+// clusterSource is where check-expiration and renew look for the cluster's
+// configuration when --config is not given, as upstream's do: the
+// kubeadm-config ConfigMap, through the kubeconfig file.
+type clusterSource struct {
+	kubeconfig string
+	client     func(kubeconfig string) (kubernetes.Interface, error)
+	// out gets the progress lines, each starting with "[prefix] ".
+	out    io.Writer
+	prefix string
+}
+
+// read returns the cluster's documents, or nil when there is no cluster to
+// ask (the kubeconfig file gives no client: not a control-plane node) or it
+// could not be read, which it then says.
+func (s clusterSource) read(ctx context.Context) *config.Documents {
+	newClient := s.client
+	if newClient == nil {
+		newClient = func(path string) (kubernetes.Interface, error) {
+			c, _, err := apiclient.FromKubeconfig(path)
+			return c, err
+		}
+	}
+	c, err := newClient(s.kubeconfig)
+	if err != nil {
+		klog.V(1).Infof("[%s] No client from %s (%v): using the default configuration", s.prefix, s.kubeconfig, err)
+		return nil
+	}
+	fmt.Fprintf(s.out, "[%s] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", s.prefix, uploadconfig.KubeadmConfigMap, metav1.NamespaceSystem)
+	docs, err := uploadconfig.FetchDocuments(ctx, c, v1beta4.DefaultKubernetesAPICall, uploadconfig.FetchOptions{})
+	if err != nil {
+		fmt.Fprintf(s.out, "[%s] Could not read the cluster's configuration, so the default one is used: %v\n\n", s.prefix, err)
+		return nil
+	}
+	fmt.Fprintln(s.out)
+	return docs
+}
+
+// loadCertsConfig reads --config; without it the cluster's configuration
+// from src, when src is set and the cluster answers, else the defaults.
+// needNode asks for the node-specific defaults (name and advertise
+// address), which only generate-csr uses.
+func loadCertsConfig(ctx context.Context, env config.Environment, path string, needNode bool, src *clusterSource) (certsConfig, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -129,6 +175,15 @@ func loadCertsConfig(ctx context.Context, env config.Environment, path string, n
 			return certsConfig{}, err
 		}
 		return certsConfig{cfg: cfg, fromFile: true}, nil
+	}
+	if src != nil {
+		if docs := src.read(ctx); docs != nil {
+			cfg, err := loadInitConfig(ctx, env, &config.Documents{Source: docs.Source, Cluster: docs.Cluster}, opts)
+			if err != nil {
+				return certsConfig{}, err
+			}
+			return certsConfig{cfg: cfg}, nil
+		}
 	}
 	// The defaults, at this binary's own Kubernetes version: nothing here
 	// depends on the version, so no release label needs looking up.
@@ -151,12 +206,6 @@ func (c certsConfig) certDir(flag string) string {
 		return c.cfg.CertificatesDir
 	}
 	return flag
-}
-
-// defaultsNote tells, before text output, that no configuration was given
-// and the cluster's was not read.
-func defaultsNote(w io.Writer, prefix string) {
-	fmt.Fprintf(w, "[%s] No --config given and reading the cluster's kubeadm-config ConfigMap is not supported: using the default configuration\n\n", prefix)
 }
 
 // ---- certs check-expiration ----
@@ -198,7 +247,11 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 	default:
 		return exitcode.ValidationError(fmt.Errorf("unknown output format %q; use text, json or yaml", o.output))
 	}
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false)
+	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "check-expiration"}
+	if o.output == "json" || o.output == "yaml" {
+		src.out = io.Discard // the document alone
+	}
+	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
 	if err != nil {
 		return err
 	}
@@ -209,9 +262,6 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 	now := env.now()
 	if o.output == "json" || o.output == "yaml" {
 		return printExpirationDoc(streams.Out, o.output, certs, cas, now)
-	}
-	if !cc.fromFile {
-		defaultsNote(streams.Out, "check-expiration")
 	}
 	return printExpirationTables(streams.Out, certs, cas, now)
 }
@@ -350,7 +400,7 @@ func (o *generateCSROptions) run(ctx context.Context, streams Streams, env certs
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, true)
+	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, true, nil)
 	if err != nil {
 		return err
 	}
@@ -467,12 +517,10 @@ the components that use it afterwards, and copy it wherever else it is used.`, t
 
 // run renews the target called only, or every target when only is "".
 func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, only string) error {
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false)
+	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "renew"}
+	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
 	if err != nil {
 		return err
-	}
-	if !cc.fromFile {
-		defaultsNote(streams.Out, "renew")
 	}
 	cluster := &cc.cfg.ClusterConfiguration
 	certDir := cc.certDir(o.certDir)

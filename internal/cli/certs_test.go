@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -14,12 +15,17 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
 )
 
 func certsTestNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
@@ -40,7 +46,33 @@ func certsTestEnv(dir string) certsEnv {
 				Warn:           func(string, ...any) {},
 			}
 		},
+		// No cluster, as on a node kubeadm has not set up.
+		clusterClient: func(path string) (kubernetes.Interface, error) {
+			return nil, fmt.Errorf("no kubeconfig file %s", path)
+		},
 	}
+}
+
+// certsTestCluster is a cluster holding the configuration of the file at
+// path (with certificatesDir set to certDir) in its ConfigMaps.
+func certsTestCluster(t *testing.T, env certsEnv, path, certDir string) kubernetes.Interface {
+	t.Helper()
+	cc, err := loadCertsConfig(context.Background(), env.loadEnv(io.Discard), path, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.cfg.CertificatesDir = certDir
+	cs := fake.NewClientset()
+	for _, build := range []func(*kubeadm.ClusterConfiguration) (*corev1.ConfigMap, error){uploadconfig.KubeadmConfig, uploadconfig.KubeletConfig} {
+		cm, err := build(&cc.cfg.ClusterConfiguration)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().ConfigMaps(cm.Namespace).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cs
 }
 
 func runCerts(t *testing.T, env certsEnv, args ...string) (string, int) {
@@ -85,7 +117,7 @@ certificatesDir: ` + filepath.Join(dir, "pki") + "\n" + extra
 // the kubeconfig files of dir/kubernetes.
 func certsTestTree(t *testing.T, env certsEnv, path string) *kubeadm.InitConfiguration {
 	t.Helper()
-	cc, err := loadCertsConfig(context.Background(), env.loadEnv(io.Discard), path, true)
+	cc, err := loadCertsConfig(context.Background(), env.loadEnv(io.Discard), path, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +195,39 @@ front-proxy-ca          Mar 01, 2036 05:06 UTC   9y              yes
 		t.Errorf("code %d, output:\n%s\nwant:\n%s", code, out, want)
 	}
 
-	// Without --config: the defaults, and the flag's folder.
+	// Without --config and without a cluster: the defaults, quietly, and
+	// the flag's folder.
 	out, code = runCerts(t, env, "check-expiration", "--cert-dir", cfg.CertificatesDir)
-	if code != 0 || !strings.HasPrefix(out, "[check-expiration] ") || !strings.Contains(out, "\n\nCERTIFICATE ") {
+	if code != 0 || out != want {
 		t.Errorf("code %d:\n%s", code, out)
+	}
+	// Without --config on a control-plane node: the cluster's
+	// configuration, here with an external etcd, so no etcd certificates;
+	// the folder is still the flag's.
+	ext := certsTestConfig(t, t.TempDir(), "etcd:\n  external:\n    endpoints: [\"https://10.0.0.5:2379\"]\n")
+	withCluster := env
+	withCluster.clusterClient = func(path string) (kubernetes.Interface, error) {
+		if path != "/etc/kubernetes/admin.conf" {
+			t.Errorf("kubeconfig %q, want admin.conf", path)
+		}
+		return certsTestCluster(t, env, ext, "/elsewhere"), nil
+	}
+	out, code = runCerts(t, withCluster, "check-expiration", "--cert-dir", cfg.CertificatesDir)
+	wantCluster := "[check-expiration] Reading the cluster's configuration from the \"kubeadm-config\" ConfigMap in the \"kube-system\" namespace\n\n"
+	if code != 0 || !strings.HasPrefix(out, wantCluster+"CERTIFICATE ") || strings.Contains(out, "etcd-server") || !strings.Contains(out, "\napiserver ") {
+		t.Errorf("from the cluster: code %d:\n%s", code, out)
+	}
+	out, code = runCerts(t, withCluster, "check-expiration", "--cert-dir", cfg.CertificatesDir, "-o", "yaml")
+	if code != 0 || !strings.HasPrefix(out, "apiVersion: output.kubeadm.k8s.io/v1alpha3\n") {
+		t.Errorf("from the cluster, as YAML: code %d:\n%s", code, out)
+	}
+	// A cluster whose configuration cannot be read: said, then the defaults.
+	withCluster.clusterClient = func(string) (kubernetes.Interface, error) { return fake.NewClientset(), nil }
+	out, code = runCerts(t, withCluster, "check-expiration", "--cert-dir", cfg.CertificatesDir)
+	if code != 0 || !strings.HasPrefix(out, "[check-expiration] Reading ") ||
+		!strings.Contains(out, "\n[check-expiration] Could not read the cluster's configuration, so the default one is used: ") ||
+		!strings.HasSuffix(out, "\n\n"+want) {
+		t.Errorf("unreadable cluster configuration: code %d:\n%s", code, out)
 	}
 
 	out, code = runCerts(t, env, "check-expiration", "--config", cfgPath, "-o", "json")
@@ -290,7 +351,7 @@ func TestCertsRenew(t *testing.T) {
 		t.Errorf("external CA: %d\n%s", code, out)
 	}
 	out, code = runCerts(t, env, "renew", "apiserver", "--cert-dir", cfg.CertificatesDir)
-	if code != 0 || !strings.Contains(out, "\nMISSING! serving certificate of the Kubernetes API server\n") || !strings.HasPrefix(out, "[renew] ") {
+	if code != 0 || out != "MISSING! serving certificate of the Kubernetes API server\n" {
 		t.Errorf("missing: %d\n%s", code, out)
 	}
 

@@ -29,9 +29,11 @@ type ExpirationInfo struct {
 // CheckExpiration reads the certificates cfg uses from certDir and the
 // client certificates embedded in the kubeconfig files in kubeconfigDir
 // (kubelet.conf aside: the kubelet rotates its own), and returns them and
-// the CAs, each list sorted by name. A missing CA certificate is an error,
-// and so is, for a CA whose key is absent (external CA mode), a missing or
-// foreign certificate that CA should have signed. It only reads.
+// the CAs, each list sorted by name. A missing file is reported as
+// Missing, a CA certificate as any other (a node that is no control-plane
+// node has none of them), as upstream kubeadm reports them. For a CA whose
+// key is absent (external CA mode), a missing or foreign certificate that
+// CA should have signed is an error. It only reads.
 func CheckExpiration(cfg *kubeadm.ClusterConfiguration, certDir, kubeconfigDir string) (certs, cas []ExpirationInfo, err error) {
 	table := Certificates(cfg)
 	external := map[string]bool{}
@@ -40,7 +42,11 @@ func CheckExpiration(cfg *kubeadm.ClusterConfiguration, certDir, kubeconfigDir s
 			continue
 		}
 		ca, key, err := LoadCA(certDir, c)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && ca == nil:
+			cas = append(cas, ExpirationInfo{Name: c.Name, Missing: true})
+			continue
+		case err != nil:
 			return nil, nil, fmt.Errorf("checking the %s CA: %w", c.Name, err)
 		}
 		if key == nil {
