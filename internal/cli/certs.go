@@ -31,6 +31,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
 	"github.com/kubeadm-go/kubeadm/internal/version"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -65,7 +66,7 @@ func newCertsCmdWith(streams Streams, env certsEnv) *cobra.Command {
 		Long: `Create, inspect and renew the certificates kubeadm manages on a
 control-plane node.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		RunE: workflow.RequireSubcommand,
 	}
 	cmd.AddCommand(
 		newCertificateKeyCmd(streams),
@@ -471,7 +472,7 @@ func newRenewCmd(streams Streams, env certsEnv) *cobra.Command {
 		Long: `Renew the certificates kubeadm manages on this node, one at a time or all
 together, with the certificate authorities in the certificate folder.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		RunE: workflow.RequireSubcommand,
 	}
 	addFlags := func(c *cobra.Command, o *renewOptions) {
 		f := c.Flags()

@@ -18,6 +18,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/version"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -35,6 +36,7 @@ A running cluster keeps the configuration it was created with in the
 "kubeadm-config" ConfigMap of the kube-system namespace; "kubeadm upgrade"
 reads it from there.`,
 		Args: cobra.NoArgs,
+		RunE: workflow.RequireSubcommand,
 	}
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
 	cmd.AddCommand(
@@ -65,6 +67,7 @@ func newConfigPrintCmd(streams Streams) *cobra.Command {
 		Short: "Print a default configuration",
 		Long:  "Print the configuration kubeadm would use for a command when given no file, as a starting point for your own.",
 		Args:  cobra.NoArgs,
+		RunE:  workflow.RequireSubcommand,
 	}
 	var initComponents, joinComponents []string
 	initCmd := &cobra.Command{
@@ -401,6 +404,7 @@ func newConfigImagesCmd(streams Streams) *cobra.Command {
 		Use:   "images",
 		Short: "Work with the container images kubeadm uses",
 		Args:  cobra.NoArgs,
+		RunE:  workflow.RequireSubcommand,
 	}
 	cmd.AddCommand(newConfigImagesListCmd(streams), newConfigImagesPullCmd(streams))
 	return cmd

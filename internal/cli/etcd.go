@@ -20,6 +20,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 	"github.com/kubeadm-go/kubeadm/internal/etcdsnapshot"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -72,11 +73,13 @@ func newEtcdCmd(streams Streams, env etcdEnv) *cobra.Command {
 		Long: `Work with the etcd member that kubeadm runs as a static Pod on this
 control-plane node. These commands are not part of upstream kubeadm.`,
 		Args: cobra.NoArgs,
+		RunE: workflow.RequireSubcommand,
 	}
 	snapshot := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Save the etcd data of the cluster to a file, or restore it from one",
 		Args:  cobra.NoArgs,
+		RunE:  workflow.RequireSubcommand,
 	}
 	snapshot.AddCommand(newEtcdSnapshotSaveCmd(streams, env), newEtcdSnapshotRestoreCmd(streams, env))
 	cmd.AddCommand(snapshot)

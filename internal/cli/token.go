@@ -18,6 +18,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/version"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -64,13 +65,7 @@ the controller manager signs the public cluster-info ConfigMap with it, so a
 joining node can check it talks to the right cluster. See
 https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/`,
 		Args: cobra.NoArgs,
-		// Without a sub-command: the help, and a failure, as upstream.
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmd.Help(); err != nil {
-				return err
-			}
-			return errors.New("subcommand is required")
-		},
+		RunE: workflow.RequireSubcommand,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&o.kubeconfig, "kubeconfig", defaultAdminKubeconfig, "Kubeconfig file used to reach the cluster. When not given, the first file of $KUBECONFIG that exists is used, else $HOME/.kube/config if it exists, else this default.")

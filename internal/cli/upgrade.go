@@ -61,7 +61,7 @@ func newUpgradeCmd(streams Streams) *cobra.Command {
 cluster's configuration and addons), "node" upgrades every other node, and
 "diff" shows how the static Pod manifests would change.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		RunE: workflow.RequireSubcommand,
 	}
 	cmd.AddCommand(newUpgradePlanCmd(streams), newUpgradeApplyCmd(streams), newUpgradeNodeCmd(streams), newUpgradeDiffCmd(streams))
 	return cmd

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,7 +46,7 @@ func (r *Runner[T]) BindToCommand(cmd *cobra.Command) {
 			"Pick the phase with the sub-commands below; phases that contain other phases\n"+
 			"list theirs in their own help.", cmd.Name()),
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		RunE: RequireSubcommand,
 	}
 	for _, n := range roots {
 		phaseCmd.AddCommand(r.newPhaseCommand(cmd, n))
@@ -80,7 +81,7 @@ func (r *Runner[T]) newPhaseCommand(bound *cobra.Command, n *node[T]) *cobra.Com
 		if p.ArgsValidator != nil {
 			c.Args = p.ArgsValidator
 		}
-		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		c.RunE = RequireSubcommand
 	} else {
 		c.Args = bound.Args
 		if p.ArgsValidator != nil {
@@ -177,4 +178,15 @@ func phaseList[T any](name string, roots []*node[T]) string {
 	}
 	b.WriteString("```")
 	return b.String()
+}
+
+// RequireSubcommand is the RunE of a command that only groups others, run
+// without one: it prints the command's help and fails, as upstream
+// kubeadm's group commands do, so a script missing its sub-command notices.
+// With NoArgs, an unknown sub-command fails as such before it is called.
+func RequireSubcommand(cmd *cobra.Command, _ []string) error {
+	if err := cmd.Help(); err != nil {
+		return err
+	}
+	return errors.New("subcommand is required")
 }

@@ -351,8 +351,10 @@ func TestDataNotBuiltForHelp(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			f := newFixture(t)
-			if err := f.execute(context.Background(), args...); err != nil {
-				t.Fatal(err)
+			err := f.execute(context.Background(), args...)
+			// A group without a sub-command prints its help and fails.
+			if group := args[len(args)-1] == "phase" || args[len(args)-1] == "certs"; group != (err != nil) {
+				t.Fatalf("error %v for a group command: %v", err, group)
 			}
 			if f.builds != 0 || len(f.events) != 0 {
 				t.Errorf("built data %d times and ran %v; want neither", f.builds, f.events)
@@ -504,7 +506,7 @@ func TestPhaseCommands(t *testing.T) {
 		{name: "group without all", args: []string{"etcd", "all"}, wantErr: `unknown command "all" for "kubeadm init phase etcd"`},
 		{name: "group rejects unknown sub-phase", args: []string{"certs", "bogus"}, wantErr: `unknown command "bogus" for "kubeadm init phase certs"`},
 		{name: "unknown phase", args: []string{"bogus"}, wantErr: `unknown command "bogus" for "kubeadm init phase"`},
-		{name: "group alone prints help", args: []string{"certs"}, want: nil},
+		{name: "group alone prints help and fails", args: []string{"certs"}, wantErr: "subcommand is required"},
 		{name: "all honors RunIf of the children", setup: func(f *fixture) { f.noProxy = true }, args: []string{"addon", "all"}, want: []string{"addon/coredns"}},
 		{name: "all honors RunIf of the group", setup: func(f *fixture) { f.noAddons = true }, args: []string{"addon", "all"}, want: nil},
 		{
@@ -554,8 +556,8 @@ func TestPhaseCommands(t *testing.T) {
 
 func TestGroupCommandPrintsHelp(t *testing.T) {
 	f := newFixture(t)
-	if err := f.execute(context.Background(), "init", "phase", "certs"); err != nil {
-		t.Fatal(err)
+	if err := f.execute(context.Background(), "init", "phase", "certs"); err == nil || err.Error() != "subcommand is required" {
+		t.Fatalf("error %v, want the sub-command required, as upstream's", err)
 	}
 	out := f.out.String()
 	for _, want := range []string{"Usage:", "kubeadm init phase certs [command]", "Available Commands:", "all", "apiserver", "Create the CA"} {

@@ -3,6 +3,7 @@
 package compat
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
@@ -131,6 +132,22 @@ func TestCommandLine(t *testing.T) {
 	for _, path := range sortedKeys(ours) {
 		if _, ok := up[path]; !ok {
 			extras = append(extras, "kubeadm "+path)
+		}
+	}
+	// A group run without its sub-command, or with an unknown one, fails
+	// as upstream's does. Commands that run a workflow of their own (those
+	// with a "phase" sub-command: init, join, reset, upgrade apply and
+	// node) are not groups, and are not run here.
+	for _, path := range sortedKeys(up) {
+		if path == "" || len(up[path].commands) == 0 || slices.Contains(up[path].commands, "phase") {
+			continue
+		}
+		for _, extra := range []string{"", "nosuch"} {
+			args := strings.Fields(path + " " + extra)
+			o, u := pair(t, args...)
+			if o.code != u.code {
+				problems = append(problems, fmt.Sprintf("kubeadm %s: exit code %d, upstream's %d", strings.Join(args, " "), o.code, u.code))
+			}
 		}
 	}
 	t.Logf("%d commands compared; only ours: %s", len(up), strings.Join(extras, ", "))
