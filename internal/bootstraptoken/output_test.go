@@ -65,8 +65,8 @@ func TestPrintTemplates(t *testing.T) {
 		{format: `go-template={{.token}} {{.description}}|`, missingOK: true, want: "goldaa.0123456789abcdef first one|goldbb.abcdefghijklmnop <no value>|goldcc.0123456789abcdef <no value>|golddd.0123456789abcdef a very long description that goes on and on and on beyond fifty six characters|goldee.0123456789abcdef <no value>|"},
 		{format: `go-template={{.description}}`, missingOK: false, wantErr: "map has no entry"},
 		{format: `jsonpath={.nothing}`, missingOK: false, wantErr: "nothing is not found"},
-		{format: "wide", wantErr: `the output format "wide" is not supported`},
-		{format: "go-template={{", wantErr: "parsing the go-template"},
+		{format: "wide", wantErr: `unknown output format "wide"`},
+		{format: "go-template={{", wantErr: "parsing the template"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

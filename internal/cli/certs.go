@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,13 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
@@ -212,10 +211,11 @@ func (c certsConfig) certDir(flag string) string {
 // ---- certs check-expiration ----
 
 type checkExpirationOptions struct {
-	configPath string
-	certDir    string
-	kubeconfig string
-	output     string
+	configPath       string
+	certDir          string
+	kubeconfig       string
+	output           string
+	allowMissingKeys *bool
 }
 
 func newCheckExpirationCmd(streams Streams, env certsEnv) *cobra.Command {
@@ -237,19 +237,18 @@ is marked as externally managed.`,
 	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
 	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
 	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
-	f.StringVarP(&o.output, "output", "o", "text", "Output format: text, json or yaml.")
-	addPrinterCompatFlags(f)
+	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|"+output.Formats+".")
+	o.allowMissingKeys = addPrinterFlags(f)
 	return cmd
 }
 
 func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env certsEnv) error {
-	switch o.output {
-	case "", "text", "json", "yaml":
-	default:
-		return exitcode.ValidationError(fmt.Errorf("unknown output format %q; use text, json or yaml", o.output))
+	printer, err := newPrinter(o.output, *o.allowMissingKeys)
+	if err != nil {
+		return exitcode.ValidationError(err)
 	}
 	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "check-expiration"}
-	if o.output == "json" || o.output == "yaml" {
+	if printer != nil {
 		src.out = io.Discard // the document alone
 	}
 	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
@@ -261,8 +260,8 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 		return err
 	}
 	now := env.now()
-	if o.output == "json" || o.output == "yaml" {
-		return printExpirationDoc(streams.Out, o.output, certs, cas, now)
+	if printer != nil {
+		return printer.Print(streams.Out, expirationDocument(certs, cas, now))
 	}
 	return printExpirationTables(streams.Out, certs, cas, now)
 }
@@ -323,7 +322,8 @@ type expirationEntry struct {
 	Missing           bool   `json:"missing"`
 }
 
-func printExpirationDoc(out io.Writer, format string, certs, cas []pki.ExpirationInfo, now time.Time) error {
+// expirationDocument is check-expiration's machine-readable output.
+func expirationDocument(certs, cas []pki.ExpirationInfo, now time.Time) expirationInfo {
 	entries := func(list []pki.ExpirationInfo) []expirationEntry {
 		es := make([]expirationEntry, 0, len(list))
 		for _, c := range list {
@@ -338,25 +338,12 @@ func printExpirationDoc(out io.Writer, format string, certs, cas []pki.Expiratio
 		}
 		return es
 	}
-	doc := expirationInfo{
+	return expirationInfo{
 		Kind:                   "CertificateExpirationInfo",
-		APIVersion:             "output.kubeadm.k8s.io/v1alpha3",
+		APIVersion:             output.APIVersion,
 		Certificates:           entries(certs),
 		CertificateAuthorities: entries(cas),
 	}
-	var b []byte
-	var err error
-	if format == "json" {
-		b, err = json.MarshalIndent(doc, "", "    ")
-		b = append(b, '\n')
-	} else {
-		b, err = yaml.Marshal(doc)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = out.Write(b)
-	return err
 }
 
 // ---- certs generate-csr ----

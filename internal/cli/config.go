@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
@@ -17,6 +15,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
+	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -416,6 +415,7 @@ type imagesListOptions struct {
 	imageRepository   string
 	featureGates      string
 	output            string
+	allowMissingKeys  *bool
 }
 
 func newConfigImagesListCmd(streams Streams) *cobra.Command {
@@ -438,7 +438,7 @@ the flags that set them are ignored.`,
 			if err != nil {
 				return err
 			}
-			return printImages(cmd, o.output, list)
+			return printImages(cmd, o.output, *o.allowMissingKeys, list)
 		},
 	}
 	f := cmd.Flags()
@@ -446,8 +446,8 @@ the flags that set them are ignored.`,
 	f.StringVar(&o.kubernetesVersion, "kubernetes-version", "stable-1", "Kubernetes version (or release label) of the control plane.")
 	f.StringVar(&o.imageRepository, "image-repository", v1beta4.DefaultImageRepository, "Registry to pull the control-plane images from.")
 	f.StringVar(&o.featureGates, "feature-gates", "", "Comma-separated key=value pairs of kubeadm feature gates.")
-	f.StringVarP(&o.output, "output", "o", "text", "Output format: text, json or yaml.")
-	addPrinterCompatFlags(f)
+	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|"+output.Formats+".")
+	o.allowMissingKeys = addPrinterFlags(f)
 	return cmd
 }
 
@@ -520,31 +520,19 @@ type imageList struct {
 	Images     []string `json:"images"`
 }
 
-func printImages(cmd *cobra.Command, output string, list []string) error {
+func printImages(cmd *cobra.Command, format string, allowMissingKeys bool, list []string) error {
 	out := cmd.OutOrStdout()
-	doc := imageList{Kind: "Images", APIVersion: "output.kubeadm.k8s.io/v1alpha3", Images: list}
-	switch output {
-	case "", "text":
-		for _, img := range list {
-			if _, err := fmt.Fprintln(out, img); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "json":
-		b, err := json.MarshalIndent(doc, "", "    ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(out, string(b))
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(doc)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(b)
-		return err
+	printer, err := newPrinter(format, allowMissingKeys)
+	if err != nil {
+		return exitcode.ValidationError(err)
 	}
-	return exitcode.ValidationError(fmt.Errorf("unknown output format %q; use text, json or yaml", output))
+	if printer != nil {
+		return printer.Print(out, imageList{Kind: "Images", APIVersion: output.APIVersion, Images: list})
+	}
+	for _, img := range list {
+		if _, err := fmt.Fprintln(out, img); err != nil {
+			return err
+		}
+	}
+	return nil
 }

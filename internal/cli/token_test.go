@@ -51,7 +51,7 @@ func TestTokenCommandErrors(t *testing.T) {
 		{"bad usage", []string{"token", "create", "--usages", "foo"}, "invalid bootstrap token usage string: foo"},
 		{"bad group", []string{"token", "create", "--groups", "bad"}, `bootstrap group "bad" is invalid`},
 		{"missing kubeconfig", []string{"token", "list", "--kubeconfig", filepath.Join(t.TempDir(), "absent.conf")}, "absent.conf"},
-		{"unknown output format", []string{"token", "list", "-o", "xml"}, `the output format "xml" is not supported`},
+		{"unknown output format", []string{"token", "list", "-o", "xml"}, `unknown output format "xml"; use text or one of json|yaml`},
 		{"delete without tokens", []string{"token", "delete"}, "missing argument"},
 		{"delete a malformed token", []string{"token", "delete", "abcdef.0123456789abcdeX"}, `"abcdef.<redacted>" is neither`},
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/phases/upgradephases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -49,6 +50,7 @@ type upgradeOptions struct {
 	printConfig           bool
 	ignorePreflightErrors []string
 	output                string
+	allowMissingKeys      *bool
 	contextLines          int
 }
 
@@ -104,8 +106,8 @@ version (no release lookup on the internet is needed).`,
 	f.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Include etcd in the plan.")
 	f.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
 	f.BoolVar(&o.printConfig, "print-config", false, "Print the configuration the upgrade would use.")
-	f.StringVarP(&o.output, "output", "o", "text", "Output format: text, json or yaml.")
-	addPrinterCompatFlags(f)
+	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|"+output.Formats+".")
+	o.allowMissingKeys = addPrinterFlags(f)
 	return cmd
 }
 
@@ -410,14 +412,13 @@ func versionPolicy(s *upgrade.ClusterState, target string, o *upgradeOptions) (*
 }
 
 func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
-	switch o.output {
-	case "text", "json", "yaml":
-	default:
-		return fmt.Errorf("unknown output format %q: use text, json or yaml", o.output)
+	printer, err := newPrinter(o.output, *o.allowMissingKeys)
+	if err != nil {
+		return err
 	}
 	// Progress goes to standard error when standard output carries a document.
 	progress := streams.Out
-	if o.output != "text" {
+	if printer != nil {
 		progress = streams.Err
 	}
 	env := hostEnvironment(streams.Err)
@@ -478,11 +479,11 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 		}
 	}
 	plan := upgrade.BuildPlan(s, cfg, p.Target, version.Get().GitVersion)
-	if o.output == "text" {
+	if printer == nil {
 		fmt.Fprintln(streams.Out)
 		return plan.PrintText(streams.Out)
 	}
-	return plan.PrintDocument(streams.Out, o.output)
+	return printer.Print(streams.Out, plan)
 }
 
 func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
@@ -564,10 +565,21 @@ func printUpgradeConfig(out io.Writer, cfg *kubeadm.InitConfiguration) error {
 	return nil
 }
 
-// addPrinterCompatFlags accepts the printer flags upstream's commands with
-// -o have, so that scripts passing them keep working; only text, json and
-// yaml output exist here, which they do not affect.
-func addPrinterCompatFlags(f *pflag.FlagSet) {
-	f.Bool("allow-missing-template-keys", true, "Ignore missing keys in templates (kept for compatibility; no template output exists).")
-	f.Bool("show-managed-fields", false, "Keep managedFields in JSON and YAML output (kept for compatibility).")
+// addPrinterFlags adds the printer flags upstream's commands with -o have
+// and returns where --allow-missing-template-keys is kept.
+// --show-managed-fields is accepted for scripts: kubeadm's output documents
+// have no managed fields.
+func addPrinterFlags(f *pflag.FlagSet) *bool {
+	allow := f.Bool("allow-missing-template-keys", true, "Let templates and JSONPath expressions name keys the output lacks (template and jsonpath formats).")
+	f.Bool("show-managed-fields", false, "Keep managedFields in JSON and YAML output (the output has none; accepted for compatibility).")
+	return allow
+}
+
+// newPrinter returns the printer of a machine-readable -o format, or nil
+// for text (or "").
+func newPrinter(format string, allowMissingKeys bool) (*output.Printer, error) {
+	if format == "" || format == "text" {
+		return nil, nil
+	}
+	return output.New(format, allowMissingKeys)
 }

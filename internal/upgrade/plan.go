@@ -2,7 +2,6 @@ package upgrade
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
@@ -300,24 +298,4 @@ func table(w io.Writer, rows []ComponentUpgrade) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.NodeName, r.CurrentVersion, r.NewVersion)
 	}
 	return tw.Flush()
-}
-
-// PrintDocument writes the plan as JSON (indented by four spaces) or YAML.
-func (p *Plan) PrintDocument(w io.Writer, format string) error {
-	var b []byte
-	var err error
-	switch format {
-	case "json":
-		b, err = json.MarshalIndent(p, "", "    ")
-		b = append(b, '\n')
-	case "yaml":
-		b, err = yaml.Marshal(p)
-	default:
-		return fmt.Errorf("unknown output format %q", format)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
 }

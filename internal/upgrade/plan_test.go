@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
+	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
@@ -218,15 +219,22 @@ func TestPlanPatchUpgradeGolden(t *testing.T) {
 	}
 	diffLines(t, "text", text.String(), patchPlanText)
 	for _, f := range []struct{ format, want string }{{"json", patchPlanJSON}, {"yaml", patchPlanYAML}} {
-		var out bytes.Buffer
-		if err := plan.PrintDocument(&out, f.format); err != nil {
-			t.Fatalf("%s: %v", f.format, err)
-		}
-		diffLines(t, f.format, out.String(), f.want)
+		diffLines(t, f.format, printPlan(t, plan, f.format), f.want)
 	}
-	if err := plan.PrintDocument(&bytes.Buffer{}, "toml"); err == nil || !strings.Contains(err.Error(), "toml") {
-		t.Errorf("PrintDocument(toml) = %v, want an error naming the format", err)
+}
+
+// printPlan prints plan as the -o format does.
+func printPlan(t *testing.T, plan *upgrade.Plan, format string) string {
+	t.Helper()
+	p, err := output.New(format, true)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var out bytes.Buffer
+	if err := p.Print(&out, plan); err != nil {
+		t.Fatalf("%s: %v", format, err)
+	}
+	return out.String()
 }
 
 func TestPlanUpToDate(t *testing.T) {
@@ -246,10 +254,7 @@ func TestPlanUpToDate(t *testing.T) {
 	}
 	diffLines(t, "text", text.String(), "The cluster already runs the target versions: there is nothing to upgrade.\n"+configTableText)
 
-	var doc bytes.Buffer
-	if err := plan.PrintDocument(&doc, "json"); err != nil {
-		t.Fatal(err)
-	}
+	doc := bytes.NewBufferString(printPlan(t, plan, "json"))
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(doc.Bytes(), &fields); err != nil {
 		t.Fatalf("decoding %s: %v", doc.String(), err)
