@@ -1,7 +1,8 @@
 package staticpod
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 )
@@ -23,7 +24,7 @@ func (a args) command(binary string) []string {
 	}
 	cmd := make([]string, 0, 1+len(a.defaults)+len(a.extra))
 	cmd = append(cmd, binary)
-	for _, name := range sortedKeys(a.defaults) {
+	for _, name := range slices.Sorted(maps.Keys(a.defaults)) {
 		if !overridden[name] {
 			cmd = append(cmd, "--"+name+"="+a.defaults[name])
 		}
@@ -55,13 +56,4 @@ func (a args) extraValues(name string) []string {
 		}
 	}
 	return vs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

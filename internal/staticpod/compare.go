@@ -3,7 +3,9 @@ package staticpod
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -43,7 +45,7 @@ func compareValues(path string, w, g any, diffs *[]string) {
 		for k := range gv {
 			keys[k] = true
 		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			p := path + "." + k
 			wx, inW := wv[k]
 			gx, inG := gv[k]
@@ -98,7 +100,7 @@ func compareCommand(path string, w, g any, diffs *[]string) {
 		count[f]--
 	}
 	same := true
-	for _, f := range sortedKeys(count) {
+	for _, f := range slices.Sorted(maps.Keys(count)) {
 		switch n := count[f]; {
 		case n > 0:
 			same = false

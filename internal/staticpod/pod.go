@@ -2,8 +2,10 @@ package staticpod
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -227,7 +229,7 @@ func containerEnv(environ []string, withProxy bool, extra []kubeadm.EnvVar) []co
 		return nil
 	}
 	out := make([]corev1.EnvVar, 0, len(byName))
-	for _, name := range sortedKeys(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		out = append(out, byName[name])
 	}
 	return out

@@ -2,7 +2,9 @@ package staticpod
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -75,7 +77,7 @@ func (s volumeSet) addExtra(extra []kubeadm.HostPathMount) {
 
 // sorted returns the volumes and their mounts, both sorted by name.
 func (s volumeSet) sorted() ([]corev1.Volume, []corev1.VolumeMount) {
-	names := sortedKeys(s)
+	names := slices.Sorted(maps.Keys(s))
 	vols := make([]corev1.Volume, 0, len(names))
 	mounts := make([]corev1.VolumeMount, 0, len(names))
 	for _, n := range names {
@@ -118,7 +120,7 @@ func (s volumeSet) addExternalEtcdCerts(certificatesDir string, ext *kubeadm.Ext
 		dirs[dir] = true
 	}
 	var kept []string
-	for _, d := range sortedKeys(dirs) {
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		others := make([]string, 0, len(dirs))
 		for o := range dirs {
 			if o != d {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -162,7 +164,7 @@ func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilv
 	}
 	var comps []ComponentUpgrade
 	perNode := func(name string, current map[string]string, next string) {
-		for _, node := range sortedKeys(current) {
+		for _, node := range slices.Sorted(maps.Keys(current)) {
 			comps = append(comps, ComponentUpgrade{Name: name, CurrentVersion: current[node], NewVersion: next, NodeName: node})
 		}
 	}
@@ -219,15 +221,6 @@ func anyNotAt(versions map[string]string, v string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // PrintText writes the plan as upstream kubeadm's tables.

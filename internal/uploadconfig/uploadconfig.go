@@ -6,7 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -100,22 +101,13 @@ func KubeletConfig(cfg *kubeadm.ClusterConfiguration) (*corev1.ConfigMap, error)
 // document, as upstream kubeadm computes it.
 func Checksum(cm *corev1.ConfigMap) string {
 	h := sha256.New()
-	for _, k := range sortedKeys(cm.Data) {
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		h.Write([]byte(cm.Data[k]))
 	}
-	for _, k := range sortedKeys(cm.BinaryData) {
+	for _, k := range slices.Sorted(maps.Keys(cm.BinaryData)) {
 		h.Write(cm.BinaryData[k])
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // KubeadmConfigRBAC returns the Role that may read KubeadmConfigMap and the

@@ -4,9 +4,9 @@ package compat
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -106,14 +106,14 @@ func TestCommandLine(t *testing.T) {
 		t.Fatalf("only %d upstream commands found: is the help parsed right?", len(up))
 	}
 	var problems, extras []string
-	for _, path := range sortedKeys(up) {
+	for _, path := range slices.Sorted(maps.Keys(up)) {
 		name := "kubeadm " + path
 		o, ok := ours[path]
 		if !ok {
 			problems = append(problems, name+": no such command")
 			continue
 		}
-		for _, flag := range sortedKeys(up[path].flags) {
+		for _, flag := range slices.Sorted(maps.Keys(up[path].flags)) {
 			want := up[path].flags[flag]
 			got, ok := o.flags[flag]
 			switch {
@@ -123,13 +123,13 @@ func TestCommandLine(t *testing.T) {
 				problems = append(problems, name+": --"+flag+" is "+describe(got)+", upstream's "+describe(want))
 			}
 		}
-		for _, flag := range sortedKeys(o.flags) {
+		for _, flag := range slices.Sorted(maps.Keys(o.flags)) {
 			if _, ok := up[path].flags[flag]; !ok {
 				extras = append(extras, name+" --"+flag)
 			}
 		}
 	}
-	for _, path := range sortedKeys(ours) {
+	for _, path := range slices.Sorted(maps.Keys(ours)) {
 		if _, ok := up[path]; !ok {
 			extras = append(extras, "kubeadm "+path)
 		}
@@ -138,7 +138,7 @@ func TestCommandLine(t *testing.T) {
 	// as upstream's does. Commands that run a workflow of their own (those
 	// with a "phase" sub-command: init, join, reset, upgrade apply and
 	// node) are not groups, and are not run here.
-	for _, path := range sortedKeys(up) {
+	for _, path := range slices.Sorted(maps.Keys(up)) {
 		if path == "" || len(up[path].commands) == 0 || slices.Contains(up[path].commands, "phase") {
 			continue
 		}
@@ -165,13 +165,4 @@ func describe(f flagInfo) string {
 		s += " (default " + f.def + ")"
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

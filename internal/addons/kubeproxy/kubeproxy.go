@@ -7,7 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -158,22 +159,13 @@ func manifest(o any) ([]byte, error) {
 // key order.
 func DataHash(cm *corev1.ConfigMap) string {
 	h := sha256.New()
-	for _, k := range sortedKeys(cm.Data) {
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		h.Write([]byte(cm.Data[k]))
 	}
-	for _, k := range sortedKeys(cm.BinaryData) {
+	for _, k := range slices.Sorted(maps.Keys(cm.BinaryData)) {
 		h.Write(cm.BinaryData[k])
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {
