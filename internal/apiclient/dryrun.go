@@ -204,8 +204,11 @@ func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
 		if err != nil {
 			return 0, nil, apierrors.NewBadRequest(err.Error())
 		}
+		// As upstream's dry run, the object the patch leaves (upstream's
+		// shows the object before it).
+		fmt.Fprintf(t.out, "[dryrun] Resource name %q, namespace %q\n", r.name, r.namespace)
 		t.store[key] = obj
-		return http.StatusOK, withKind(obj.DeepCopyObject()), nil
+		return http.StatusOK, t.shown(obj), nil
 	case "delete":
 		fmt.Fprintf(t.out, "[dryrun] Resource name %q, namespace %q\n", r.name, r.namespace)
 		stub := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace}}

@@ -44,6 +44,11 @@ func TestDryRunClientStore(t *testing.T) {
 	if err != nil || len(got.Labels) != 4 {
 		t.Errorf("Node after the patches: %v, %v", got, err)
 	}
+	// Each patch is shown with the object it leaves.
+	if printed := out.String(); !strings.Contains(printed, "[dryrun] Would perform action PATCH on resource \"nodes\" in API group \"core/v1\"\n[dryrun] Resource name \"n1\", namespace \"\"\n[dryrun] Attached object:\n") ||
+		!strings.Contains(printed, "    d: \"4\"\n") {
+		t.Errorf("the patches are not shown:\n%s", printed)
+	}
 	if _, err := c.CoreV1().Nodes().Patch(ctx, "n2", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("patch of a missing Node: %v, want NotFound", err)
 	}

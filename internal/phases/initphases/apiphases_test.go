@@ -232,9 +232,12 @@ func TestMarkControlPlaneDryRun(t *testing.T) {
 	want := "[dryrun] Would perform action GET on resource \"nodes\" in API group \"core/v1\"\n" +
 		"[dryrun] Resource name \"node1\", namespace \"\"\n" +
 		"[dryrun] Real object does not exist. Attempting to GET from followup reactors or from the fake client tracker\n" +
-		"[dryrun] Would perform action PATCH on resource \"nodes\" in API group \"core/v1\"\n"
-	if !strings.HasSuffix(out.String(), want) {
-		t.Errorf("output:\n%s\nwant it to end with:\n%s", out, want)
+		"[dryrun] Would perform action PATCH on resource \"nodes\" in API group \"core/v1\"\n" +
+		"[dryrun] Resource name \"node1\", namespace \"\"\n" +
+		"[dryrun] Attached object:\n"
+	got := out.String()
+	if !strings.Contains(got, want) || !strings.Contains(got, "    node-role.kubernetes.io/control-plane: \"\"\n") || !strings.Contains(got, "  - effect: NoSchedule\n") {
+		t.Errorf("output:\n%s\nwant it to show the patch and the patched Node:\n%s", got, want)
 	}
 }
 
