@@ -80,11 +80,13 @@ pod manifests of etcd and the control plane, and the kubelet's configuration.`,
   kubeadm init phase certs all --config kubeadm.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := runner.Run(cmd.Context(), args); err != nil {
-				return err
-			}
 			data, err := runner.Data(args)
 			if err != nil {
+				return err
+			}
+			// As upstream's init (not its phase commands) does.
+			fmt.Fprintf(streams.Out, "[init] Using Kubernetes version: %s\n", data.Cfg.KubernetesVersion)
+			if err := runner.Run(cmd.Context(), args); err != nil {
 				return err
 			}
 			return initphases.PrintDryRun(data)
