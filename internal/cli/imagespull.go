@@ -173,9 +173,9 @@ type pullError struct {
 func (e *pullError) Error() string {
 	var b strings.Builder
 	if len(e.errs) == 1 {
-		fmt.Fprintf(&b, "1 of %d images is not in the container runtime at %s:", e.total, e.socket)
+		fmt.Fprintf(&b, "1 of %d images could not be pulled by the container runtime at %s:", e.total, e.socket)
 	} else {
-		fmt.Fprintf(&b, "%d of %d images are not in the container runtime at %s:", len(e.errs), e.total, e.socket)
+		fmt.Fprintf(&b, "%d of %d images could not be pulled by the container runtime at %s:", len(e.errs), e.total, e.socket)
 	}
 	for _, err := range e.errs {
 		b.WriteString("\n\t")

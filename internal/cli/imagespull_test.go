@@ -125,7 +125,7 @@ func TestConfigImagesPullPolicies(t *testing.T) {
 		{
 			name: "Never with missing images fails and names them", policy: "Never", present: present,
 			wantOut: pullLines("Already present: ", present),
-			wantErr: append([]string{fmt.Sprintf("%d of %d images are not in the container runtime at unix://", len(missing), len(all))}, missing...),
+			wantErr: append([]string{fmt.Sprintf("%d of %d images could not be pulled by the container runtime at unix://", len(missing), len(all))}, missing...),
 		},
 	}
 	for _, tt := range tests {
@@ -186,7 +186,7 @@ func TestConfigImagesPullFailure(t *testing.T) {
 				t.Fatalf("code %d, want 1; stderr:\n%s", code, errOut)
 			}
 			for _, w := range []string{
-				fmt.Sprintf("error: 1 of %d images is not in the container runtime at %s:", len(all), endpoint),
+				fmt.Sprintf("error: 1 of %d images could not be pulled by the container runtime at %s:", len(all), endpoint),
 				"failed to pull image " + broken + ": rpc error: code = NotFound desc = manifest unknown",
 			} {
 				if !strings.Contains(errOut, w) {
