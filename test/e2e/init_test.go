@@ -47,6 +47,39 @@ func TestInitSingleNode(t *testing.T) {
 		}
 	})
 
+	t.Run("a run failing before kubelet-start leaves the kubelet stopped", func(t *testing.T) {
+		// A patch that cannot apply fails the control-plane phase after
+		// ours has started the kubelet ahead; upstream's order would not
+		// have started it nor written its files, and ours undoes both.
+		patches := t.TempDir()
+		if err := os.WriteFile(filepath.Join(patches, "kube-apiserver+json.json"), []byte(`[{"op":"remove","path":"/spec/nosuchfield"}]`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bad := filepath.Join(n.Dir, "bad-patch.yaml")
+		doc := strings.Replace(testbed.InitConfig(n, testbed.KubernetesVersion, ""), "nodeRegistration:", "patches:\n  directory: "+patches+"\nnodeRegistration:", 1)
+		if err := os.WriteFile(bad, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := run(t, n, "kubeadm", "init", "--config", bad, ignore)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "error execution phase control-plane/apiserver") ||
+			!strings.Contains(r.Stdout, "[kubelet-start] The run failed before this phase: stopping the kubelet") {
+			t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if st := run(t, n, "systemctl", "is-active", "kubelet"); strings.TrimSpace(st.Stdout) != "inactive" {
+			t.Errorf("the kubelet is %q after the failed run", st.Stdout)
+		}
+		for _, f := range []string{"config.yaml", "kubeadm-flags.env"} {
+			if _, err := os.Stat(n.HostPath("/var/lib/kubelet/" + f)); !os.IsNotExist(err) {
+				t.Errorf("/var/lib/kubelet/%s is left behind: %v", f, err)
+			}
+		}
+		// What the failed run did write (certificates, kubeconfig files,
+		// the etcd manifest) needs a reset, as after upstream's.
+		if r := run(t, n, "kubeadm", "reset", "--force"); r.Code != 0 {
+			t.Fatalf("reset: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+
 	started := time.Now()
 	r := run(t, n, "kubeadm", "init", "--config", cfg, ignore)
 	if r.Code != 0 {

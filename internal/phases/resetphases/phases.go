@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -135,9 +137,16 @@ func removeMember(ctx context.Context, d *Data, local *localEtcd) error {
 	if len(urls) == 0 {
 		return errors.New("no etcd client URL is known")
 	}
+	urls = dedupe(urls)
+	// Nothing listening (a node whose etcd never started, say after an
+	// init that failed early) is told at once instead of by the client's
+	// retries running out.
+	if !anyListens(ctx, urls, 2*time.Second) {
+		return fmt.Errorf("no etcd member answers at %s", strings.Join(urls, ", "))
+	}
 	caFile, certFile, keyFile := etcdcluster.DefaultCertFiles(d.CertDir)
 	c, err := etcdcluster.New(etcdcluster.Config{
-		Endpoints: dedupe(urls), CAFile: caFile, CertFile: certFile, KeyFile: keyFile,
+		Endpoints: urls, CAFile: caFile, CertFile: certFile, KeyFile: keyFile,
 		DialTimeout: 5 * time.Second, CallTimeout: 10 * time.Second, RetryTimeout: 30 * time.Second,
 	})
 	if err != nil {
@@ -157,6 +166,23 @@ func removeMember(ctx context.Context, d *Data, local *localEtcd) error {
 		fmt.Fprintf(d.Out, "[reset] The etcd member %q is not in the cluster any more\n", local.name)
 	}
 	return nil
+}
+
+// anyListens reports whether a TCP connection to the host of one of the
+// URLs succeeds within timeout.
+func anyListens(ctx context.Context, urls []string, timeout time.Duration) bool {
+	d := net.Dialer{Timeout: timeout}
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		if conn, err := d.DialContext(ctx, "tcp", u.Host); err == nil {
+			conn.Close()
+			return true
+		}
+	}
+	return false
 }
 
 func dedupe(list []string) []string {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 	criv1 "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -242,3 +244,31 @@ func TestUnescapeMountPath(t *testing.T) {
 type rootHost struct{ preflight.Host }
 
 func (rootHost) EffectiveUID() int { return 0 }
+
+// TestAnyListens: a listening port answers, a closed one does not, and a
+// URL without a host is passed over.
+func TestAnyListens(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := "https://" + ln.Addr().String()
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "https://" + ln2.Addr().String()
+	ln2.Close()
+	defer ln.Close()
+	ctx := context.Background()
+	if !anyListens(ctx, []string{"no host", closed, open}, time.Second) {
+		t.Error("a listening endpoint was not found")
+	}
+	start := time.Now()
+	if anyListens(ctx, []string{closed}, time.Second) {
+		t.Error("a closed port answered")
+	}
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Logf("a refused connection took %v", took) // a refusal is immediate; only report
+	}
+}
