@@ -16,6 +16,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/discovery"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/phases/joinphases"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -84,6 +85,16 @@ cluster's etcd.`,
 			d, err := runner.Data(args)
 			if err != nil {
 				return err
+			}
+			if d.DryRun {
+				// What the join would write, as init's dry run shows it.
+				v, err := d.InitView(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if err := initphases.PrintDryRun(v); err != nil {
+					return err
+				}
 			}
 			printJoined(streams.Out, d)
 			return nil

@@ -234,6 +234,19 @@ func TestJoin(t *testing.T) {
 				t.Errorf("the dry run did not write %s: %v", f, err)
 			}
 		}
+		// It shows what it would write, under the real paths, and keeps
+		// the bootstrap kubeconfig (it holds the token) to itself.
+		for _, want := range []string{
+			"[dryrun] Would write file \"/var/lib/kubelet/config.yaml\" with content:\n",
+			"[dryrun] Would write file \"/etc/kubernetes/bootstrap-kubelet.conf\" (not shown: it holds key material)\n",
+		} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("the dry run did not print %q:\n%s", want, r.Stdout)
+			}
+		}
+		if secret := strings.SplitN(jc.token, ".", 2); len(secret) == 2 && strings.Contains(r.Stdout+r.Stderr, secret[1]) {
+			t.Error("the dry run printed the token's secret")
+		}
 		os.RemoveAll(m[1])
 	})
 
