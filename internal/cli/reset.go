@@ -40,7 +40,7 @@ func newResetCmd(streams Streams) *cobra.Command {
 	runner := &workflow.Runner[*resetphases.Data]{
 		Phases: resetphases.Phases(),
 		NewData: func(cmd *cobra.Command, args []string) (*resetphases.Data, error) {
-			return o.data(flags, streams)
+			return o.data(cmd.Context(), flags, streams)
 		},
 		SkipPhases: func(d *resetphases.Data) []string { return d.Cfg.SkipPhases },
 	}
@@ -81,9 +81,12 @@ any time; it only removes what is left.`,
 }
 
 // data builds the reset phases' shared data.
-func (o *resetOptions) data(flags *pflag.FlagSet, streams Streams) (*resetphases.Data, error) {
+func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams Streams) (*resetphases.Data, error) {
 	if err := checkMixedArguments(flags); err != nil {
 		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	env := hostEnvironment(streams.Err)
 	docs := &config.Documents{Source: "flags", Reset: &v1beta4.ResetConfiguration{}}
@@ -119,6 +122,16 @@ func (o *resetOptions) data(flags *pflag.FlagSet, streams Streams) (*resetphases
 	}
 	if err := validationError(docs.Source, validation.ValidateResetConfiguration(cfg)); err != nil {
 		return nil, err
+	}
+	// Without --cert-dir or certificatesDir in the file, the certificates
+	// are where the cluster's configuration says, as upstream's reset
+	// finds them: a cluster made with another certificatesDir keeps its
+	// certificates there.
+	if !flags.Changed("cert-dir") && (o.configPath == "" || docs.Reset.CertificatesDir == "") {
+		src := clusterSource{kubeconfig: o.kubeconfigPath, out: streams.Out, prefix: "reset"}
+		if cluster := src.read(ctx); cluster != nil && cluster.Cluster != nil && cluster.Cluster.CertificatesDir != "" {
+			cfg.CertificatesDir = cluster.Cluster.CertificatesDir
+		}
 	}
 	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &cfg.IgnorePreflightErrors)
 	if err != nil {
