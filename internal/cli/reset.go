@@ -32,6 +32,9 @@ type resetOptions struct {
 	force                 bool
 	ignorePreflightErrors []string
 	kubeconfigPath        string
+	// clusterClient reads the cluster's configuration (nil:
+	// apiclient.FromKubeconfig); tests hand in another.
+	clusterClient func(kubeconfig string) (kubernetes.Interface, error)
 }
 
 func newResetCmd(streams Streams) *cobra.Command {
@@ -123,12 +126,13 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 	if err := validationError(docs.Source, validation.ValidateResetConfiguration(cfg)); err != nil {
 		return nil, err
 	}
-	// Without --cert-dir or certificatesDir in the file, the certificates
-	// are where the cluster's configuration says, as upstream's reset
-	// finds them: a cluster made with another certificatesDir keeps its
-	// certificates there.
-	if !flags.Changed("cert-dir") && (o.configPath == "" || docs.Reset.CertificatesDir == "") {
-		src := clusterSource{kubeconfig: o.kubeconfigPath, out: streams.Out, prefix: "reset"}
+	// Without --cert-dir or a file (whose certificatesDir, defaulted, is
+	// used), the certificates are where the cluster's configuration says:
+	// a cluster made with another certificatesDir keeps them there.
+	// Upstream's reset reads that configuration too but then empties
+	// /etc/kubernetes/pki anyway, leaving such a cluster's keys behind.
+	if !flags.Changed("cert-dir") && o.configPath == "" {
+		src := clusterSource{kubeconfig: o.kubeconfigPath, client: o.clusterClient, out: streams.Out, prefix: "reset"}
 		if cluster := src.read(ctx); cluster != nil && cluster.Cluster != nil && cluster.Cluster.CertificatesDir != "" {
 			cfg.CertificatesDir = cluster.Cluster.CertificatesDir
 		}
