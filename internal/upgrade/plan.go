@@ -20,6 +20,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
+	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -155,7 +156,7 @@ type ComponentConfigState struct {
 func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilversion.Version, kubeadmVersion string) *Plan {
 	tv := "v" + strings.TrimPrefix(target.String(), "v")
 	p := &Plan{
-		Kind: "UpgradePlan", APIVersion: "output.kubeadm.k8s.io/v1alpha3",
+		Kind: "UpgradePlan", APIVersion: output.APIVersion,
 		ConfigVersions: []ComponentConfigState{
 			{Group: "kubeproxy.config.k8s.io", CurrentVersion: "v1alpha1", PreferredVersion: "v1alpha1"},
 			{Group: "kubelet.config.k8s.io", CurrentVersion: "v1beta1", PreferredVersion: "v1beta1"},
