@@ -28,7 +28,7 @@ var ErrUnknownFormat = errors.New("unknown output format")
 
 // Printer prints documents in one format.
 type Printer struct {
-	format string // json, yaml, kyaml, template or jsonpath
+	format string // json, yaml or kyaml; "" for a template or an expression
 	tmpl   *template.Template
 	path   *jsonpath.JSONPath
 	// printed counts the documents printed so far.
@@ -63,7 +63,7 @@ func New(format string, allowMissingKeys bool) (*Printer, error) {
 		if !allowMissingKeys {
 			t = t.Option("missingkey=error")
 		}
-		return &Printer{format: "template", tmpl: t}, nil
+		return &Printer{tmpl: t}, nil
 	case "jsonpath", "jsonpath-as-json", "jsonpath-file":
 		text, err := argument(name, arg, hasArg, name == "jsonpath-file")
 		if err != nil {
@@ -74,7 +74,7 @@ func New(format string, allowMissingKeys bool) (*Printer, error) {
 			return nil, fmt.Errorf("parsing the JSONPath expression %q: %w", text, err)
 		}
 		p.EnableJSONOutput(name == "jsonpath-as-json")
-		return &Printer{format: "jsonpath", path: p}, nil
+		return &Printer{path: p}, nil
 	}
 	// Every command that prints these documents also has its own "text".
 	return nil, fmt.Errorf("%w %q; use text or one of %s", ErrUnknownFormat, format, Formats)
