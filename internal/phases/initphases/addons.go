@@ -101,7 +101,7 @@ func runCoreDNSAddon(ctx context.Context, d *Data, printOnly bool) error {
 	}
 	if d.PatchesDir != "" {
 		a.PatchDeployment = func(dep *appsv1.Deployment) (*appsv1.Deployment, error) {
-			set, err := patches.Load(d.PatchesDir, d.Out)
+			set, err := loadPatches(d)
 			if err != nil {
 				return nil, err
 			}
