@@ -3,11 +3,8 @@ package initphases
 import (
 	"context"
 	"crypto"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
@@ -165,7 +162,7 @@ func kubeconfigFiles(d *Data, dir string) (kubeconfig.Files, error) {
 func CheckExternalCAKubeconfigs(d *Data, dir string) error {
 	// A CA with its key is the usual case: tell it by the key's presence
 	// rather than by parsing the key, which every init command would pay.
-	if _, err := os.Stat(pki.KeyPath(d.CertDir, mustCert(pki.CAName).BaseName)); !errors.Is(err, fs.ErrNotExist) {
+	if external, err := usesExternalCA(d.CertDir); err != nil || !external {
 		return nil
 	}
 	files, err := kubeconfigFiles(d, dir)
