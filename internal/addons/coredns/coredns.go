@@ -1,8 +1,6 @@
 package coredns
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -12,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/addons"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/images"
@@ -120,16 +118,7 @@ func (a *Addon) Manifests() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	for _, o := range []any{deploy, a.ConfigMap, a.Service, a.ClusterRole, a.ClusterRoleBinding, a.ServiceAccount} {
-		b, err := manifest(o)
-		if err != nil {
-			return nil, err
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	return buf.Bytes(), nil
+	return addons.Manifests(deploy, a.ConfigMap, a.Service, a.ClusterRole, a.ClusterRoleBinding, a.ServiceAccount)
 }
 
 // patchedDeployment returns d with PatchDeployment applied, if set.
@@ -142,25 +131,6 @@ func (a *Addon) patchedDeployment(d *appsv1.Deployment) (*appsv1.Deployment, err
 		return nil, fmt.Errorf("patching the %s Deployment: %w", Name, err)
 	}
 	return p, nil
-}
-
-// manifest renders one object as YAML without its status, which only the
-// cluster fills in.
-func manifest(o any) ([]byte, error) {
-	js, err := json.Marshal(o)
-	if err != nil {
-		return nil, fmt.Errorf("writing %T as JSON: %w", o, err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(js, &fields); err != nil {
-		return nil, fmt.Errorf("reading %T back: %w", o, err)
-	}
-	delete(fields, "status")
-	b, err := yaml.Marshal(fields)
-	if err != nil {
-		return nil, fmt.Errorf("writing %T as YAML: %w", o, err)
-	}
-	return b, nil
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/addons"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
@@ -123,35 +123,7 @@ func Build(cfg *kubeadm.InitConfiguration) (*Addon, error) {
 // by "---", in the order upstream kubeadm prints them with
 // --print-manifest.
 func (a *Addon) Manifests() ([]byte, error) {
-	var buf bytes.Buffer
-	for _, o := range []any{a.ServiceAccount, a.ClusterRoleBinding, a.Role, a.RoleBinding, a.ConfigMap, a.DaemonSet} {
-		b, err := manifest(o)
-		if err != nil {
-			return nil, err
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	return buf.Bytes(), nil
-}
-
-// manifest renders one object as YAML without its status, which only the
-// cluster fills in.
-func manifest(o any) ([]byte, error) {
-	js, err := json.Marshal(o)
-	if err != nil {
-		return nil, fmt.Errorf("writing %T as JSON: %w", o, err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(js, &fields); err != nil {
-		return nil, fmt.Errorf("reading %T back: %w", o, err)
-	}
-	delete(fields, "status")
-	b, err := yaml.Marshal(fields)
-	if err != nil {
-		return nil, fmt.Errorf("writing %T as YAML: %w", o, err)
-	}
-	return b, nil
+	return addons.Manifests(a.ServiceAccount, a.ClusterRoleBinding, a.Role, a.RoleBinding, a.ConfigMap, a.DaemonSet)
 }
 
 // DataHash is the value of HashAnnotation for a ConfigMap: "sha256:" and

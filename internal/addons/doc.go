@@ -1,0 +1,3 @@
+// Package addons holds what the CoreDNS and kube-proxy addons (its
+// sub-packages) share: how their objects are printed.
+package addons
