@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"context"
-	"io"
-	"os"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -152,10 +153,9 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 		Force:                 cfg.Force,
 		CleanupNetwork:        o.cleanupNetwork,
 		IgnorePreflightErrors: ignored,
-		In:                    streams.In,
 		Out:                   streams.Out,
 		Err:                   streams.Err,
-		IsTerminal:            func() bool { return isTerminal(streams.In) },
+		Confirm:               askYes(streams),
 		Host:                  preflight.NewHost(),
 		Service:               kubelet.OSHost{},
 		Mounts:                resetphases.ProcMounts,
@@ -171,12 +171,19 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 	}, nil
 }
 
-// isTerminal reports whether r is a terminal.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
+// askYes returns the confirmation prompt of reset and upgrade apply: it
+// prints the question and reads one line of the input, whatever the input
+// is (a terminal or a pipe, so that "yes | kubeadm reset" works as with
+// upstream's); "y" or "yes", in any case, is a yes; an input that ends is a
+// no.
+func askYes(streams Streams) func(question string) bool {
+	return func(question string) bool {
+		fmt.Fprint(streams.Out, question)
+		if streams.In == nil {
+			return false
+		}
+		line, _ := bufio.NewReader(streams.In).ReadString('\n')
+		a := strings.ToLower(strings.TrimSpace(line))
+		return a == "y" || a == "yes"
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

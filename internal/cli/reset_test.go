@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,34 @@ func TestResetCertDir(t *testing.T) {
 			}
 			if tc.wantOut != "" && !strings.Contains(out.String(), tc.wantOut) {
 				t.Errorf("output lacks %q:\n%s", tc.wantOut, out.String())
+			}
+		})
+	}
+}
+
+func TestAskYes(t *testing.T) {
+	cases := []struct {
+		name string
+		in   io.Reader
+		want bool
+	}{
+		{"y", strings.NewReader("y\n"), true},
+		{"YES without a newline", strings.NewReader(" YES "), true},
+		{"n", strings.NewReader("n\n"), false},
+		{"empty line", strings.NewReader("\n"), false},
+		{"end of input", strings.NewReader(""), false},
+		{"yes on the second line only", strings.NewReader("\ny\n"), false},
+		{"no input at all", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			got := askYes(Streams{In: tc.in, Out: &out})("Go on? [y/N]: ")
+			if got != tc.want {
+				t.Errorf("askYes = %v, want %v", got, tc.want)
+			}
+			if out.String() != "Go on? [y/N]: " {
+				t.Errorf("printed %q, want the question", out.String())
 			}
 		})
 	}

@@ -49,11 +49,10 @@ type Data struct {
 
 	IgnorePreflightErrors sets.Set[string]
 
-	In  io.Reader
 	Out io.Writer
 	Err io.Writer
-	// IsTerminal reports whether In is a terminal someone can answer on.
-	IsTerminal func() bool
+	// Confirm prints question and tells whether the user answered yes.
+	Confirm func(question string) bool
 
 	// Host is the machine as preflight checks see it.
 	Host preflight.Host

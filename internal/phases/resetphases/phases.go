@@ -1,7 +1,6 @@
 package resetphases
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -51,15 +50,10 @@ func Phases() []workflow.Phase[*Data] {
 }
 
 func runPreflight(ctx context.Context, d *Data) error {
-	fmt.Fprintln(d.Out, "[reset] WARNING: what 'kubeadm init' or 'kubeadm join' set up on this machine will be undone.")
 	if !d.Force && !d.DryRun {
-		if d.IsTerminal == nil || !d.IsTerminal() {
-			return errors.New("reset asks for confirmation, and there is no terminal to ask on: run it again with --force to reset without asking")
-		}
-		fmt.Fprint(d.Out, "[reset] Are you sure you want to go on? [y/N]: ")
-		line, _ := bufio.NewReader(d.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return errors.New("reset aborted: nothing was changed")
+		fmt.Fprintln(d.Out, "[reset] WARNING: what 'kubeadm init' or 'kubeadm join' set up on this machine will be undone.")
+		if d.Confirm == nil || !d.Confirm("[reset] Are you sure you want to go on? [y/N]: ") {
+			return errors.New("reset aborted: nothing was changed (answer y, or run it with --force to reset without asking)")
 		}
 	}
 	fmt.Fprintln(d.Out, "[preflight] Running pre-flight checks")

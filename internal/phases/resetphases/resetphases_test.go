@@ -143,28 +143,43 @@ func TestCleanupNodeRemovesPods(t *testing.T) {
 
 func TestPreflightConfirmation(t *testing.T) {
 	cases := []struct {
-		name     string
-		terminal bool
-		answer   string
-		force    bool
-		wantErr  string
+		name       string
+		yes        bool
+		force      bool
+		dryRun     bool
+		wantErr    string
+		wantPrompt bool
 	}{
-		{"no terminal, no --force", false, "", false, "--force"},
-		{"answered no", true, "n\n", false, "aborted"},
-		{"answered nothing", true, "", false, "aborted"},
-		{"answered yes", true, "y\n", false, ""},
-		{"forced", false, "", true, ""},
+		{name: "answered no", wantErr: "--force", wantPrompt: true},
+		{name: "answered yes", yes: true, wantPrompt: true},
+		{name: "forced", force: true},
+		{name: "dry run", dryRun: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			prompted := false
 			d := &Data{
-				Force: tc.force, In: strings.NewReader(tc.answer), Out: &bytes.Buffer{},
-				IsTerminal: func() bool { return tc.terminal },
-				Host:       rootHost{},
+				Force: tc.force, DryRun: tc.dryRun, Out: &out,
+				Confirm: func(q string) bool {
+					prompted = true
+					if !strings.Contains(q, "[y/N]") {
+						t.Errorf("question %q", q)
+					}
+					return tc.yes
+				},
+				Host: rootHost{},
 			}
 			err := runPreflight(context.Background(), d)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+			if prompted != tc.wantPrompt {
+				t.Errorf("prompted: %v, want %v", prompted, tc.wantPrompt)
+			}
+			// Upstream warns only when it asks.
+			if warned := strings.Contains(out.String(), "WARNING"); warned != tc.wantPrompt {
+				t.Errorf("warning printed: %v, want %v (output %q)", warned, tc.wantPrompt, out.String())
 			}
 		})
 	}

@@ -45,18 +45,18 @@ type Data struct {
 	ImagePullPolicy          string
 	ImagePullSerial          bool
 	IgnorePreflightErrors    sets.Set[string]
-	In                       io.Reader
 	Out, Err                 io.Writer
-	IsTerminal               func() bool
-	Now                      func() time.Time
-	Host                     preflight.Host
-	Service                  kubelet.Host
-	Client                   kubernetes.Interface
-	DialCRI                  func(ctx context.Context, endpoint string) (cri.Runtime, error)
-	EtcdSnapshot             func(ctx context.Context, d *Data, path string) error
-	initView                 *initphases.Data
-	state                    *upgrade.ClusterState
-	skipped                  bool
+	// Confirm prints question and tells whether the user answered yes.
+	Confirm      func(question string) bool
+	Now          func() time.Time
+	Host         preflight.Host
+	Service      kubelet.Host
+	Client       kubernetes.Interface
+	DialCRI      func(ctx context.Context, endpoint string) (cri.Runtime, error)
+	EtcdSnapshot func(ctx context.Context, d *Data, path string) error
+	initView     *initphases.Data
+	state        *upgrade.ClusterState
+	skipped      bool
 }
 
 // TmpDir is where backups go (/etc/kubernetes/tmp).

@@ -1,7 +1,6 @@
 package upgradephases
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -138,18 +137,13 @@ func runNodePreflight(ctx context.Context, d *Data) error {
 }
 
 // confirm asks before apply changes anything, unless --yes, --force or
-// --dry-run; without a terminal it refuses rather than wait.
+// --dry-run.
 func confirm(d *Data) error {
 	if d.Yes || d.Force || d.DryRun {
 		return nil
 	}
-	if d.IsTerminal == nil || !d.IsTerminal() {
-		return errors.New("the upgrade asks for confirmation, and there is no terminal to ask on: run it again with --yes to upgrade without asking")
-	}
-	fmt.Fprintf(d.Out, "[upgrade] Upgrade the control plane to %s? [y/N]: ", d.Version())
-	line, _ := bufio.NewReader(d.In).ReadString('\n')
-	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-		return errors.New("upgrade aborted: nothing was changed")
+	if d.Confirm == nil || !d.Confirm(fmt.Sprintf("[upgrade] Upgrade the control plane to %s? [y/N]: ", d.Version())) {
+		return errors.New("upgrade aborted: nothing was changed (answer y, or run it with --yes to upgrade without asking)")
 	}
 	return nil
 }

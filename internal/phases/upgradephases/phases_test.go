@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,50 +78,33 @@ func TestPhaseNames(t *testing.T) {
 	}
 }
 
-// countingReader counts the reads of its reader.
-type countingReader struct {
-	r     io.Reader
-	reads int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	c.reads++
-	return c.r.Read(p)
-}
-
 func TestConfirm(t *testing.T) {
-	yes, no := func() bool { return true }, func() bool { return false }
 	cases := []struct {
-		name                 string
-		yes, force, dryRun   bool
-		terminal             func() bool
-		input                string
-		wantErr              string // "" for no error
-		wantPrompt, wantRead bool
+		name               string
+		yes, force, dryRun bool
+		answer             bool
+		wantErr            string // "" for no error
+		wantPrompt         bool
 	}{
-		{name: "no terminal", terminal: no, input: "y\n", wantErr: "--yes"},
-		{name: "no terminal check", input: "y\n", wantErr: "--yes"},
-		{name: "answer n", terminal: yes, input: "n\n", wantErr: "aborted", wantPrompt: true, wantRead: true},
-		{name: "empty answer", terminal: yes, input: "\n", wantErr: "aborted", wantPrompt: true, wantRead: true},
-		{name: "end of input", terminal: yes, input: "", wantErr: "aborted", wantPrompt: true, wantRead: true},
-		{name: "answer y", terminal: yes, input: "y\n", wantPrompt: true, wantRead: true},
-		{name: "answer YES without a newline", terminal: yes, input: " YES ", wantPrompt: true, wantRead: true},
-		{name: "--yes", yes: true, terminal: no, input: "n\n"},
-		{name: "--force", force: true, terminal: yes, input: "n\n"},
-		{name: "--dry-run", dryRun: true, terminal: yes, input: "n\n"},
+		{name: "answered no", wantErr: "--yes", wantPrompt: true},
+		{name: "answered yes", answer: true, wantPrompt: true},
+		{name: "--yes", yes: true},
+		{name: "--force", force: true},
+		{name: "--dry-run", dryRun: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &countingReader{r: strings.NewReader(tc.input)}
-			var out bytes.Buffer
+			var question string
 			d := &Data{
-				Cfg:        &kubeadm.InitConfiguration{ClusterConfiguration: kubeadm.ClusterConfiguration{KubernetesVersion: "v1.36.3"}},
-				Yes:        tc.yes,
-				Force:      tc.force,
-				DryRun:     tc.dryRun,
-				IsTerminal: tc.terminal,
-				In:         in,
-				Out:        &out,
+				Cfg:    &kubeadm.InitConfiguration{ClusterConfiguration: kubeadm.ClusterConfiguration{KubernetesVersion: "v1.36.3"}},
+				Yes:    tc.yes,
+				Force:  tc.force,
+				DryRun: tc.dryRun,
+				Out:    &bytes.Buffer{},
+				Confirm: func(q string) bool {
+					question = q
+					return tc.answer
+				},
 			}
 			err := confirm(d)
 			switch {
@@ -131,12 +113,8 @@ func TestConfirm(t *testing.T) {
 			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 				t.Errorf("confirm = %v, want an error mentioning %q", err, tc.wantErr)
 			}
-			if got := in.reads > 0; got != tc.wantRead {
-				t.Errorf("input read %d times, want reads: %v", in.reads, tc.wantRead)
-			}
-			prompted := strings.Contains(out.String(), "v1.36.3? [y/N]")
-			if prompted != tc.wantPrompt {
-				t.Errorf("prompted: %v, want %v (output %q)", prompted, tc.wantPrompt, out.String())
+			if prompted := strings.Contains(question, "v1.36.3? [y/N]"); prompted != tc.wantPrompt {
+				t.Errorf("prompted: %v, want %v (question %q)", prompted, tc.wantPrompt, question)
 			}
 		})
 	}
