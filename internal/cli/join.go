@@ -140,6 +140,7 @@ func (o *joinOptions) data(flags *pflag.FlagSet, args []string, streams Streams)
 		if d.Join == nil {
 			return nil, exitcode.ValidationError(fmt.Errorf("%s: no JoinConfiguration document was found in the file", d.Source))
 		}
+		warnUnused(env, d, v1beta4.KindJoinConfiguration)
 		docs = d
 	} else {
 		docs = o.documentsFromFlags(flags, args)

@@ -34,15 +34,7 @@ func readConfig(env config.Environment, path string, strict config.Strictness, q
 // Documents of other kinds are ignored with a warning; a file without
 // either kind is refused.
 func loadInitConfig(ctx context.Context, env config.Environment, docs *config.Documents, opts config.DefaultOptions) (*kubeadm.InitConfiguration, error) {
-	for kind, present := range map[string]bool{
-		v1beta4.KindJoinConfiguration:    docs.Join != nil,
-		v1beta4.KindResetConfiguration:   docs.Reset != nil,
-		v1beta4.KindUpgradeConfiguration: docs.Upgrade != nil,
-	} {
-		if present {
-			env.Warn("%s: ignoring the %s document: this command does not use it", docs.Source, kind)
-		}
-	}
+	warnUnused(env, docs, v1beta4.KindInitConfiguration, v1beta4.KindClusterConfiguration, config.KindKubelet, config.KindKubeProxy)
 	if docs.Init == nil && docs.Cluster == nil {
 		return nil, exitcode.ValidationError(fmt.Errorf("%s: neither an InitConfiguration nor a ClusterConfiguration document was found in the file", docs.Source))
 	}
@@ -55,6 +47,14 @@ func loadInitConfig(ctx context.Context, env config.Environment, docs *config.Do
 	}
 	warnAll(env, "", validation.ClusterConfigurationWarnings(&cfg.ClusterConfiguration))
 	return cfg, nil
+}
+
+// warnUnused warns, in the file's order, of each document of docs whose
+// kind is not among used: the command ignores it, as upstream's says too.
+func warnUnused(env config.Environment, docs *config.Documents, used ...string) {
+	for _, kind := range docs.Unused(used...) {
+		env.Warn("%s: ignoring the %s document: this command does not use it", docs.Source, kind)
+	}
 }
 
 // warnAll reports each message as a warning, prefixed with its source.

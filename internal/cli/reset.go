@@ -99,6 +99,7 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 		if err != nil {
 			return nil, err
 		}
+		warnUnused(env, d, v1beta4.KindResetConfiguration)
 		if d.Reset == nil {
 			d.Reset = &v1beta4.ResetConfiguration{}
 		}

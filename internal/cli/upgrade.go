@@ -341,6 +341,7 @@ func (o *upgradeOptions) upgradeConfig(env config.Environment) (*kubeadm.Upgrade
 		if err != nil {
 			return nil, err
 		}
+		warnUnused(env, d, v1beta4.KindUpgradeConfiguration)
 		docs = d
 	}
 	up := env.UpgradeConfiguration(docs)

@@ -41,7 +41,7 @@ func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertiseAddress, 
 func NewKubeletConfiguration() *kubeletv1beta1.KubeletConfiguration {
 	k := &kubeletv1beta1.KubeletConfiguration{}
 	k.APIVersion = KubeletGroupVersion.String()
-	k.Kind = kindKubelet
+	k.Kind = KindKubelet
 	return k
 }
 
@@ -49,14 +49,14 @@ func NewKubeletConfiguration() *kubeletv1beta1.KubeletConfiguration {
 func NewKubeProxyConfiguration() *kubeproxyv1alpha1.KubeProxyConfiguration {
 	k := &kubeproxyv1alpha1.KubeProxyConfiguration{}
 	k.APIVersion = KubeProxyGroupVersion.String()
-	k.Kind = kindKubeProxy
+	k.Kind = KindKubeProxy
 	return k
 }
 
 // DefaultKubeletConfiguration fills the kubelet fields kubeadm owns.
 func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kubeadm.ClusterConfiguration) {
 	k.APIVersion = KubeletGroupVersion.String()
-	k.Kind = kindKubelet
+	k.Kind = KindKubelet
 	if k.StaticPodPath == "" {
 		k.StaticPodPath = StaticPodPath
 	}
@@ -99,7 +99,7 @@ func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kube
 // DefaultKubeProxyConfiguration fills the kube-proxy fields kubeadm owns.
 func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string) {
 	k.APIVersion = KubeProxyGroupVersion.String()
-	k.Kind = kindKubeProxy
+	k.Kind = KindKubeProxy
 	if k.BindAddress == "" {
 		k.BindAddress = "0.0.0.0"
 		if ip := net.ParseIP(advertiseAddress); ip != nil && ip.To4() == nil {

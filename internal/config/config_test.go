@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +73,38 @@ discovery:
 	}
 	if docs.Join.Timeouts.Discovery.Duration.Minutes() != 7 {
 		t.Errorf("discovery.timeout not moved to timeouts")
+	}
+}
+
+// TestUnusedKinds: the kinds a command does not read come out in the
+// file's order (upstream warns of them in that order), documents of unknown
+// groups aside (those are warned of while decoding).
+func TestUnusedKinds(t *testing.T) {
+	docs, err := Decode([]byte(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: UpgradeConfiguration
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+---
+apiVersion: example.com/v1
+kind: Other
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+`), Lenient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := docs.Unused("ClusterConfiguration", "InitConfiguration")
+	want := []string{"UpgradeConfiguration", "KubeletConfiguration", "JoinConfiguration"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Unused = %v, want %v", got, want)
+	}
+	if len(docs.Warnings) != 1 || !strings.Contains(docs.Warnings[0], "example.com/v1") {
+		t.Errorf("warnings = %q, want one about the unknown document", docs.Warnings)
 	}
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,9 +22,10 @@ var (
 	KubeProxyGroupVersion = schema.GroupVersion{Group: "kubeproxy.config.k8s.io", Version: "v1alpha1"}
 )
 
+// Kinds of the component configuration documents.
 const (
-	kindKubelet   = "KubeletConfiguration"
-	kindKubeProxy = "KubeProxyConfiguration"
+	KindKubelet   = "KubeletConfiguration"
+	KindKubeProxy = "KubeProxyConfiguration"
 )
 
 // oldVersions maps kubeadm API versions this tool no longer reads to the
@@ -61,6 +63,10 @@ type Documents struct {
 
 	Kubelet   *kubeletv1beta1.KubeletConfiguration
 	KubeProxy *kubeproxyv1alpha1.KubeProxyConfiguration
+
+	// Kinds lists the kinds of the documents read (kubeadm's and the
+	// component configurations), in the file's order.
+	Kinds []string
 
 	// Warnings are problems that did not stop decoding.
 	Warnings []string
@@ -124,13 +130,13 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 				return nil, err
 			}
 		case KubeletGroupVersion.Group:
-			if gvk.GroupVersion() != KubeletGroupVersion || gvk.Kind != kindKubelet {
-				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeletGroupVersion, kindKubelet)
+			if gvk.GroupVersion() != KubeletGroupVersion || gvk.Kind != KindKubelet {
+				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeletGroupVersion, KindKubelet)
 			}
 			obj = &kubeletv1beta1.KubeletConfiguration{}
 		case KubeProxyGroupVersion.Group:
-			if gvk.GroupVersion() != KubeProxyGroupVersion || gvk.Kind != kindKubeProxy {
-				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeProxyGroupVersion, kindKubeProxy)
+			if gvk.GroupVersion() != KubeProxyGroupVersion || gvk.Kind != KindKubeProxy {
+				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeProxyGroupVersion, KindKubeProxy)
 			}
 			obj = &kubeproxyv1alpha1.KubeProxyConfiguration{}
 		default:
@@ -150,6 +156,7 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			out.Warnings = append(out.Warnings, msg)
 		}
 
+		out.Kinds = append(out.Kinds, gvk.Kind)
 		switch o := obj.(type) {
 		case *v1beta4.InitConfiguration:
 			out.Init = o
@@ -231,6 +238,18 @@ func cleanJSONError(err error) error {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// Unused returns the kinds of Kinds that are not among used, in the
+// file's order: the documents a command that reads only used ignores.
+func (d *Documents) Unused(used ...string) []string {
+	var out []string
+	for _, k := range d.Kinds {
+		if !slices.Contains(used, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Has reports whether the file held any document of the given kinds.
