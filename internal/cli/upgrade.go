@@ -451,7 +451,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	}
 	fmt.Fprintln(progress, "[upgrade] Running cluster health checks")
 	h := upgrade.Health{Client: c, Cluster: cfg, ManifestDir: initphases.ManifestsDir, Out: progress}
-	if err := preflight.Run(ctx, h.ClusterHealthChecks(), ignored, progress); err != nil {
+	if err := preflight.Run(ctx, h.ClusterHealthChecks(), ignored, progress, progress); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	if !ptr.Deref(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {

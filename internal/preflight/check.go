@@ -86,15 +86,19 @@ func Ignored(ignore sets.Set[string], name string) bool {
 	return false
 }
 
-// Run executes checks, at most a few at a time, and writes to out, in the
-// order of checks, each check's report and its warnings as
-// "\t[WARNING Name]: message". Errors of checks named in ignore (any case,
-// or "all") are written as warnings too. Output of a check is written as
-// soon as it and every check before it have finished.
+// Run executes checks, at most a few at a time, and writes, in the order
+// of checks, each check's report to out and its warnings to warn (nil: to
+// out; upstream's go to standard error) as "\t[WARNING Name]: message".
+// Errors of checks named in ignore (any case, or "all") are written as
+// warnings too. Output of a check is written as soon as it and every check
+// before it have finished.
 //
 // It returns nil when no error remains, or an *Error holding all of them.
 // Run itself changes nothing; it is as idempotent as the checks it runs.
-func Run(ctx context.Context, checks []Check, ignore sets.Set[string], out io.Writer) error {
+func Run(ctx context.Context, checks []Check, ignore sets.Set[string], out, warn io.Writer) error {
+	if warn == nil {
+		warn = out
+	}
 	results := make([]Result, len(checks))
 	done := make([]bool, len(checks))
 	var (
@@ -112,12 +116,12 @@ func Run(ctx context.Context, checks []Check, ignore sets.Set[string], out io.Wr
 				}
 			}
 			for _, w := range r.Warnings {
-				fmt.Fprintf(out, "\t[WARNING %s]: %v\n", c.Name, w)
+				fmt.Fprintf(warn, "\t[WARNING %s]: %v\n", c.Name, w)
 			}
 			ignored := Ignored(ignore, c.Name)
 			for _, e := range r.Errors {
 				if ignored {
-					fmt.Fprintf(out, "\t[WARNING %s]: %v\n", c.Name, e)
+					fmt.Fprintf(warn, "\t[WARNING %s]: %v\n", c.Name, e)
 					continue
 				}
 				failures = append(failures, Failure{Check: c.Name, Err: e})

@@ -26,15 +26,18 @@ func TestRunReportsEveryFailureInOrder(t *testing.T) {
 		staticCheck("FileContent--proc-sys-net-ipv4-ip_forward", fail("not set")),
 		staticCheck("Mem", Result{}),
 	}
-	var out bytes.Buffer
-	err := Run(context.Background(), checks, nil, &out)
+	var out, warnings bytes.Buffer
+	err := Run(context.Background(), checks, nil, &out, &warnings)
 	var pe *Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("Run() = %v, want an *Error", err)
 	}
-	wantOut := "\t[WARNING Swap]: swap is on\n\t[WARNING Hostname]: first\n\t[WARNING Hostname]: second\n"
-	if out.String() != wantOut {
-		t.Errorf("output:\n%s\nwant:\n%s", out.String(), wantOut)
+	wantWarnings := "\t[WARNING Swap]: swap is on\n\t[WARNING Hostname]: first\n\t[WARNING Hostname]: second\n"
+	if warnings.String() != wantWarnings {
+		t.Errorf("warnings:\n%s\nwant:\n%s", warnings.String(), wantWarnings)
+	}
+	if out.Len() > 0 {
+		t.Errorf("output %q, want the warnings apart from it", out.String())
 	}
 	wantErr := "[preflight] Some fatal errors occurred:\n" +
 		"\t[ERROR NumCPU]: too few CPUs\n" +
@@ -97,7 +100,7 @@ func TestRunIgnore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := Run(context.Background(), checks, sets.New(tt.ignore...), &out)
+			err := Run(context.Background(), checks, sets.New(tt.ignore...), &out, nil)
 			var got []string
 			var pe *Error
 			if errors.As(err, &pe) {
@@ -135,7 +138,7 @@ func TestRunIsConcurrentButOrdered(t *testing.T) {
 		}})
 	}
 	var out bytes.Buffer
-	err := Run(context.Background(), checks, nil, &out)
+	err := Run(context.Background(), checks, nil, &out, nil)
 	var want, wantErr strings.Builder
 	for i := range n {
 		fmt.Fprintf(&want, "\t[WARNING C%02d]: w%02d\n", i, i)
@@ -157,7 +160,7 @@ func TestRunSurvivesAPanic(t *testing.T) {
 		{Name: "Broken", Run: func(context.Context) Result { panic("boom") }},
 		staticCheck("Fine", Result{}),
 	}
-	err := Run(context.Background(), checks, nil, &bytes.Buffer{})
+	err := Run(context.Background(), checks, nil, &bytes.Buffer{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "[ERROR Broken]: the check panicked: boom") {
 		t.Errorf("Run() = %v", err)
 	}
@@ -168,7 +171,7 @@ func TestRunCancelled(t *testing.T) {
 	cancel()
 	ran := false
 	checks := []Check{{Name: "X", Run: func(context.Context) Result { ran = true; return Result{} }}}
-	err := Run(ctx, checks, nil, &bytes.Buffer{})
+	err := Run(ctx, checks, nil, &bytes.Buffer{}, nil)
 	if err == nil || ran {
 		t.Errorf("Run() on a cancelled context = %v (ran: %v), want an error and no check run", err, ran)
 	}
@@ -176,7 +179,7 @@ func TestRunCancelled(t *testing.T) {
 
 func TestRunNothingToReport(t *testing.T) {
 	var out bytes.Buffer
-	if err := Run(context.Background(), nil, nil, &out); err != nil || out.Len() > 0 {
+	if err := Run(context.Background(), nil, nil, &out, nil); err != nil || out.Len() > 0 {
 		t.Errorf("Run(no checks) = %v, output %q", err, out.String())
 	}
 }

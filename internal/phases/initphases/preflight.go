@@ -41,7 +41,7 @@ kernel and cgroup support, and then pull the control-plane images.`,
 func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	fmt.Fprintln(d.Out, "[preflight] Running pre-flight checks")
 	ignore := d.IgnorePreflightErrors
-	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(h)}, ignore, d.Out); err != nil {
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(h)}, ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	// Under --dry-run the manifests go to a temporary folder, but the
@@ -50,7 +50,7 @@ func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	if d.DryRun || manifestDir == "" {
 		manifestDir = ManifestsDir
 	}
-	if err := preflight.Run(ctx, preflight.InitChecks(h, d.Cfg, manifestDir), ignore, d.Out); err != nil {
+	if err := preflight.Run(ctx, preflight.InitChecks(h, d.Cfg, manifestDir), ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	if d.DryRun {
@@ -61,7 +61,7 @@ func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	fmt.Fprintln(d.Out, "[preflight] Depending on your connection this can take a minute or two")
 	fmt.Fprintln(d.Out, "[preflight] To fetch them ahead of time, run 'kubeadm config images pull'")
 	pull := preflight.InitImagePull(h, d.Cfg, klog.Warningf)
-	if err := preflight.Run(ctx, []preflight.Check{pull}, ignore, d.Out); err != nil {
+	if err := preflight.Run(ctx, []preflight.Check{pull}, ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	return nil

@@ -67,10 +67,10 @@ control-plane images.`,
 func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	fmt.Fprintln(d.Out, "[preflight] Running pre-flight checks")
 	ignore := d.IgnorePreflightErrors
-	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(h)}, ignore, d.Out); err != nil {
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(h)}, ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
-	if err := preflight.Run(ctx, preflight.JoinChecks(h, d.Cfg, KubernetesDir, version.KubernetesVersion), ignore, d.Out); err != nil {
+	if err := preflight.Run(ctx, preflight.JoinChecks(h, d.Cfg, KubernetesDir, version.KubernetesVersion), ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	fmt.Fprintln(d.Out, "[preflight] Reading the cluster's configuration")
@@ -85,7 +85,7 @@ func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	if cfg.ControlPlaneEndpoint == "" {
 		return errors.New("this cluster cannot take another control-plane node: it has no controlPlaneEndpoint, the stable address (a load balancer or DNS name) that all nodes use to reach whichever API server answers; it can only be set when the cluster is made")
 	}
-	if err := preflight.Run(ctx, preflight.JoinControlPlaneChecks(h, cfg, ManifestsDir), ignore, d.Out); err != nil {
+	if err := preflight.Run(ctx, preflight.JoinControlPlaneChecks(h, cfg, ManifestsDir), ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	if d.DryRun {
@@ -93,7 +93,7 @@ func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 		return nil
 	}
 	fmt.Fprintln(d.Out, "[preflight] Pulling the images a Kubernetes control plane needs")
-	if err := preflight.Run(ctx, []preflight.Check{preflight.InitImagePull(h, cfg, klog.Warningf)}, ignore, d.Out); err != nil {
+	if err := preflight.Run(ctx, []preflight.Check{preflight.InitImagePull(h, cfg, klog.Warningf)}, ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	return nil

@@ -57,7 +57,7 @@ func runPreflight(ctx context.Context, d *Data) error {
 		}
 	}
 	fmt.Fprintln(d.Out, "[preflight] Running pre-flight checks")
-	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out); err != nil {
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	return nil

@@ -89,7 +89,7 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 		Client: d.Client, Cluster: &d.Cfg.ClusterConfiguration, ManifestDir: d.ManifestDir,
 		DryRun: d.DryRun, Out: d.Out, Now: d.Now,
 	}
-	if err := preflight.Run(ctx, h.ClusterHealthChecks(), d.IgnorePreflightErrors, d.Out); err != nil {
+	if err := preflight.Run(ctx, h.ClusterHealthChecks(), d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	if d.Policy != nil {
@@ -115,11 +115,11 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 // verification (kernel, cgroups) against the installed kubelet.
 func runNodeChecks(ctx context.Context, d *Data) error {
 	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
-	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out); err != nil {
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	checks := []preflight.Check{preflight.SystemVerification(d.Host, preflight.InstalledKubelet(d.Host))}
-	if err := preflight.Run(ctx, checks, d.IgnorePreflightErrors, d.Out); err != nil {
+	if err := preflight.Run(ctx, checks, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
 	return nil
