@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -426,7 +427,13 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	target, err := targetVersion(ctx, env, args, up.Plan.KubernetesVersion)
+	// Without a version to check, the plan looks up the latest releases
+	// online, as upstream's: "stable" is the target version.
+	asked := up.Plan.KubernetesVersion
+	if len(args) > 0 {
+		asked = args[0]
+	}
+	target, err := env.ResolveVersion(ctx, cmp.Or(asked, "stable"))
 	if err != nil {
 		return err
 	}
@@ -438,10 +445,12 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	cc := *cluster.Cluster
-	cc.KubernetesVersion = target
-	docs := &config.Documents{Source: "the cluster", Cluster: &cc}
-	cfg, err := env.ClusterConfiguration(ctx, docs)
+	clusterAt := func(version string) (*kubeadm.ClusterConfiguration, error) {
+		cc := *cluster.Cluster
+		cc.KubernetesVersion = version
+		return env.ClusterConfiguration(ctx, &config.Documents{Source: "the cluster", Cluster: &cc})
+	}
+	cfg, err := clusterAt(target)
 	if err != nil {
 		return err
 	}
@@ -453,9 +462,6 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	h := upgrade.Health{Client: c, Cluster: cfg, ManifestDir: initphases.ManifestsDir, Out: progress}
 	if err := preflight.Run(ctx, h.ClusterHealthChecks(), ignored, progress, progress); err != nil {
 		return exitcode.PreflightError(err)
-	}
-	if !ptr.Deref(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {
-		cfg.Etcd.External = &kubeadm.ExternalEtcd{} // leaves etcd out of the plan
 	}
 	fmt.Fprintln(progress, "[upgrade] Reading what runs in the cluster")
 	s, err := upgrade.ReadClusterState(ctx, c)
@@ -469,6 +475,20 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	fmt.Fprintf(progress, "[upgrade/versions] Cluster version: %s\n", strings.TrimPrefix(s.Version, "v"))
 	fmt.Fprintf(progress, "[upgrade/versions] kubeadm version: %s\n", version.Get().GitVersion)
 	fmt.Fprintf(progress, "[upgrade/versions] Target version: %s\n", target)
+	offers := []*utilversion.Version{p.Target}
+	if asked == "" {
+		label := fmt.Sprintf("stable-%d.%d", p.Cluster.Major(), p.Cluster.Minor())
+		latest, err := env.ResolveVersion(ctx, label)
+		if err != nil {
+			return err
+		}
+		series, err := utilversion.ParseSemantic(latest)
+		if err != nil {
+			return fmt.Errorf("the version %q of %s: %w", latest, label, err)
+		}
+		fmt.Fprintf(progress, "[upgrade/versions] Latest version in the v%d.%d series: %s\n", p.Cluster.Major(), p.Cluster.Minor(), latest)
+		offers = upgrade.Offers(p.Cluster, series, p.Target)
+	}
 	skew := p.Check()
 	if err := skew.Err(false); err != nil {
 		fmt.Fprintf(streams.Err, "[upgrade/versions] WARNING: %v\n", err)
@@ -478,7 +498,22 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 			return err
 		}
 	}
-	plan := upgrade.BuildPlan(s, cfg, p.Target, version.Get().GitVersion)
+	var plan *upgrade.Plan
+	for _, v := range offers {
+		at, err := clusterAt("v" + strings.TrimPrefix(v.String(), "v"))
+		if err != nil {
+			return err
+		}
+		if !ptr.Deref(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {
+			at.Etcd.External = &kubeadm.ExternalEtcd{} // leaves etcd out of the plan
+		}
+		next := upgrade.BuildPlan(s, at, v, version.Get().GitVersion)
+		if plan == nil {
+			plan = next
+		} else {
+			plan.Add(next)
+		}
+	}
 	if printer == nil {
 		fmt.Fprintln(streams.Out)
 		return plan.PrintText(streams.Out)

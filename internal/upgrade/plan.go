@@ -122,8 +122,6 @@ type Plan struct {
 	AvailableUpgrades []AvailableUpgrade     `json:"availableUpgrades,omitempty"`
 	ConfigVersions    []ComponentConfigState `json:"configVersions"`
 
-	// commandFlags are appended to the printed apply command line.
-	commandFlags string
 	// kubeadmVersion is this program's version.
 	kubeadmVersion string
 }
@@ -132,6 +130,9 @@ type Plan struct {
 type AvailableUpgrade struct {
 	Description string             `json:"description"`
 	Components  []ComponentUpgrade `json:"components"`
+
+	// applyFlags are appended to the printed apply command line.
+	applyFlags string
 }
 
 // ComponentUpgrade is one component's version now and after the upgrade.
@@ -198,19 +199,45 @@ func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilv
 		return p
 	}
 	cluster, err := utilversion.ParseSemantic(s.Version)
-	desc := "stable version"
+	u := AvailableUpgrade{Description: "stable version", Components: comps}
 	switch {
 	case target.PreRelease() != "" && strings.HasPrefix(target.PreRelease(), "rc"):
-		desc = "release candidate version"
-		p.commandFlags = " --allow-release-candidate-upgrades"
+		u.Description = "release candidate version"
+		u.applyFlags = " --allow-release-candidate-upgrades"
 	case target.PreRelease() != "":
-		desc = "experimental version"
-		p.commandFlags = " --allow-experimental-upgrades"
+		u.Description = "experimental version"
+		u.applyFlags = " --allow-experimental-upgrades"
 	case err == nil && cluster.Major() == target.Major() && cluster.Minor() == target.Minor():
-		desc = fmt.Sprintf("version in the v%d.%d series", target.Major(), target.Minor())
+		u.Description = fmt.Sprintf("version in the v%d.%d series", target.Major(), target.Minor())
 	}
-	p.AvailableUpgrades = []AvailableUpgrade{{Description: desc, Components: comps}}
+	p.AvailableUpgrades = []AvailableUpgrade{u}
 	return p
+}
+
+// Offers chooses the targets a plan offers when no version was asked for,
+// as upstream's: the latest release of the cluster's own minor (series)
+// when it is newer than the cluster, then the latest stable release
+// (stable) when it is newer still. When neither is newer, stable alone is
+// returned, and the plan built for it says there is nothing to upgrade.
+func Offers(cluster, series, stable *utilversion.Version) []*utilversion.Version {
+	var out []*utilversion.Version
+	if series.GreaterThan(cluster) {
+		out = append(out, series)
+	}
+	if stable.GreaterThan(cluster) && stable.GreaterThan(series) {
+		out = append(out, stable)
+	}
+	if len(out) == 0 {
+		out = append(out, stable)
+	}
+	return out
+}
+
+// Add appends the upgrades q offers to p's, for a plan that offers more
+// than one target (the latest release of the cluster's minor, then the
+// latest stable release).
+func (p *Plan) Add(q *Plan) {
+	p.AvailableUpgrades = append(p.AvailableUpgrades, q.AvailableUpgrades...)
 }
 
 // anyNotAt reports whether some value of versions differs from v. Upstream
@@ -252,7 +279,7 @@ func (p *Plan) PrintText(w io.Writer) error {
 		if err := table(w, auto); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "\nYou can now apply the upgrade by executing the following command:\n\n\tkubeadm upgrade apply %s%s\n\n", target, p.commandFlags)
+		fmt.Fprintf(w, "\nYou can now apply the upgrade by executing the following command:\n\n\tkubeadm upgrade apply %s%s\n\n", target, u.applyFlags)
 		if target != p.kubeadmVersion {
 			fmt.Fprintf(w, "Note: Before you can perform this upgrade, you have to update kubeadm to %s.\n\n", target)
 		}

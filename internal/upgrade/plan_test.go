@@ -3,6 +3,7 @@ package upgrade_test
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -388,5 +389,63 @@ func TestClusterStateHelpers(t *testing.T) {
 	kv := s.KubeletVersions()
 	if len(kv) != 2 || len(kv["v1.36.2"]) != 2 || len(kv["v1.35.0"]) != 1 || kv["v1.35.0"][0] != "node3" {
 		t.Errorf("KubeletVersions() = %v", kv)
+	}
+}
+
+// TestOffers: without a version asked for, the plan offers the latest
+// release of the cluster's minor, then a newer stable release.
+func TestOffers(t *testing.T) {
+	cases := []struct {
+		cluster, series, stable string
+		want                    []string
+	}{
+		{"v1.35.2", "v1.35.6", "v1.36.3", []string{"1.35.6", "1.36.3"}},
+		{"v1.35.6", "v1.35.6", "v1.36.3", []string{"1.36.3"}},
+		{"v1.36.1", "v1.36.3", "v1.36.3", []string{"1.36.3"}},
+		{"v1.36.3", "v1.36.3", "v1.36.3", []string{"1.36.3"}},
+		// Offline both lookups fall back to this kubeadm's version.
+		{"v1.35.2", "v1.36.3", "v1.36.3", []string{"1.36.3"}},
+		// A cluster newer than any offer: the stable release alone, which
+		// the plan then compares (and the skew check warns of).
+		{"v1.37.0", "v1.36.3", "v1.36.3", []string{"1.36.3"}},
+	}
+	for _, tc := range cases {
+		var got []string
+		for _, v := range upgrade.Offers(mustVersion(t, tc.cluster), mustVersion(t, tc.series), mustVersion(t, tc.stable)) {
+			got = append(got, v.String())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Offers(%s, %s, %s) = %v, want %v", tc.cluster, tc.series, tc.stable, got, tc.want)
+		}
+	}
+}
+
+// TestPlanTwoOffers: a plan offering a patch release and a new minor prints
+// one section for each, each with its apply command and kubeadm note.
+func TestPlanTwoOffers(t *testing.T) {
+	s := planCluster()
+	s.Version = "v1.35.2"
+	plan := upgrade.BuildPlan(s, planConfig("v1.35.6"), mustVersion(t, "v1.35.6"), "v1.36.3")
+	plan.Add(upgrade.BuildPlan(s, planConfig("v1.36.3"), mustVersion(t, "v1.36.3"), "v1.36.3"))
+	if len(plan.AvailableUpgrades) != 2 {
+		t.Fatalf("AvailableUpgrades = %+v, want two", plan.AvailableUpgrades)
+	}
+	var text bytes.Buffer
+	if err := plan.PrintText(&text); err != nil {
+		t.Fatal(err)
+	}
+	out := text.String()
+	series := strings.Index(out, "Upgrade to the latest version in the v1.35 series:")
+	stable := strings.Index(out, "Upgrade to the latest stable version:")
+	if series < 0 || stable < series {
+		t.Fatalf("want the v1.35 series section, then the stable one:\n%s", out)
+	}
+	for _, want := range []string{
+		"\tkubeadm upgrade apply v1.35.6\n\nNote: Before you can perform this upgrade, you have to update kubeadm to v1.35.6.",
+		"\tkubeadm upgrade apply v1.36.3\n\n_____",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the text lacks %q:\n%s", want, out)
+		}
 	}
 }
