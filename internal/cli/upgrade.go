@@ -252,6 +252,11 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		if target != "" {
 			args = []string{target}
 		}
+		// As upstream's, apply changes nothing without being told the
+		// version (diff and plan take this kubeadm's or look it up).
+		if target == "" && a.KubernetesVersion == "" {
+			return nil, errors.New("upgrade apply needs the version to upgrade to: give it as an argument (kubeadm upgrade apply v1.36.3) or as apply.kubernetesVersion in the --config file")
+		}
 		if target, err = targetVersion(ctx, env, args, a.KubernetesVersion); err != nil {
 			return nil, err
 		}
@@ -433,15 +438,15 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if len(args) > 0 {
 		asked = args[0]
 	}
-	target, err := env.ResolveVersion(ctx, cmp.Or(asked, "stable"))
-	if err != nil {
-		return err
-	}
 	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath)
 	if err != nil {
 		return err
 	}
 	cluster, err := fetchClusterDocs(ctx, c, up, progress, true)
+	if err != nil {
+		return err
+	}
+	target, err := env.ResolveVersion(ctx, cmp.Or(asked, "stable"))
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ func TestUpgradeBadInput(t *testing.T) {
 		{[]string{"upgrade", "plan", "-o", "xml"}, 1, []string{`unknown output format "xml"`}},
 		{[]string{"upgrade", "plan", "--kubeconfig", filepath.Join(dir, "missing.conf")}, 1, []string{"missing.conf"}},
 		{[]string{"upgrade", "apply", "v1.36.3", "v1.36.4"}, 1, []string{"accepts at most 1 arg"}},
+		{[]string{"upgrade", "apply", "-y", "--kubeconfig", filepath.Join(dir, "missing.conf")}, 1, []string{"needs the version to upgrade to"}},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, errOut, code := run(t, tt.args...)
