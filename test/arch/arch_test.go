@@ -1,0 +1,188 @@
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/kubeadm-go/kubeadm"
+
+// pkg is what `go list -json` says of a package that we use here.
+type pkg struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+	Standard   bool
+}
+
+// productPackages lists every package the kubeadm binary links.
+func productPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json", "./cmd/kubeadm")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("reading go list's output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func ours(pkgs []pkg) []pkg {
+	var out []pkg
+	for _, p := range pkgs {
+		if p.ImportPath == module || strings.HasPrefix(p.ImportPath, module+"/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8),
+// and our packages import neither a YAML library other than
+// sigs.k8s.io/yaml (rule 6) nor test helpers.
+func TestLinkedPackages(t *testing.T) {
+	pkgs := productPackages(t)
+	for _, p := range pkgs {
+		if p.ImportPath == "k8s.io/kubernetes" || strings.HasPrefix(p.ImportPath, "k8s.io/kubernetes/") {
+			t.Errorf("the binary links %s", p.ImportPath)
+		}
+	}
+	for _, p := range ours(pkgs) {
+		for _, imp := range p.Imports {
+			switch {
+			case strings.HasPrefix(imp, "gopkg.in/yaml."), strings.HasPrefix(imp, "go.yaml.in/"), imp == "github.com/ghodss/yaml":
+				t.Errorf("%s imports %s; YAML goes through sigs.k8s.io/yaml", p.ImportPath, imp)
+			case imp == "testing", strings.HasPrefix(imp, module+"/test/"), strings.HasSuffix(imp, "test") && strings.HasPrefix(imp, module+"/"):
+				t.Errorf("%s imports the test helper %s", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// call is a use of a function of a standard package, found in our source.
+type call struct {
+	pkg, name string
+	args      []ast.Expr
+	pos       string
+}
+
+// calls returns the calls of our product packages (test files left out)
+// to functions of the standard packages named.
+func calls(t *testing.T, want ...string) []call {
+	t.Helper()
+	var out []call
+	fset := token.NewFileSet()
+	for _, p := range ours(productPackages(t)) {
+		for _, name := range p.GoFiles {
+			path := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := map[string]string{} // local name -> import path
+			for _, imp := range f.Imports {
+				ip, _ := strconv.Unquote(imp.Path.Value)
+				n := filepath.Base(ip)
+				if imp.Name != nil {
+					n = imp.Name.Name
+				}
+				local[n] = ip
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				ce, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := ce.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				id, ok := sel.X.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				ip, ok := local[id.Name]
+				if !ok {
+					return true
+				}
+				for _, w := range want {
+					if ip+"."+sel.Sel.Name == w {
+						rel, _ := filepath.Rel(filepath.Join(p.Dir, "..", ".."), path)
+						pos := fset.Position(ce.Pos())
+						out = append(out, call{pkg: p.ImportPath, name: w, args: ce.Args, pos: rel + ":" + strconv.Itoa(pos.Line)})
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// TestOnlyMainExits: only main ends the process, through exitcode.Of
+// (rule 1); everything else returns its error.
+func TestOnlyMainExits(t *testing.T) {
+	for _, c := range calls(t, "os.Exit", "log.Fatal", "log.Fatalf", "log.Fatalln") {
+		if c.pkg != module+"/cmd/kubeadm" || c.name != "os.Exit" {
+			t.Errorf("%s: %s in %s; return the error to main instead", c.pos, c.name, c.pkg)
+		}
+	}
+}
+
+// TestWritesAreAtomic: files are written through internal/atomicfile
+// (rule 5). The exceptions copy data into a new folder of their own, where
+// a file left half-written by a crash is never read as a whole one.
+func TestWritesAreAtomic(t *testing.T) {
+	allowed := map[string]string{
+		module + "/internal/atomicfile": "the helper itself",
+		// The etcd data backup of an upgrade is copied file by file
+		// (O_EXCL) into a new dated folder; the copy is only a backup.
+		module + "/internal/upgrade": "etcd data backup",
+		// The restored database is copied (O_EXCL) into the new data
+		// folder, which takes the member's place only once complete.
+		module + "/internal/etcdsnapshot": "restore staging",
+	}
+	for _, c := range calls(t, "os.WriteFile", "os.Create", "os.OpenFile", "io/ioutil.WriteFile") {
+		if _, ok := allowed[c.pkg]; ok {
+			continue
+		}
+		if c.name == "os.OpenFile" && len(c.args) > 1 && readOnly(c.args[1]) {
+			continue
+		}
+		t.Errorf("%s: %s in %s; write files through internal/atomicfile", c.pos, c.name, c.pkg)
+	}
+}
+
+// readOnly reports whether the flags argument of os.OpenFile is plainly
+// os.O_RDONLY.
+func readOnly(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "O_RDONLY"
+}
