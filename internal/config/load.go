@@ -10,7 +10,6 @@ import (
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -101,7 +100,6 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 	out := &Documents{}
 	seen := map[schema.GroupVersionKind]bool{}
 	var v1beta3Cluster *v1beta3.ClusterConfiguration
-	var v1beta3Init bool
 	for _, d := range split {
 		gvk := d.GVK
 		if seen[gvk] {
@@ -170,7 +168,6 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			out.Upgrade = o
 		case *v1beta3.InitConfiguration:
 			out.Init = initFromV1beta3(o)
-			v1beta3Init = true
 		case *v1beta3.ClusterConfiguration:
 			v1beta3Cluster = o
 		case *v1beta3.JoinConfiguration:
@@ -194,7 +191,6 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			out.Init.Timeouts.ControlPlaneComponentHealthCheck = timeout
 		}
 	}
-	_ = v1beta3Init
 	return out, nil
 }
 
@@ -281,4 +277,3 @@ func (d *Documents) Has(kinds ...string) bool {
 	return false
 }
 
-var _ = kubeadm.InitConfiguration{}
