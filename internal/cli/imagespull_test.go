@@ -92,7 +92,7 @@ func TestConfigImagesPullFromFlags(t *testing.T) {
 	// The repository flag changes the images as it changes the list.
 	mirrored := listedImages(t, "--image-repository", "mirror.example/k8s")
 	srv = &critest.Server{}
-	out, errOut, code = run(t, "config", "images", "pull", "--kubernetes-version", "v1.36.3",
+	_, errOut, code = run(t, "config", "images", "pull", "--kubernetes-version", "v1.36.3",
 		"--image-repository", "mirror.example/k8s", "--cri-socket", critest.Start(t, srv))
 	if code != 0 || !reflect.DeepEqual(srv.Pulls(), mirrored) {
 		t.Errorf("mirror: code %d, pulls %q, want %q (%s)", code, srv.Pulls(), mirrored, errOut)

@@ -65,7 +65,7 @@ func MarkControlPlane(ctx context.Context, c kubernetes.Interface, name string, 
 			return false, apiclient.Retry(fmt.Errorf("reading Node %s: %w", name, err))
 		}
 		if _, ok := node.Labels[HostnameLabel]; !ok {
-			return false, apiclient.Retry(fmt.Errorf("Node %s has no %s label yet (its kubelet sets it when it registers the Node)", name, HostnameLabel))
+			return false, apiclient.Retry(fmt.Errorf("the Node %s has no %s label yet (its kubelet sets it when it registers the Node)", name, HostnameLabel))
 		}
 		patch, changed, err := controlPlanePatch(node, taints)
 		if err != nil {

@@ -91,6 +91,7 @@ func argument(name, arg string, hasArg, isFile bool) (string, error) {
 		case strings.HasPrefix(name, "jsonpath"):
 			what = "an expression"
 		}
+		//lint:ignore ST1005 the dots stand for the argument the user must add
 		return "", fmt.Errorf("the output format %s needs %s: -o %s=...", name, what, name)
 	}
 	if !isFile {

@@ -229,7 +229,7 @@ func (s *StaticPods) waitReplaced(ctx context.Context, component string, since t
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	last := errors.New("the kubelet has not started a Pod for the new manifest yet")
+	var last error // why the latest try failed; every try sets it
 	for {
 		running, err := s.newContainerRunning(ctx, component, since)
 		switch {

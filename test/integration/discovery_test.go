@@ -176,7 +176,7 @@ func checkSignedByControllerManager(ctx context.Context, t *testing.T, cp *contr
 	key := bootstrapapi.JWSSignatureKeyPrefix + discID
 	owner := ""
 	for _, m := range cm.ManagedFields {
-		if m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `"f:`+key+`"`) {
+		if m.FieldsV1 != nil && strings.Contains(m.FieldsV1.GetRawString(), `"f:`+key+`"`) {
 			owner = m.Manager
 		}
 	}
