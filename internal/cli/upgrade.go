@@ -480,19 +480,9 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	fmt.Fprintf(progress, "[upgrade/versions] Cluster version: %s\n", strings.TrimPrefix(s.Version, "v"))
 	fmt.Fprintf(progress, "[upgrade/versions] kubeadm version: %s\n", version.Get().GitVersion)
 	fmt.Fprintf(progress, "[upgrade/versions] Target version: %s\n", target)
-	offers := []*utilversion.Version{p.Target}
-	if asked == "" {
-		label := fmt.Sprintf("stable-%d.%d", p.Cluster.Major(), p.Cluster.Minor())
-		latest, err := env.ResolveVersion(ctx, label)
-		if err != nil {
-			return err
-		}
-		series, err := utilversion.ParseSemantic(latest)
-		if err != nil {
-			return fmt.Errorf("the version %q of %s: %w", latest, label, err)
-		}
-		fmt.Fprintf(progress, "[upgrade/versions] Latest version in the v%d.%d series: %s\n", p.Cluster.Major(), p.Cluster.Minor(), latest)
-		offers = upgrade.Offers(p.Cluster, series, p.Target)
+	offers, err := planOffers(ctx, env, progress, asked, p)
+	if err != nil {
+		return err
 	}
 	skew := p.Check()
 	if err := skew.Err(false); err != nil {
@@ -524,6 +514,27 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 		return plan.PrintText(streams.Out)
 	}
 	return printer.Print(streams.Out, plan)
+}
+
+// planOffers returns the versions the plan offers: the one asked for, or,
+// when none was, the latest release of the cluster's minor (looked up and
+// reported as upstream's plan does) and the target, the latest stable one,
+// each when newer than the cluster (see upgrade.Offers).
+func planOffers(ctx context.Context, env config.Environment, progress io.Writer, asked string, p *upgrade.VersionPolicy) ([]*utilversion.Version, error) {
+	if asked != "" {
+		return []*utilversion.Version{p.Target}, nil
+	}
+	label := fmt.Sprintf("stable-%d.%d", p.Cluster.Major(), p.Cluster.Minor())
+	latest, err := env.ResolveVersion(ctx, label)
+	if err != nil {
+		return nil, err
+	}
+	series, err := utilversion.ParseSemantic(latest)
+	if err != nil {
+		return nil, fmt.Errorf("the version %q of %s: %w", latest, label, err)
+	}
+	fmt.Fprintf(progress, "[upgrade/versions] Latest version in the v%d.%d series: %s\n", p.Cluster.Major(), p.Cluster.Minor(), latest)
+	return upgrade.Offers(p.Cluster, series, p.Target), nil
 }
 
 func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
