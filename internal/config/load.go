@@ -276,4 +276,3 @@ func (d *Documents) Has(kinds ...string) bool {
 	}
 	return false
 }
-
