@@ -74,16 +74,22 @@ encryptionAlgorithm: ECDSA-P256
 			t.Errorf("dry run removed %s", p)
 		}
 	}
-	written := snapshot(t, dryRoot)
-	for _, want := range []string{"pki/ca.crt", "pki/etcd/ca.key", "admin.conf", "manifests/kube-apiserver.yaml", "manifests/etcd.yaml", "kubelet/config.yaml"} {
-		found := false
-		for p := range written {
-			if strings.HasSuffix(p, "/"+want) {
-				found = true
-			}
+	// The folder the variable names is the dry-run folder itself, flat,
+	// as upstream's.
+	for _, want := range []string{"ca.crt", "etcd/ca.key", "admin.conf", "kube-apiserver.yaml", "etcd.yaml", "config.yaml", "kubeadm-flags.env"} {
+		if _, err := os.Stat(filepath.Join(dryRoot, want)); err != nil {
+			t.Errorf("dry run did not write %s into its folder: %v", want, err)
 		}
-		if !found {
-			t.Errorf("dry run did not write %s into its folder", want)
+	}
+	for _, want := range []string{
+		`Would write file "/etc/kubernetes/pki/etcd/ca.key" (not shown`,
+		`Would write file "/etc/kubernetes/admin.conf" (not shown`,
+		`Would write file "/var/lib/kubelet/config.yaml" with content`,
+		`Would write file "/var/lib/kubelet/kubeadm-flags.env" with content`,
+		`Would write file "/etc/kubernetes/manifests/etcd.yaml" with content`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q", want)
 		}
 	}
 	if !strings.Contains(out, `Would write file "/etc/kubernetes/manifests/kube-apiserver.yaml"`) {
@@ -94,32 +100,44 @@ encryptionAlgorithm: ECDSA-P256
 	}
 }
 
-// TestMakeDryRunDir: init and join honour their own environment variable
-// (KUBEADM_INIT_DRYRUN_DIR, KUBEADM_JOIN_DRYRUN_DIR), else use the system's
-// temporary folder.
+// TestMakeDryRunDir: init and join write into the folder their own
+// environment variable (KUBEADM_INIT_DRYRUN_DIR, KUBEADM_JOIN_DRYRUN_DIR)
+// names, made if missing, as upstream's; else into a new folder in the
+// system's temporary folder.
 func TestMakeDryRunDir(t *testing.T) {
-	initRoot, joinRoot, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	initDir, joinDir, tmp := t.TempDir(), filepath.Join(t.TempDir(), "new", "join"), t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	t.Setenv(initDryRunDirEnv, initRoot)
-	t.Setenv(joinDryRunDirEnv, joinRoot)
-	for _, c := range []struct{ env, prefix, parent string }{
-		{initDryRunDirEnv, "kubeadm-init-dryrun", initRoot},
-		{joinDryRunDirEnv, "kubeadm-join-dryrun", joinRoot},
+	t.Setenv(initDryRunDirEnv, initDir)
+	t.Setenv(joinDryRunDirEnv, joinDir)
+	for _, c := range []struct{ env, prefix, want string }{
+		{initDryRunDirEnv, "kubeadm-init-dryrun", initDir},
+		{joinDryRunDirEnv, "kubeadm-join-dryrun", joinDir},
 	} {
-		dir, err := makeDryRunDir(c.env, c.prefix)
+		var msg strings.Builder
+		dir, err := makeDryRunDir(c.env, c.prefix, &msg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if filepath.Dir(dir) != c.parent || !strings.HasPrefix(filepath.Base(dir), c.prefix) {
-			t.Errorf("%s=%s: dry-run folder %s", c.env, c.parent, dir)
+		if dir != c.want {
+			t.Errorf("%s=%s: dry-run folder %s", c.env, c.want, dir)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Errorf("%s: %v", dir, err)
+		}
+		if !strings.Contains(msg.String(), dir) {
+			t.Errorf("message %q does not name %s", msg.String(), dir)
 		}
 	}
 	t.Setenv(joinDryRunDirEnv, "")
-	dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun")
+	var msg strings.Builder
+	dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun", &msg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Dir(dir) != tmp {
-		t.Errorf("without %s: dry-run folder %s, want one in %s", joinDryRunDirEnv, dir, tmp)
+	if filepath.Dir(dir) != tmp || !strings.HasPrefix(filepath.Base(dir), "kubeadm-join-dryrun") {
+		t.Errorf("without %s: dry-run folder %s, want a new one in %s", joinDryRunDirEnv, dir, tmp)
+	}
+	if !strings.Contains(msg.String(), joinDryRunDirEnv) {
+		t.Errorf("message %q does not say how to choose the folder", msg.String())
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -15,15 +16,26 @@ const (
 	joinDryRunDirEnv = "KUBEADM_JOIN_DRYRUN_DIR"
 )
 
-// makeDryRunDir creates the folder a dry run writes every file into, named
-// prefix plus a random suffix: under the folder the environment variable
-// env names, else under the system's temporary folder, else (no such
-// folder, as under a bare --rootfs) under /etc/kubernetes/tmp.
-func makeDryRunDir(env, prefix string) (string, error) {
-	parent := os.Getenv(env)
-	if parent == "" {
-		parent = os.TempDir()
+// makeDryRunDir creates the folder a dry run writes every file into, and
+// says so on w: the folder the environment variable env names, as with
+// upstream's (created if missing); else a new folder named prefix plus a
+// random suffix in the system's temporary folder (upstream's is in
+// /etc/kubernetes/tmp; a dry run here leaves /etc/kubernetes alone), or,
+// when there is none, as under a bare --rootfs, in /etc/kubernetes/tmp.
+//
+// As upstream's, the folder is flat: certificates and keys (with their
+// etcd/ sub-folder), kubeconfig files, manifests and the kubelet's files
+// side by side, so a script that reads upstream's dry-run folder reads
+// ours.
+func makeDryRunDir(env, prefix string, w io.Writer) (string, error) {
+	if dir := os.Getenv(env); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("creating the dry-run folder %s (from %s): %w", dir, env, err)
+		}
+		fmt.Fprintf(w, "[dryrun] Writing every file into %s (from %s) instead of its real place\n", dir, env)
+		return dir, nil
 	}
+	parent := os.TempDir()
 	if _, err := os.Stat(parent); err != nil {
 		parent = filepath.Join(initphases.KubernetesDir, "tmp")
 		if err := os.MkdirAll(parent, 0o700); err != nil {
@@ -34,5 +46,6 @@ func makeDryRunDir(env, prefix string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("creating the dry-run folder: %w", err)
 	}
+	fmt.Fprintf(w, "[dryrun] Writing every file into %s instead of its real place (set %s to choose the folder)\n", dir, env)
 	return dir, nil
 }

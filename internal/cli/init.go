@@ -197,16 +197,12 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		d.PatchesDir = o.patchesDir
 	}
 	if d.DryRun {
-		dir, err := makeDryRunDir(initDryRunDirEnv, "kubeadm-init-dryrun")
+		dir, err := makeDryRunDir(initDryRunDirEnv, "kubeadm-init-dryrun", streams.Err)
 		if err != nil {
 			return nil, err
 		}
 		d.DryRunDir = dir
-		d.CertDir = filepath.Join(dir, "pki")
-		d.KubeconfigDir = dir
-		d.ManifestDir = filepath.Join(dir, "manifests")
-		d.KubeletDir = filepath.Join(dir, "kubelet")
-		fmt.Fprintf(streams.Out, "[dryrun] Writing every file into %s instead of its real place\n", dir)
+		d.CertDir, d.KubeconfigDir, d.ManifestDir, d.KubeletDir = dir, dir, dir, dir
 	}
 	// With an external CA kubeadm cannot create kubeconfig files, so they
 	// must all be there and trust that CA before any phase runs.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -189,16 +188,12 @@ func (o *joinOptions) data(flags *pflag.FlagSet, args []string, streams Streams)
 		return disc.TLSBootstrapConfig(ctx, cfg)
 	}
 	if d.DryRun {
-		dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun")
+		dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun", streams.Err)
 		if err != nil {
 			return nil, err
 		}
 		d.DryRunDir = dir
-		d.CertDir = filepath.Join(dir, "pki")
-		d.KubeconfigDir = dir
-		d.ManifestDir = filepath.Join(dir, "manifests")
-		d.KubeletDir = filepath.Join(dir, "kubelet")
-		fmt.Fprintf(streams.Out, "[dryrun] Writing every file into %s instead of its real place\n", dir)
+		d.CertDir, d.KubeconfigDir, d.ManifestDir, d.KubeletDir = dir, dir, dir, dir
 	}
 	klog.V(1).Infof("[join] joining as %s", map[bool]string{true: "a control-plane node", false: "a worker node"}[cfg.ControlPlane != nil])
 	return d, nil

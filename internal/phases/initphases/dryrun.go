@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
 
 // PrintDryRun lists what a dry run wrote, under the paths a real run would
@@ -19,18 +21,6 @@ func PrintDryRun(d *Data) error {
 	if !d.DryRun || d.DryRunDir == "" {
 		return nil
 	}
-	real := map[string]string{
-		d.CertDir:       d.Cfg.CertificatesDir,
-		d.ManifestDir:   ManifestsDir,
-		d.KubeletDir:    KubeletDir,
-		d.KubeconfigDir: KubernetesDir,
-	}
-	// Longest prefixes first, so pki/ maps before the folder holding it.
-	prefixes := make([]string, 0, len(real))
-	for p := range real {
-		prefixes = append(prefixes, p)
-	}
-	sort.Slice(prefixes, func(i, j int) bool { return len(prefixes[i]) > len(prefixes[j]) })
 	var files []string
 	err := filepath.WalkDir(d.DryRunDir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -46,13 +36,7 @@ func PrintDryRun(d *Data) error {
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		target := f
-		for _, p := range prefixes {
-			if rel, err := filepath.Rel(p, f); err == nil && !strings.HasPrefix(rel, "..") {
-				target = filepath.Join(real[p], rel)
-				break
-			}
-		}
+		target := realPath(d, f)
 		if !showable(f) {
 			fmt.Fprintf(d.Out, "[dryrun] Would write file %q (not shown: it holds key material)\n", target)
 			continue
@@ -69,6 +53,28 @@ func PrintDryRun(d *Data) error {
 		}
 	}
 	return nil
+}
+
+// realPath is where the file f of the dry-run folder goes on a real run.
+// The folder is flat, as upstream's: the kubelet's files, manifests
+// (.yaml) and kubeconfig files (.conf) at its top, everything else is the
+// certificate folder's.
+func realPath(d *Data, f string) string {
+	rel, err := filepath.Rel(d.DryRunDir, f)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return f
+	}
+	if filepath.Dir(rel) == "." {
+		switch {
+		case rel == kubelet.ConfigFile, rel == kubelet.InstanceConfigFile, rel == kubelet.FlagsEnvFile:
+			return filepath.Join(KubeletDir, rel)
+		case filepath.Ext(rel) == ".yaml":
+			return filepath.Join(ManifestsDir, rel)
+		case filepath.Ext(rel) == ".conf":
+			return filepath.Join(KubernetesDir, rel)
+		}
+	}
+	return filepath.Join(d.Cfg.CertificatesDir, rel)
 }
 
 func showable(path string) bool {

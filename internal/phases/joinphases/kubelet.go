@@ -77,7 +77,7 @@ func runKubeletStart(ctx context.Context, d *Data) error {
 	}
 	caPath := d.Cfg.CACertPath
 	if d.DryRun {
-		caPath = filepath.Join(d.DryRunDir, "pki", filepath.Base(caPath))
+		caPath = filepath.Join(d.CertDir, filepath.Base(caPath))
 	}
 	if err := writeCA(caPath, cluster.CertificateAuthorityData); err != nil {
 		return err
