@@ -229,7 +229,8 @@ func TestJoin(t *testing.T) {
 		if m == nil {
 			t.Fatalf("the dry run did not say where its files are:\n%s", r.Stdout)
 		}
-		for _, f := range []string{"bootstrap-kubelet.conf", "kubelet/config.yaml", "kubelet/kubeadm-flags.env"} {
+		// One flat folder, as upstream's.
+		for _, f := range []string{"bootstrap-kubelet.conf", "ca.crt", "config.yaml", "kubeadm-flags.env"} {
 			if _, err := os.Stat(filepath.Join(m[1], f)); err != nil {
 				t.Errorf("the dry run did not write %s: %v", f, err)
 			}
