@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 )
 
 // Write replaces path with data, with the given permission bits.
@@ -13,7 +16,8 @@ import (
 // so the kubelet's manifest watcher ignores it, flushes it to disk, sets its
 // mode (the umask does not apply), renames it over path and flushes the
 // folder. If anything fails the temporary file is removed and path is left
-// as it was. The folder must exist.
+// as it was. A temporary file for path that a killed process left behind
+// is removed first. The folder must exist.
 func Write(path string, data []byte, mode os.FileMode) error {
 	return WriteWith(path, mode, func(f *os.File) error {
 		_, err := f.Write(data)
@@ -32,7 +36,8 @@ func WriteWith(path string, mode os.FileMode, fill func(f *os.File) error) (err 
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	removeStale(dir, base)
+	tmp, err := os.CreateTemp(dir, tempPrefix(base, os.Getpid())+"*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -59,6 +64,40 @@ func WriteWith(path string, mode os.FileMode, fill func(f *os.File) error) (err 
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return SyncDir(dir)
+}
+
+// tempPrefix starts the name of a temporary file for base written by the
+// process pid.
+func tempPrefix(base string, pid int) string {
+	return "." + base + ".tmp-" + strconv.Itoa(pid) + "-"
+}
+
+// removeStale deletes the temporary files for base that a writer killed
+// before its rename left in dir (a process killed half-way through a write
+// cannot remove its own): those named by tempPrefix with the PID of a
+// process that no longer runs. So a run after a crash ends with the same
+// files as a run that was never interrupted. Failures are ignored: a stale
+// file is untidy, not wrong.
+func removeStale(dir, base string) {
+	prefix := "." + base + ".tmp-"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // SyncDir flushes a folder so a rename into it, or out of it, survives a

@@ -113,3 +113,28 @@ func TestWriteWithStreams(t *testing.T) {
 		t.Fatalf("content %q, mode %v", b, fi.Mode().Perm())
 	}
 }
+
+// TestWriteRemovesWhatAKilledWriterLeft: temporary files of the same
+// target left by a process that no longer runs are removed; those of a
+// running process, and of other targets, are not.
+func TestWriteRemovesWhatAKilledWriterLeft(t *testing.T) {
+	dir := t.TempDir()
+	// A PID no process has: beyond the kernel's pid_max.
+	const gone = 1 << 30
+	stale := filepath.Join(dir, tempPrefix("ca.key", gone)+"123")
+	running := filepath.Join(dir, tempPrefix("ca.key", 1)+"456") // init runs
+	other := filepath.Join(dir, tempPrefix("ca.crt", gone)+"789")
+	for _, p := range []string{stale, running, other} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Write(filepath.Join(dir, "ca.key"), []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{stale: false, running: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+}
