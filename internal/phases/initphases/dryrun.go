@@ -37,7 +37,12 @@ func PrintDryRun(d *Data) error {
 	sort.Strings(files)
 	for _, f := range files {
 		target := realPath(d, f)
-		if !showable(f) {
+		switch filepath.Ext(f) {
+		case ".crt", ".pub":
+			fmt.Fprintf(d.Out, "[dryrun] Would write file %q (a certificate or public key, not shown)\n", target)
+			continue
+		case ".yaml", ".env":
+		default:
 			fmt.Fprintf(d.Out, "[dryrun] Would write file %q (not shown: it holds key material)\n", target)
 			continue
 		}
@@ -75,12 +80,4 @@ func realPath(d *Data, f string) string {
 		}
 	}
 	return filepath.Join(d.Cfg.CertificatesDir, rel)
-}
-
-func showable(path string) bool {
-	switch filepath.Ext(path) {
-	case ".yaml", ".env":
-		return true
-	}
-	return false
 }
