@@ -116,6 +116,9 @@ func ensureCA(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpec,
 		}
 		return res, nil
 	}
+	if err := noOrphans(dir, c); err != nil {
+		return Result{}, err
+	}
 	key, err := opts.newKey(cfg.EncryptionAlgorithm)
 	if err != nil {
 		return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
@@ -128,6 +131,28 @@ func ensureCA(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpec,
 		return Result{}, err
 	}
 	return Result{Cert: c, Outcome: Generated, Certificate: cert}, nil
+}
+
+// noOrphans refuses to create the missing CA certificate of ca while a
+// certificate it signed is still in dir: a new CA would not have signed
+// it, so that certificate would be reported unusable right after the CA
+// was replaced, leaving a half-changed tree. Our own runs write a CA
+// before what it signs, so this is never a crash's leftover.
+func noOrphans(dir string, ca Cert) error {
+	for _, c := range CertTable() {
+		if c.CA != ca.Name {
+			continue
+		}
+		ok, err := exists(CertPath(dir, c.BaseName))
+		if err != nil {
+			return err
+		}
+		if ok {
+			return fmt.Errorf("%s does not exist but %s, which it signed, does: restore the CA, or delete the certificates it signed and their keys",
+				CertPath(dir, ca.BaseName), CertPath(dir, c.BaseName))
+		}
+	}
+	return nil
 }
 
 // checkCA loads and checks an existing CA certificate, and its key when

@@ -209,6 +209,13 @@ func TestUnusableFilesAreErrors(t *testing.T) {
 			setup: func(t *testing.T, d string) { copyFile(t, KeyPath(d, "front-proxy-ca"), KeyPath(d, "ca")) }},
 		{name: "leaf whose CA is gone", cert: "front-proxy-client", file: "front-proxy-ca.crt", want: "restore the CA",
 			setup: func(t *testing.T, d string) { os.Remove(CertPath(d, "front-proxy-ca")) }},
+		{name: "CA gone, its key and leaves kept", cert: "front-proxy-ca", file: "front-proxy-client.crt", want: "restore the CA",
+			setup: func(t *testing.T, d string) { os.Remove(CertPath(d, "front-proxy-ca")) }},
+		{name: "CA and its key gone, leaves kept", cert: "etcd-ca", file: "etcd/ca.crt", want: "restore the CA",
+			setup: func(t *testing.T, d string) {
+				os.Remove(CertPath(d, "etcd/ca"))
+				os.Remove(KeyPath(d, "etcd/ca"))
+			}},
 		{name: "sa.pub of another key", cert: "sa", file: "sa.pub", want: "not the public half",
 			setup: func(t *testing.T, d string) { copyFile(t, PublicKeyPath(other, "sa"), PublicKeyPath(d, "sa")) }},
 		{name: "unparsable sa.key", cert: "sa", file: "sa.key", want: "no PEM private key",
@@ -241,9 +248,12 @@ func TestUnusableFilesAreErrors(t *testing.T) {
 			if !maps.Equal(before, snapshot(t, dir)) {
 				t.Error("files changed")
 			}
-			// EnsureAll fails too.
+			// EnsureAll fails too, and writes nothing either.
 			if _, _, err := EnsureAll(t.Context(), c, dir, opts, 2); err == nil || !strings.Contains(err.Error(), dir) {
 				t.Errorf("EnsureAll: %v", err)
+			}
+			if !maps.Equal(before, snapshot(t, dir)) {
+				t.Error("EnsureAll changed files")
 			}
 		})
 	}
