@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"strings"
@@ -268,7 +269,13 @@ func TestTokenDiscoveryFailures(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, s)
 				}
 			}
-			if n := f.clusterInfoReads(); n != tt.wantReads {
+			// Discovery that gave up made its last attempt at the deadline,
+			// with no time left on the fake clock: that attempt gets a
+			// millisecond of real time, which on a loaded machine can pass
+			// before its request reaches the server.
+			n := f.clusterInfoReads()
+			cutShort := strings.Contains(err.Error(), "gave up after") && n == tt.wantReads-1
+			if n != tt.wantReads && !cutShort {
 				t.Errorf("%d reads of cluster-info, want %d", n, tt.wantReads)
 			}
 		})
@@ -333,12 +340,16 @@ func TestTokenDiscoveryCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := f.discoverer(t, nil)
 	d.Interval = time.Hour
-	go func() {
-		for f.clusterInfoReads() == 0 {
-			time.Sleep(5 * time.Millisecond)
+	// Cancel once the first attempt has failed and discovery waits for the
+	// next one (cancelling when the server sees the first read could cut
+	// that read short instead).
+	logf := d.Logf
+	d.Logf = func(format string, args ...any) {
+		logf(format, args...)
+		if strings.Contains(fmt.Sprintf(format, args...), "trying again") {
+			cancel()
 		}
-		cancel()
-	}()
+	}
 	_, err := d.Token(ctx, TokenOptions{Endpoint: f.endpoint(), Token: token, CACertHashes: []string{f.pin()}})
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrClusterInfoMissing) {
 		t.Errorf("error %v, want one wrapping the cancellation and the last failure", err)
