@@ -206,3 +206,43 @@ controlPlane:
 		}
 	}
 }
+
+// With an external CA (its certificate without its key) --upload-certs is
+// refused before any phase runs, as upstream's init refuses it: the
+// Secret could not carry the key joining control-plane nodes need.
+func TestInitUploadCertsRefusesExternalCA(t *testing.T) {
+	for _, ca := range []string{"ca", "front-proxy-ca"} {
+		t.Run(ca, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, errOut, code := run(t, "init", "phase", "certs", ca, "--cert-dir", dir, "--kubernetes-version", "v1.36.3"); code != 0 {
+				t.Fatalf("making the CA: exit %d: %s", code, errOut)
+			}
+			if err := os.Remove(filepath.Join(dir, ca+".key")); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(cfg, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\ncertificatesDir: "+dir+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, dir)
+			all := "preflight,certs,kubeconfig,etcd,control-plane,kubelet-start,wait-control-plane,upload-config,upload-certs," +
+				"mark-control-plane,bootstrap-token,kubelet-finalize,addon,show-join-command"
+			for _, args := range [][]string{
+				{"init", "--upload-certs", "--cert-dir", dir, "--kubernetes-version", "v1.36.3", "--skip-phases", all},
+				{"init", "phase", "upload-certs", "--upload-certs", "--config", cfg, "--kubeconfig", filepath.Join(dir, "none.conf")},
+			} {
+				out, errOut, code := run(t, args...)
+				if code != exitcode.Generic || !strings.Contains(errOut, "--upload-certs cannot be used with an external CA") ||
+					!strings.Contains(errOut, filepath.Join(dir, ca+".key")) {
+					t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args[:2], code, out, errOut)
+				}
+				if strings.Contains(out, "[upload-certs]") {
+					t.Errorf("%v: the phase ran:\n%s", args[:2], out)
+				}
+			}
+			if after := snapshot(t, dir); len(after) != len(before) {
+				t.Errorf("files changed in %s: %v", dir, after)
+			}
+		})
+	}
+}

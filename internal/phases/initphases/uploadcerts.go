@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -70,6 +71,26 @@ func runUploadCerts(ctx context.Context, d *Data) error {
 	if !d.SkipCertificateKeyPrint {
 		// Printed on purpose, in upstream's two-line shape that scripts read.
 		fmt.Fprintf(d.Out, "[upload-certs] Using certificate key:\n%s\n", d.Cfg.CertificateKey)
+	}
+	return nil
+}
+
+// CheckUploadCerts refuses --upload-certs when the cluster CA or the
+// front-proxy CA in d.CertDir is external (its certificate without its
+// key): the kubeadm-certs Secret exists to hand those keys to joining
+// control-plane nodes. Run before any phase, as upstream kubeadm does, so
+// that an init asked for both changes nothing instead of failing with the
+// control plane already running.
+func CheckUploadCerts(d *Data) error {
+	if !d.UploadCerts {
+		return nil
+	}
+	for _, name := range []string{pki.CAName, pki.FrontProxyCAName} {
+		ca, _ := pki.LookupCert(name)
+		if pki.KeylessCA(d.CertDir, ca) {
+			return fmt.Errorf("--upload-certs cannot be used with an external CA: %s exists without its key %s, which joining control-plane nodes would need",
+				pki.CertPath(d.CertDir, ca.BaseName), pki.KeyPath(d.CertDir, ca.BaseName))
+		}
 	}
 	return nil
 }
