@@ -239,6 +239,12 @@ func (t *Toolchain) Archive(ref string) (string, error) {
 	return "", fmt.Errorf("no archive of %s among the images of %s", ref, t.KubernetesVersion)
 }
 
+// UpstreamBinary is the path of the upstream program name (one of
+// UpstreamBinaries) of t's version.
+func (t *Toolchain) UpstreamBinary(name string) string {
+	return upstreamBinary(t.Repo, t.KubernetesVersion, name)
+}
+
 // Cluster returns a cluster made from the toolchain.
 func (t *Toolchain) Cluster(name, stateDir string, out io.Writer) *Cluster {
 	return &Cluster{
