@@ -246,3 +246,31 @@ func TestInitUploadCertsRefusesExternalCA(t *testing.T) {
 		})
 	}
 }
+
+// A patches folder that cannot be read is refused before any phase runs
+// (upstream's init finds out after writing the certificates).
+func TestUnreadablePatchesRefusedFirst(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad")
+	if err := os.Mkdir(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "etcd+nosuchtype.yaml"), []byte("a: b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all := "preflight,certs,kubeconfig,etcd,control-plane,kubelet-start,wait-control-plane,upload-config,upload-certs," +
+		"mark-control-plane,bootstrap-token,kubelet-finalize,addon,show-join-command"
+	for name, patchesDir := range map[string]string{"missing": filepath.Join(dir, "none"), "unknown patch type": bad} {
+		t.Run(name, func(t *testing.T) {
+			for _, args := range [][]string{
+				{"init", "--patches", patchesDir, "--kubernetes-version", "v1.36.3", "--skip-phases", all},
+				{"upgrade", "node", "--patches", patchesDir, "--kubeconfig", filepath.Join(t.TempDir(), "none.conf")},
+			} {
+				out, errOut, code := run(t, args...)
+				if code != exitcode.Generic || !strings.Contains(errOut, patchesDir) {
+					t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args[:2], code, out, errOut)
+				}
+			}
+		})
+	}
+}

@@ -196,6 +196,9 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 	if flags.Changed("patches") {
 		d.PatchesDir = o.patchesDir
 	}
+	if err := checkPatches(d.PatchesDir); err != nil {
+		return nil, err
+	}
 	if err := initphases.CheckUploadCerts(d); err != nil {
 		return nil, err
 	}

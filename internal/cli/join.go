@@ -180,6 +180,9 @@ func (o *joinOptions) data(flags *pflag.FlagSet, args []string, streams Streams)
 	if cfg.Patches != nil {
 		d.PatchesDir = cfg.Patches.Directory
 	}
+	if err := checkPatches(d.PatchesDir); err != nil {
+		return nil, err
+	}
 	// Discovery's progress (one line per read of cluster-info) is for -v=1.
 	disc := &discovery.Discoverer{Logf: func(format string, args ...any) {
 		klog.V(1).Infof(format, args...)

@@ -10,6 +10,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/patches"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -77,4 +78,15 @@ func mergeIgnoredPreflightErrors(fromFlags []string, fromConfig *[]string) (sets
 	}
 	*fromConfig = ignored
 	return sets.New(ignored...), nil
+}
+
+// checkPatches refuses, before a command changes anything, a patches
+// folder it could not read (dir "" is none). Upstream kubeadm reads it
+// only when the first patched file is made, after the certificates and
+// kubeconfig files are written.
+func checkPatches(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return patches.Check(dir)
 }

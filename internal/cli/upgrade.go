@@ -285,6 +285,9 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 	if flags.Changed("patches") {
 		d.PatchesDir = o.patchesDir
 	}
+	if err := checkPatches(d.PatchesDir); err != nil {
+		return nil, err
+	}
 	if d.IgnorePreflightErrors, err = mergeIgnoredPreflightErrors(o.ignorePreflightErrors, ignoredFromConfig); err != nil {
 		return nil, err
 	}

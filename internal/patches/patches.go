@@ -158,6 +158,16 @@ func Load(dir string, out io.Writer) (*Set, error) {
 	return set, nil
 }
 
+// Check reads the patch files under dir as Load does, without reporting
+// them, so that a command can refuse a folder it could not use (missing,
+// not a folder, a file of an unknown patch type, a document that is
+// neither YAML nor JSON) before it changes anything. Whether a patch
+// applies is only known once its target exists.
+func Check(dir string) error {
+	_, err := Load(dir, io.Discard)
+	return err
+}
+
 // ParseFileName splits the base name of a patch file into its target and
 // patch type. A file kubeadm ignores (wrong extension, unknown target)
 // gives a non-empty reason; an unknown patch type is an error.
