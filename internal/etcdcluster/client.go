@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -82,6 +83,7 @@ type etcdAPI interface {
 	MemberRemove(ctx context.Context, id uint64) (*clientv3.MemberRemoveResponse, error)
 	Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error)
 	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
+	SetEndpoints(endpoints ...string)
 	Close() error
 }
 
@@ -215,6 +217,33 @@ func loadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 
 // Endpoints returns the client URLs the client talks to.
 func (c *Client) Endpoints() []string { return append([]string(nil), c.endpoints...) }
+
+// SyncEndpoints replaces the client's endpoints with the client URLs of
+// the cluster's started voting members, as etcd's member list gives them
+// (etcdctl's and upstream kubeadm's clients do the same). The etcd static
+// Pods the API server shows may name a member that is gone: a
+// control-plane node that was reset keeps its mirror Pod until its Node is
+// deleted, and its endpoint would fail every health check of a node that
+// joins meanwhile, or of that node joining again. The member list is read
+// with the client's retries. Call it before the client is shared.
+func (c *Client) SyncEndpoints(ctx context.Context) error {
+	members, err := c.Members(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the etcd members at %s: %w", strings.Join(c.endpoints, ","), err)
+	}
+	var eps []string
+	for _, m := range members {
+		if m.Started() && !m.IsLearner {
+			eps = append(eps, m.ClientURLs...)
+		}
+	}
+	if len(eps) == 0 {
+		return fmt.Errorf("the etcd cluster at %s lists no started voting member with a client URL", strings.Join(c.endpoints, ","))
+	}
+	c.api.SetEndpoints(eps...)
+	c.endpoints = eps
+	return nil
+}
 
 // Close ends the client's connections.
 func (c *Client) Close() error {

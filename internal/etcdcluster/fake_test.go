@@ -32,6 +32,8 @@ type fakeEtcd struct {
 	applyThenFail map[string]error
 	status        map[string]*clientv3.StatusResponse
 	getErr        error
+	// endpoints are those SetEndpoints gave last.
+	endpoints []string
 }
 
 func newFake(members ...*etcdserverpb.Member) *fakeEtcd {
@@ -168,6 +170,12 @@ func (f *fakeEtcd) Get(ctx context.Context, _ string, _ ...clientv3.OpOption) (*
 		return nil, err
 	}
 	return &clientv3.GetResponse{}, f.getErr
+}
+
+func (f *fakeEtcd) SetEndpoints(endpoints ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.endpoints = append([]string(nil), endpoints...)
 }
 
 func (f *fakeEtcd) Close() error { return nil }

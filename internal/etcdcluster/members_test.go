@@ -3,6 +3,8 @@ package etcdcluster
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +388,48 @@ func TestCheckHealth(t *testing.T) {
 	f.getErr = rpctypes.ErrPermissionDenied
 	if err := testClient(t, f, eps...).CheckHealth(ctx); err == nil || !strings.Contains(err.Error(), "linearizable read") {
 		t.Errorf("CheckHealth with a failing read = %v", err)
+	}
+}
+
+// The endpoints become the client URLs of the started voters: a member's
+// Pod the API server still shows after its member was removed (its node
+// reset) does not make every later health check fail.
+func TestSyncEndpoints(t *testing.T) {
+	ctx := context.Background()
+	member := func(id uint64, name string) *etcdserverpb.Member {
+		return &etcdserverpb.Member{ID: id, Name: name,
+			PeerURLs:   []string{fmt.Sprintf("https://10.0.0.%d:2380", id)},
+			ClientURLs: []string{fmt.Sprintf("https://10.0.0.%d:2379", id)}}
+	}
+	learner := member(3, "node3")
+	learner.IsLearner = true
+	unstarted := &etcdserverpb.Member{ID: 4, PeerURLs: []string{"https://10.0.0.4:2380"}}
+	f := newFake(member(1, "node1"), member(2, "node2"), learner, unstarted)
+	stale := "https://10.0.0.9:2379"
+	c := testClient(t, f, "https://10.0.0.1:2379", stale)
+	f.status[stale] = &clientv3.StatusResponse{} // would fail: no leader
+	if err := c.SyncEndpoints(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"https://10.0.0.1:2379", "https://10.0.0.2:2379"}
+	if !slices.Equal(c.Endpoints(), want) || !slices.Equal(f.endpoints, want) {
+		t.Errorf("endpoints %v, etcd client's %v; want %v", c.Endpoints(), f.endpoints, want)
+	}
+	if err := c.CheckHealth(ctx); err != nil {
+		t.Errorf("CheckHealth after the sync: %v", err)
+	}
+
+	// The member list is asked again after a transient failure.
+	f = newFake(member(1, "node1"))
+	f.failures["MemberList"] = []error{rpctypes.ErrGRPCNoLeader}
+	if err := testClient(t, f).SyncEndpoints(ctx); err != nil {
+		t.Errorf("SyncEndpoints after one transient failure: %v", err)
+	}
+
+	// A cluster without a started voter leaves the endpoints as they were.
+	f = newFake(unstarted)
+	c = testClient(t, f, stale)
+	if err := c.SyncEndpoints(ctx); err == nil || !slices.Equal(c.Endpoints(), []string{stale}) {
+		t.Errorf("SyncEndpoints without a voter: %v, endpoints %v", err, c.Endpoints())
 	}
 }

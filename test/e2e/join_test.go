@@ -264,13 +264,13 @@ func TestJoin(t *testing.T) {
 		})
 	})
 
+	joinArgs := func(n *testbed.Node) []string {
+		return []string{"join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n.Addr().String(), ignoreFindings()}
+	}
 	t.Run("two control-plane nodes join at the same time", func(t *testing.T) {
 		// etcd takes one learner at a time: the join that finds another
 		// learner in the cluster waits for it to be promoted.
-		joinArgs := func(n *testbed.Node) []string {
-			return []string{"join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
-				"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n.Addr().String(), ignoreFindings()}
-		}
 		type joined struct {
 			r   result
 			err error
@@ -322,6 +322,35 @@ func TestJoin(t *testing.T) {
 		}
 		// etcd has three voting members.
 		members := etcdMemberList(t, n3)
+		if len(members) != 3 {
+			t.Errorf("etcd members: %v", members)
+		}
+		for _, m := range members {
+			if strings.HasSuffix(m, ",true") {
+				t.Errorf("a member is still a learner: %s", m)
+			}
+		}
+	})
+
+	t.Run("a control-plane node reset and joined again", func(t *testing.T) {
+		// reset removes node5's etcd member, but its Node and mirror Pods
+		// stay in the API until someone deletes them: the join must talk
+		// to the members etcd lists, not to the Pods' stale endpoint. The
+		// kubelet makes the mirror Pod some time after the join returns.
+		eventually(t, 60*time.Second, "node5's etcd mirror Pod", func() error {
+			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", "etcd-node5", "-o", "name"), "pod/etcd-node5")
+		})
+		mustRun(t, n5, "kubeadm", "reset", "--force")
+		if members := etcdMemberList(t, n1); len(members) != 2 {
+			t.Fatalf("etcd members after resetting node5: %v", members)
+		}
+		kubectl(t, n1, "-n", "kube-system", "get", "pod", "etcd-node5")
+		r := run(t, n5, "kubeadm", joinArgs(n5)...)
+		if r.Code != 0 {
+			t.Fatalf("control-plane join of node5 again: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("the second control-plane join of node5 took %v", r.Took)
+		members := etcdMemberList(t, n1)
 		if len(members) != 3 {
 			t.Errorf("etcd members: %v", members)
 		}

@@ -132,13 +132,24 @@ func newEtcdClient(ctx context.Context, api kubernetes.Interface, certDir string
 		return nil, err
 	}
 	caFile, certFile, keyFile := etcdcluster.DefaultCertFiles(certDir)
-	return etcdcluster.New(etcdcluster.Config{
+	c, err := etcdcluster.New(etcdcluster.Config{
 		Endpoints: urls,
 		CAFile:    caFile, CertFile: certFile, KeyFile: keyFile,
 		DialTimeout:  5 * time.Second,
 		CallTimeout:  10 * time.Second,
 		RetryTimeout: etcdTimeout(cfg.Timeouts),
 	})
+	if err != nil {
+		return nil, err
+	}
+	// The Pods may still show a member that is gone (a control-plane node
+	// reset, maybe this very one joining again): talk to the members etcd
+	// lists instead.
+	if err := c.SyncEndpoints(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // etcdTimeout is timeouts.etcdAPICall, or its default.
