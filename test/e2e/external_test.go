@@ -117,13 +117,15 @@ func TestExternalEtcd(t *testing.T) {
 	c := newCluster(t, "e2ee")
 	c.Programs["etcd"] = tc.UpstreamBinary("etcd")
 	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1")
+	nodes, err := c.Up(ctx, "node1", "node2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := nodes[0]
-	if err := n.WriteCNIConfig(); err != nil {
-		t.Fatal(err)
+	n, n2 := nodes[0], nodes[1]
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	endpoint := "https://" + n.Addr().String() + ":2379"
 	const pki = "/etc/kubernetes/pki"
@@ -187,7 +189,7 @@ networking:`, 1)
 	if err := os.WriteFile(cfg, []byte(external), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, n, "kubeadm", "init", "--config", cfg, "--ignore-preflight-errors="+strings.Join(testbed.PreflightFindings, ","))
+	r := run(t, n, "kubeadm", "init", "--config", cfg, "--upload-certs", ignoreFindings())
 	if r.Code != 0 {
 		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -215,7 +217,43 @@ networking:`, 1)
 		t.Fatalf("the cluster's data is not in the external etcd: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 
+	t.Run("a control-plane node joins with the external etcd's files", func(t *testing.T) {
+		// The kubeadm-certs Secret carries the external etcd's client
+		// files instead of an etcd CA; the new node gets no etcd member.
+		jc := parseJoinCommand(t, r.Stdout)
+		j := run(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n2.Addr().String(), ignoreFindings())
+		if j.Code != 0 {
+			t.Fatalf("control-plane join: exit %d\n%s\n%s", j.Code, j.Stdout, j.Stderr)
+		}
+		for _, f := range []string{"/etcd/ca.crt", "/apiserver-etcd-client.crt", "/apiserver-etcd-client.key"} {
+			if _, err := os.Stat(n2.HostPath(pki + f)); err != nil {
+				t.Errorf("the external etcd's file %s is not on node2: %v", f, err)
+			}
+		}
+		for _, f := range []string{"/etcd/ca.key", "/etcd/server.crt"} {
+			if _, err := os.Stat(n2.HostPath(pki + f)); !os.IsNotExist(err) {
+				t.Errorf("node2 has %s, a local etcd's file: %v", f, err)
+			}
+		}
+		if _, err := os.Stat(n2.HostPath("/etc/kubernetes/manifests/etcd.yaml")); !os.IsNotExist(err) {
+			t.Errorf("the join wrote a local etcd manifest: %v", err)
+		}
+		// node2's own API server serves from the external etcd.
+		got := mustRun(t, n2, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "--server=https://"+n2.Addr().String()+":6443",
+			"get", "--raw", "/readyz/etcd")
+		if got != "ok" {
+			t.Errorf("node2's /readyz/etcd: %q", got)
+		}
+		if r := etcdctl("member", "list"); r.Code != 0 || strings.Count(strings.TrimSpace(r.Stdout), "\n") != 0 {
+			t.Errorf("the join changed the external etcd's members: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+
 	t.Run("reset leaves the external etcd alone", func(t *testing.T) {
+		if r := run(t, n2, "kubeadm", "reset", "--force"); r.Code != 0 {
+			t.Fatalf("reset of node2: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
 		r := run(t, n, "kubeadm", "reset", "--force")
 		if r.Code != 0 {
 			t.Fatalf("reset: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
