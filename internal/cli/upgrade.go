@@ -365,6 +365,7 @@ func (o *upgradeOptions) upgradeConfig(env config.Environment) (*kubeadm.Upgrade
 // so that this kubeadm's defaults apply.
 func fetchClusterDocs(ctx context.Context, c kubernetes.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer, withProxy bool) (*config.Documents, error) {
 	fmt.Fprintf(out, "[upgrade/config] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
+	fmt.Fprintln(out, "[upgrade/config] If it is wrong, store the right one with 'kubeadm init phase upload-config kubeadm --config <your-config-file>'")
 	timeout := v1beta4.DefaultKubernetesAPICall
 	if t := up.Timeouts; t != nil && t.KubernetesAPICall != nil && t.KubernetesAPICall.Duration > 0 {
 		timeout = t.KubernetesAPICall.Duration
@@ -441,6 +442,16 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if len(args) > 0 {
 		asked = args[0]
 	}
+	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &up.Plan.IgnorePreflightErrors)
+	if err != nil {
+		return err
+	}
+	// As upstream's, the plan is for root only: it reads admin.conf and
+	// the node's manifests.
+	fmt.Fprintln(progress, "[preflight] Running pre-flight checks")
+	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(preflight.NewHost())}, ignored, progress, progress); err != nil {
+		return exitcode.PreflightError(err)
+	}
 	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath)
 	if err != nil {
 		return err
@@ -459,10 +470,6 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 		return env.ClusterConfiguration(ctx, &config.Documents{Source: "the cluster", Cluster: &cc})
 	}
 	cfg, err := clusterAt(target)
-	if err != nil {
-		return err
-	}
-	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &up.Plan.IgnorePreflightErrors)
 	if err != nil {
 		return err
 	}
