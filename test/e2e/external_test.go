@@ -17,20 +17,8 @@ import (
 // keeps the CA's key away; init then uses what it finds, writes no
 // certificate, and runs a controller manager that signs nothing.
 func TestExternalCA(t *testing.T) {
-	c := newCluster(t, "e2ex")
-	nodes, err := c.Up(context.Background(), "node1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := nodes[0]
-	if err := n.WriteCNIConfig(); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(n.Dir, "kubeadm.yaml")
-	if err := os.WriteFile(cfg, []byte(testbed.InitConfig(n, testbed.KubernetesVersion, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ignore := "--ignore-preflight-errors=" + strings.Join(testbed.PreflightFindings, ",")
+	n, cfg := singleNode(t, "e2ex")
+	ignore := ignoreFindings()
 	mustRun(t, n, "kubeadm", "init", "phase", "certs", "all", "--config", cfg)
 	mustRun(t, n, "kubeadm", "init", "phase", "kubeconfig", "all", "--config", cfg)
 	caKey := n.HostPath("/etc/kubernetes/pki/ca.key")

@@ -18,21 +18,8 @@ import (
 // kubelet and containerd, checks the cluster it made, and that running
 // init again neither destroys nor changes anything.
 func TestInitSingleNode(t *testing.T) {
-	c := newCluster(t, "e2e")
-	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := nodes[0]
-	if err := n.WriteCNIConfig(); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(n.Dir, "kubeadm.yaml")
-	if err := os.WriteFile(cfg, []byte(testbed.InitConfig(n, testbed.KubernetesVersion, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ignore := "--ignore-preflight-errors=" + strings.Join(testbed.PreflightFindings, ",")
+	n, cfg := singleNode(t, "e2e")
+	ignore := ignoreFindings()
 
 	t.Run("strict preflight reports exactly this machine's findings", func(t *testing.T) {
 		r := run(t, n, "kubeadm", "init", "phase", "preflight", "--config", cfg)
@@ -183,6 +170,26 @@ func TestInitSingleNode(t *testing.T) {
 			return expectOutput(kubectlTry(t, n, "get", "node", "node1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
 		})
 	})
+}
+
+// singleNode starts node1 of a new cluster called name, with its pod
+// network configured, and writes the test bed's init configuration for it
+// into the node's folder; it returns the node and that file's path.
+func singleNode(t *testing.T, name string) (*testbed.Node, string) {
+	t.Helper()
+	nodes, err := newCluster(t, name).Up(context.Background(), "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if err := n.WriteCNIConfig(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(n.Dir, "kubeadm.yaml")
+	if err := os.WriteFile(cfg, []byte(testbed.InitConfig(n, testbed.KubernetesVersion, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n, cfg
 }
 
 // checkNames returns the sorted, distinct check names a pattern captures.
