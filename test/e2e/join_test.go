@@ -168,6 +168,20 @@ func TestJoin(t *testing.T) {
 		}
 	})
 
+	t.Run("control-plane join without certificates stops in preflight", func(t *testing.T) {
+		r := run(t, n4, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", ignoreFindings())
+		if r.Code == 0 || !strings.Contains(r.Stderr, "ca.key") {
+			t.Fatalf("exit %d, want the missing shared files named\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stdout, "Pulling") || !strings.Contains(r.Stderr, "phase preflight") {
+			t.Errorf("the refusal came after preflight:\n%s%s", r.Stdout, r.Stderr)
+		}
+		if l := leftovers(t, n4); len(l) > 0 {
+			t.Errorf("a refused join left %v", l)
+		}
+	})
+
 	t.Run("tampered cluster-info is refused", func(t *testing.T) {
 		// The controller manager's bootstrap signer would sign the
 		// tampered content again at once: stop it meanwhile.

@@ -123,3 +123,32 @@ func TestInitDocumentTakesTheNodesPart(t *testing.T) {
 		t.Errorf("a worker got an API endpoint: %+v", init.LocalAPIEndpoint)
 	}
 }
+
+func TestCheckSharedPKI(t *testing.T) {
+	dir := t.TempDir()
+	v := &initphases.Data{Cfg: &kubeadm.InitConfiguration{}, CertDir: dir}
+	for _, f := range []string{"ca.crt", "ca.key", "sa.key", "sa.pub", "etcd/ca.crt"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := checkSharedPKI(v)
+	if err == nil || !strings.Contains(err.Error(), "[front-proxy-ca.crt front-proxy-ca.key etcd/ca.key]") {
+		t.Errorf("local etcd: %v, want the three missing files named", err)
+	}
+	v.Cfg.Etcd.External = &kubeadm.ExternalEtcd{}
+	if err := checkSharedPKI(v); err == nil || strings.Contains(err.Error(), "etcd/") {
+		t.Errorf("external etcd: %v, want only the front proxy's files named", err)
+	}
+	for _, f := range []string{"front-proxy-ca.crt", "front-proxy-ca.key"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := checkSharedPKI(v); err != nil {
+		t.Errorf("external etcd, all files there: %v", err)
+	}
+}

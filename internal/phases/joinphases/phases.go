@@ -88,6 +88,17 @@ func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	if err := preflight.Run(ctx, preflight.JoinControlPlaneChecks(h, cfg, ManifestsDir), ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
+	// Without a certificate key the shared certificates must be here
+	// already: say so before pulling images, as upstream's preflight does.
+	if d.CertificateKey == "" {
+		v, err := d.InitView(ctx)
+		if err != nil {
+			return err
+		}
+		if err := checkSharedPKI(v); err != nil {
+			return err
+		}
+	}
 	if d.DryRun {
 		fmt.Fprintln(d.Out, "[preflight] Would pull the control-plane images (as 'kubeadm config images pull' does)")
 		return nil
@@ -185,6 +196,15 @@ func runCerts(ctx context.Context, d *Data) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSharedPKI(v); err != nil {
+		return err
+	}
+	return runInitPhase(ctx, d, initphases.CertsPhase())
+}
+
+// checkSharedPKI fails, naming every missing file, unless the files all
+// control-plane nodes share are in v's certificate folder.
+func checkSharedPKI(v *initphases.Data) error {
 	var missing []string
 	for _, f := range sharedPKI(v.Cfg.Etcd.External != nil) {
 		if _, err := os.Stat(filepath.Join(v.CertDir, f)); err != nil {
@@ -194,7 +214,7 @@ func runCerts(ctx context.Context, d *Data) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("the cluster's shared certificates and keys are missing from %s: %v; join with --certificate-key (after \"kubeadm init phase upload-certs --upload-certs\" on a control-plane node) or copy them from one", v.CertDir, missing)
 	}
-	return runInitPhase(ctx, d, initphases.CertsPhase())
+	return nil
 }
 
 // runInitPhase runs an init phase on the init view of this node: its own
