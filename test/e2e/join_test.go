@@ -334,7 +334,7 @@ func TestJoin(t *testing.T) {
 				}
 			}
 		}
-		checkVoters(t, n3, 3)
+		checkVoters(t, etcdMemberList(t, n3), 3)
 	})
 
 	t.Run("a control-plane node reset and joined again", func(t *testing.T) {
@@ -361,7 +361,7 @@ func TestJoin(t *testing.T) {
 			t.Fatalf("control-plane join of node5 again: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 		t.Logf("the second control-plane join of node5 took %v", r.Took)
-		checkVoters(t, n1, 3)
+		checkVoters(t, etcdMemberList(t, n1), 3)
 	})
 
 	t.Run("reset every node, then init again", func(t *testing.T) {
@@ -462,11 +462,10 @@ func firstCertificate(t *testing.T, data []byte) *x509.Certificate {
 	}
 }
 
-// checkVoters checks, through n's etcd, that the cluster has want members
-// and that none is still a learner.
-func checkVoters(t *testing.T, n *testbed.Node, want int) {
+// checkVoters checks that etcd's members (as etcdMemberList gives them)
+// are want and that none is still a learner.
+func checkVoters(t *testing.T, members []string, want int) {
 	t.Helper()
-	members := etcdMemberList(t, n)
 	if len(members) != want {
 		t.Errorf("etcd members: %v, want %d", members, want)
 	}
@@ -481,17 +480,30 @@ func checkVoters(t *testing.T, n *testbed.Node, want int) {
 // an administrator would, and returns "name,isLearner" lines.
 func etcdMemberList(t *testing.T, n *testbed.Node) []string {
 	t.Helper()
-	out := mustRun(t, n, "etcdctl", "--endpoints=https://127.0.0.1:2379",
-		"--cacert=/etc/kubernetes/pki/etcd/ca.crt",
-		"--cert=/etc/kubernetes/pki/apiserver-etcd-client.crt",
-		"--key=/etc/kubernetes/pki/apiserver-etcd-client.key",
-		"member", "list", "-w", "simple")
+	return etcdMembersAt(t, n, "https://127.0.0.1:2379")
+}
+
+// etcdMembersAt is etcdMemberList through the given client URL of n's etcd.
+func etcdMembersAt(t *testing.T, n *testbed.Node, endpoint string) []string {
+	t.Helper()
 	var members []string
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(etcdctlMembers(t, n, endpoint)), "\n") {
 		f := strings.Split(line, ", ")
 		if len(f) >= 6 {
 			members = append(members, f[2]+","+f[5])
 		}
 	}
 	return members
+}
+
+// etcdctlMembers is etcdctl's "member list" through the given client URL
+// of n's etcd, as etcdctl prints it: "id, status, name, peer URLs, client
+// URLs, isLearner" lines.
+func etcdctlMembers(t *testing.T, n *testbed.Node, endpoint string) string {
+	t.Helper()
+	return mustRun(t, n, "etcdctl", "--endpoints="+endpoint,
+		"--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+		"--cert=/etc/kubernetes/pki/apiserver-etcd-client.crt",
+		"--key=/etc/kubernetes/pki/apiserver-etcd-client.key",
+		"member", "list", "-w", "simple")
 }

@@ -129,6 +129,24 @@ func peers(nodes []*Node, self *Node) map[netip.Addr]netip.Prefix {
 	return out
 }
 
+// EnableIPv6 adds the IPv6 cluster network to running nodes: each gets
+// its Addr6, a default route through the hub and routes to the others'
+// PodPrefix6. The IPv4 network stays as it is.
+func (c *Cluster) EnableIPv6(ctx context.Context, nodes []*Node) error {
+	for _, n := range nodes {
+		peers6 := map[netip.Addr]netip.Prefix{}
+		for _, m := range nodes {
+			if m.Name != n.Name {
+				peers6[m.Addr6()] = m.PodPrefix6()
+			}
+		}
+		if err := addIPv6(ctx, runIP, n.network(nodes), n.Addr6(), peers6); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Up brings up the named nodes (and the cluster network), leaving nodes
 // that already run as they are, then refreshes every node's /etc/hosts
 // and routes so all nodes know each other.

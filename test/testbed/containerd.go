@@ -45,6 +45,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 // reach each other.
 func BridgeCNIConfig(pods netip.Prefix) string {
 	gw := pods.Addr().Next()
+	anywhere := "0.0.0.0/0"
+	if pods.Addr().Is6() {
+		anywhere = "::/0"
+	}
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
   "name": "testbed",
@@ -58,11 +62,11 @@ func BridgeCNIConfig(pods netip.Prefix) string {
       "ipam": {
         "type": "host-local",
         "ranges": [[{"subnet": %q, "gateway": %q}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
+        "routes": [{"dst": %q}]
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, pods.String(), gw.String())
+`, pods.String(), gw.String(), anywhere)
 }

@@ -19,6 +19,47 @@ var (
 	gatewayAddr   = netip.MustParseAddr("10.199.0.1")
 )
 
+// The IPv6 cluster network, for tests that ask for it (Cluster.EnableIPv6):
+// node addresses fd99::<10+index>, pod networks fd00:10:244:<index>::/64.
+var (
+	clusterPrefix6 = netip.MustParsePrefix("fd99::/64")
+	gatewayAddr6   = netip.MustParseAddr("fd99::1")
+)
+
+// nodeAddr6 is the IPv6 address of the node with the given index.
+func nodeAddr6(index int) netip.Addr {
+	b := gatewayAddr6.As16()
+	b[15] = byte(0x10 + index)
+	return netip.AddrFrom16(b)
+}
+
+// podPrefix6 is the IPv6 pod network of the node with the given index.
+func podPrefix6(index int) netip.Prefix {
+	b := [16]byte{0xfd, 0x00, 0x00, 0x10, 0x02, 0x44, 0x00, byte(index)}
+	return netip.PrefixFrom(netip.AddrFrom16(b), 64)
+}
+
+// addIPv6 gives the hub and the node of network n their IPv6 addresses
+// (without duplicate address detection, so they work at once), the node a
+// default route through the hub, and routes to its peers' IPv6 pod
+// networks (peers6). Safe to run again.
+func addIPv6(ctx context.Context, ip ipRunner, n nodeNetwork, addr6 netip.Addr, peers6 map[netip.Addr]netip.Prefix) error {
+	steps := [][]string{
+		{"-n", n.Hub, "addr", "replace", netip.PrefixFrom(gatewayAddr6, clusterPrefix6.Bits()).String(), "dev", "br0", "nodad"},
+		{"-n", n.Netns, "addr", "replace", netip.PrefixFrom(addr6, clusterPrefix6.Bits()).String(), "dev", "eth0", "nodad"},
+		{"-n", n.Netns, "-6", "route", "replace", "default", "via", gatewayAddr6.String()},
+	}
+	for addr, pods := range peers6 {
+		steps = append(steps, []string{"-n", n.Netns, "-6", "route", "replace", pods.String(), "via", addr.String()})
+	}
+	for _, s := range steps {
+		if err := ip(ctx, s...); err != nil {
+			return fmt.Errorf("the IPv6 network of %s: %w", n.Netns, err)
+		}
+	}
+	return nil
+}
+
 // nodeAddr is the address of the node with the given index (1, 2, ...).
 func nodeAddr(index int) netip.Addr {
 	b := gatewayAddr.As4()

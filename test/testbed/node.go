@@ -72,6 +72,13 @@ func (n *Node) Addr() netip.Addr { return nodeAddr(n.Index) }
 // PodPrefix is the pod network of the node (what its CNI config hands out).
 func (n *Node) PodPrefix() netip.Prefix { return podPrefix(n.Index) }
 
+// Addr6 is the node's address on the IPv6 cluster network, which exists
+// once Cluster.EnableIPv6 has run.
+func (n *Node) Addr6() netip.Addr { return nodeAddr6(n.Index) }
+
+// PodPrefix6 is the node's IPv6 pod network.
+func (n *Node) PodPrefix6() netip.Prefix { return podPrefix6(n.Index) }
+
 // Netns is the name of the node's network namespace (under /run/netns).
 func (n *Node) Netns() string { return n.Cluster.Name + "-" + n.Name }
 
@@ -372,10 +379,16 @@ func (n *Node) Command(ctx context.Context, name string, args ...string) *exec.C
 
 // WriteCNIConfig writes the node's bridge network configuration into its
 // /etc/cni/net.d (the kubelet reports the node Ready once one is there).
-func (n *Node) WriteCNIConfig() error {
+func (n *Node) WriteCNIConfig() error { return n.writeCNIConfig(n.PodPrefix()) }
+
+// WriteCNIConfigIPv6 is WriteCNIConfig for a node whose pods get IPv6
+// addresses only.
+func (n *Node) WriteCNIConfigIPv6() error { return n.writeCNIConfig(n.PodPrefix6()) }
+
+func (n *Node) writeCNIConfig(pods netip.Prefix) error {
 	p := filepath.Join(n.Dir, "etc-cni-net.d", "10-testbed.conflist")
 	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(BridgeCNIConfig(n.PodPrefix())), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(BridgeCNIConfig(pods)), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, p)

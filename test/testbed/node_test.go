@@ -84,24 +84,39 @@ func TestNodeLifecycle(t *testing.T) {
 		t.Errorf("the host sees n1's /etc/kubernetes")
 	}
 	// n1 reaches n2 by name over the cluster network.
-	listener := n2.Command(ctx, "socat", "-T10", "TCP-LISTEN:7777,reuseaddr", "SYSTEM:echo hello-from-n2")
-	if err := listener.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var got string
-	for i := 0; i < 50; i++ {
-		if got, _ = run(n1, "socat", "-T2", "-", "TCP:n2:7777"); got == "hello-from-n2" {
-			break
+	reach := func(listen, dial string) string {
+		listener := n2.Command(ctx, "socat", "-T10", listen+",reuseaddr", "SYSTEM:echo hello-from-n2")
+		if err := listener.Start(); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		defer func() {
+			_ = listener.Process.Kill()
+			_ = listener.Wait()
+		}()
+		var got string
+		for i := 0; i < 50; i++ {
+			if got, _ = run(n1, "socat", "-T2", "-", dial); got == "hello-from-n2" {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return got
 	}
-	_ = listener.Process.Kill()
-	_ = listener.Wait()
-	if got != "hello-from-n2" {
+	if got := reach("TCP-LISTEN:7777", "TCP:n2:7777"); got != "hello-from-n2" {
 		t.Errorf("n1 -> n2:7777 = %q", got)
 	}
 	if got, err := run(n1, "ip", "-4", "-o", "addr", "show", "eth0"); err != nil || !strings.Contains(got, n1.Addr().String()) {
 		t.Errorf("n1's eth0: %q, %v", got, err)
+	}
+	// With the IPv6 network added (twice: it is safe to repeat), n1
+	// reaches n2's IPv6 address.
+	for i := 0; i < 2; i++ {
+		if err := c.EnableIPv6(ctx, nodes); err != nil {
+			t.Fatalf("EnableIPv6: %v", err)
+		}
+	}
+	if got := reach("TCP6-LISTEN:7778", "TCP6:["+n2.Addr6().String()+"]:7778"); got != "hello-from-n2" {
+		t.Errorf("n1 -> [%s]:7778 = %q", n2.Addr6(), got)
 	}
 	if got, err := run(n1, "ctr", "-a", "/run/containerd/containerd.sock", "version"); err != nil {
 		t.Errorf("containerd in n1: %v: %s", err, got)
@@ -143,5 +158,24 @@ func TestServiceLaunches(t *testing.T) {
 	got, err := serviceLaunches(log)
 	if err != nil || len(got) != 2 || !got[0].Equal(first) || !got[1].Equal(second) {
 		t.Errorf("launches %v, %v; want [%v %v]", got, err, first, second)
+	}
+}
+
+func TestIPv6Addresses(t *testing.T) {
+	n := &Node{Index: 3}
+	if got := n.Addr6().String(); got != "fd99::13" {
+		t.Errorf("Addr6 = %s", got)
+	}
+	if got := n.PodPrefix6().String(); got != "fd00:10:244:3::/64" {
+		t.Errorf("PodPrefix6 = %s", got)
+	}
+	cni := BridgeCNIConfig(n.PodPrefix6())
+	for _, want := range []string{`"subnet": "fd00:10:244:3::/64"`, `"gateway": "fd00:10:244:3::1"`, `{"dst": "::/0"}`} {
+		if !strings.Contains(cni, want) {
+			t.Errorf("IPv6 CNI configuration lacks %s:\n%s", want, cni)
+		}
+	}
+	if cni := BridgeCNIConfig(n.PodPrefix()); !strings.Contains(cni, `{"dst": "0.0.0.0/0"}`) {
+		t.Errorf("IPv4 CNI configuration:\n%s", cni)
 	}
 }
