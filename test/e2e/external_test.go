@@ -71,9 +71,7 @@ func TestExternalCA(t *testing.T) {
 			t.Errorf("the controller manager's manifest lacks the empty %s", strings.TrimSpace(flag))
 		}
 	}
-	eventually(t, 90*time.Second, "node1 Ready", func() error {
-		return expectOutput(kubectlTry(t, n, "get", "node", "node1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
-	})
+	nodeReady(t, n, "node1", 90*time.Second)
 	for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		eventually(t, 60*time.Second, comp+" Running", func() error {
 			return expectOutput(kubectlTry(t, n, "-n", "kube-system", "get", "pod", comp+"-node1", "-o", "jsonpath={.status.phase}"), "Running")
@@ -194,9 +192,7 @@ networking:`, 1)
 	if !strings.Contains(string(apiserver), "--etcd-servers="+endpoint+"\n") {
 		t.Errorf("the API server is not pointed at %s", endpoint)
 	}
-	eventually(t, 90*time.Second, "node1 Ready", func() error {
-		return expectOutput(kubectlTry(t, n, "get", "node", "node1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
-	})
+	nodeReady(t, n, "node1", 90*time.Second)
 	if got := kubectl(t, n, "get", "--raw", "/readyz/etcd"); got != "ok" {
 		t.Errorf("/readyz/etcd: %q", got)
 	}

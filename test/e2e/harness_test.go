@@ -334,3 +334,12 @@ func expectOutput(r tryResult, want string) error {
 	}
 	return fmt.Errorf("got %q, want %q", r.out, want)
 }
+
+// nodeReady waits up to timeout until the Node called name is Ready, as
+// the API server of node via says.
+func nodeReady(t *testing.T, via *testbed.Node, name string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, name+" Ready", func() error {
+		return expectOutput(kubectlTry(t, via, "get", "node", name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
+	})
+}

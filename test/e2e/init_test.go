@@ -107,9 +107,7 @@ func TestInitSingleNode(t *testing.T) {
 		if got := kubectl(t, n, "get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"); got != "node1" {
 			t.Errorf("nodes: %q", got)
 		}
-		eventually(t, 90*time.Second, "node1 Ready", func() error {
-			return expectOutput(kubectlTry(t, n, "get", "node", "node1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
-		})
+		nodeReady(t, n, "node1", 90*time.Second)
 		for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 			eventually(t, 60*time.Second, comp+" Running", func() error {
 				return expectOutput(kubectlTry(t, n, "-n", "kube-system", "get", "pod", comp+"-node1", "-o", "jsonpath={.status.phase}"), "Running")
@@ -166,9 +164,7 @@ func TestInitSingleNode(t *testing.T) {
 		if d := diffDigests(pki, treeDigest(t, n.HostPath("/etc/kubernetes/pki"))); len(d) > 0 {
 			t.Errorf("certificates or keys were replaced: %v", d)
 		}
-		eventually(t, 60*time.Second, "node1 Ready again", func() error {
-			return expectOutput(kubectlTry(t, n, "get", "node", "node1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
-		})
+		nodeReady(t, n, "node1", 60*time.Second)
 	})
 }
 

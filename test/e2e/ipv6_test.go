@@ -61,7 +61,7 @@ func TestIPv6(t *testing.T) {
 			t.Errorf("%s: %s", f, strings.TrimSpace(got))
 		}
 	}
-	nodeReady(t, n1)
+	nodeReady(t, n1, n1.Name, 90*time.Second)
 	if got := kubectl(t, n1, "get", "node", "node1", "-o", `jsonpath={.status.addresses[?(@.type=="InternalIP")].address}`); got != n1.Addr6().String() {
 		t.Errorf("node1's InternalIP: %q", got)
 	}
@@ -101,7 +101,7 @@ controlPlane:
 		if out := etcdctlMembers(t, n1, client); !strings.Contains(out, ", "+peer+", ") {
 			t.Errorf("no etcd member with peer URL %s:\n%s", peer, out)
 		}
-		nodeReady(t, n2)
+		nodeReady(t, n2, n2.Name, 90*time.Second)
 		own := "https://" + netip.AddrPortFrom(n2.Addr6(), 6443).String()
 		if got := mustRun(t, n2, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "--server="+own, "get", "--raw", "/readyz"); got != "ok" {
 			t.Errorf("node2's API server at %s: /readyz says %q", own, got)
@@ -133,12 +133,4 @@ func ipv6InitConfig(t *testing.T, n *testbed.Node, endpoint string) string {
 		cfg = strings.Replace(cfg, r[0], r[1], 1)
 	}
 	return cfg
-}
-
-// nodeReady waits until n's Node is Ready.
-func nodeReady(t *testing.T, n *testbed.Node) {
-	t.Helper()
-	eventually(t, 90*time.Second, n.Name+" Ready", func() error {
-		return expectOutput(kubectlTry(t, n, "get", "node", n.Name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
-	})
 }

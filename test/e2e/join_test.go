@@ -95,9 +95,7 @@ func TestJoin(t *testing.T) {
 			t.Fatalf("join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 		t.Logf("worker join took %v", r.Took)
-		eventually(t, 90*time.Second, "node2 Ready", func() error {
-			return expectOutput(kubectlTry(t, n1, "get", "node", "node2", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
-		})
+		nodeReady(t, n1, "node2", 90*time.Second)
 		tokenID := strings.SplitN(jc.token, ".", 2)[0]
 		csrs := kubectl(t, n1, "get", "csr", "-o", `jsonpath={range .items[*]}{.spec.username}{" "}{.status.conditions[0].type}{"\n"}{end}`)
 		if !strings.Contains(csrs, "system:bootstrap:"+tokenID+" Approved") {
@@ -273,9 +271,7 @@ func TestJoin(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		eventually(t, 90*time.Second, "node4 Ready", func() error {
-			return expectOutput(kubectlTry(t, n1, "get", "node", "node4", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
-		})
+		nodeReady(t, n1, "node4", 90*time.Second)
 	})
 
 	joinArgs := func(n *testbed.Node) []string {
