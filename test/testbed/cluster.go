@@ -120,10 +120,16 @@ func (c *Cluster) hostsFile(nodes []*Node) string {
 
 // peers are, for each node, the other nodes' addresses and pod networks.
 func peers(nodes []*Node, self *Node) map[netip.Addr]netip.Prefix {
+	return peerRoutes(nodes, self, (*Node).Addr, (*Node).PodPrefix)
+}
+
+// peerRoutes maps each node but self to its pod network, keyed by its
+// address, as addr and pods give them for one address family.
+func peerRoutes(nodes []*Node, self *Node, addr func(*Node) netip.Addr, pods func(*Node) netip.Prefix) map[netip.Addr]netip.Prefix {
 	out := map[netip.Addr]netip.Prefix{}
 	for _, n := range nodes {
 		if n.Name != self.Name {
-			out[n.Addr()] = n.PodPrefix()
+			out[addr(n)] = pods(n)
 		}
 	}
 	return out
@@ -134,12 +140,7 @@ func peers(nodes []*Node, self *Node) map[netip.Addr]netip.Prefix {
 // PodPrefix6. The IPv4 network stays as it is.
 func (c *Cluster) EnableIPv6(ctx context.Context, nodes []*Node) error {
 	for _, n := range nodes {
-		peers6 := map[netip.Addr]netip.Prefix{}
-		for _, m := range nodes {
-			if m.Name != n.Name {
-				peers6[m.Addr6()] = m.PodPrefix6()
-			}
-		}
+		peers6 := peerRoutes(nodes, n, (*Node).Addr6, (*Node).PodPrefix6)
 		if err := addIPv6(ctx, runIP, n.network(nodes), n.Addr6(), peers6); err != nil {
 			return err
 		}
