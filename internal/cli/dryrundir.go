@@ -12,8 +12,9 @@ import (
 // Environment variables that choose where a dry run writes its files, as
 // upstream names them (tests set them to run without root).
 const (
-	initDryRunDirEnv = "KUBEADM_INIT_DRYRUN_DIR"
-	joinDryRunDirEnv = "KUBEADM_JOIN_DRYRUN_DIR"
+	initDryRunDirEnv    = "KUBEADM_INIT_DRYRUN_DIR"
+	joinDryRunDirEnv    = "KUBEADM_JOIN_DRYRUN_DIR"
+	upgradeDryRunDirEnv = "KUBEADM_UPGRADE_DRYRUN_DIR"
 )
 
 // makeDryRunDir creates the folder a dry run writes every file into, and

@@ -307,6 +307,9 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 	d.Client = c
 	if d.DryRun {
 		d.Client = apiclient.DryRunClient(d.Out, c)
+		if d.DryRunDir, err = makeDryRunDir(upgradeDryRunDirEnv, "kubeadm-upgrade-dryrun", streams.Err); err != nil {
+			return nil, err
+		}
 	}
 	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
 		return nil, err

@@ -80,8 +80,9 @@ func backUp(tmpDir, prefix, name string, data []byte) (string, error) {
 // new "kubeadm-kubelet-env*" folder under tmpDir (backup is that copy). It
 // returns the flags removed; nothing is written when there are none, or
 // when the file does not exist. With dryRun set it only says what it would
-// do. Running it again changes nothing.
-func RemoveKubeletFlags(kubeletDir, tmpDir string, names []string, dryRun bool, out io.Writer) (backup string, removed []kubeadm.Arg, err error) {
+// do, and writes the file it would leave into dryRunDir unless that is "".
+// Running it again changes nothing.
+func RemoveKubeletFlags(kubeletDir, tmpDir string, names []string, dryRun bool, dryRunDir string, out io.Writer) (backup string, removed []kubeadm.Arg, err error) {
 	data, err := kubelet.ReadFlagsEnv(kubeletDir)
 	if err != nil || data == nil {
 		return "", nil, err
@@ -93,6 +94,11 @@ func RemoveKubeletFlags(kubeletDir, tmpDir string, names []string, dryRun bool, 
 	}
 	if dryRun {
 		fmt.Fprintf(out, "[dryrun] Would remove %s from %q, leaving:\n%s\n", flagList(removed), path, updated)
+		if dryRunDir != "" {
+			if err := atomicfile.Write(filepath.Join(dryRunDir, kubelet.FlagsEnvFile), updated, kubelet.FileMode); err != nil {
+				return "", nil, err
+			}
+		}
 		return "", removed, nil
 	}
 	if backup, err = backUp(tmpDir, "kubeadm-kubelet-env", kubelet.FlagsEnvFile, data); err != nil {

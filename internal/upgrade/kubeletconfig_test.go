@@ -153,17 +153,27 @@ func TestRemoveKubeletFlags(t *testing.T) {
 	names := []string{kubelet.ContainerRuntimeEndpointFlag}
 
 	var out bytes.Buffer
-	if _, removed, err := upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, true, &out); err != nil || len(removed) != 1 {
+	dryRunDir := filepath.Join(root, "dry-run")
+	if err := os.Mkdir(dryRunDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, removed, err := upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, true, dryRunDir, &out); err != nil || len(removed) != 1 {
 		t.Fatalf("dry run: %v %v", removed, err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != old {
 		t.Errorf("the dry run changed the file: %q", got)
 	}
+	if got, err := os.ReadFile(filepath.Join(dryRunDir, kubelet.FlagsEnvFile)); err != nil || string(got) != `KUBELET_KUBEADM_ARGS="--node-ip=10.0.0.1"`+"\n" {
+		t.Errorf("the dry run's copy of kubeadm-flags.env = %q, %v", got, err)
+	}
+	if _, err := os.Stat(tmpDir); err == nil {
+		t.Errorf("the dry run made a backup folder")
+	}
 	if !strings.Contains(out.String(), "--node-ip=10.0.0.1") {
 		t.Errorf("the dry run does not show the remaining flags:\n%s", out.String())
 	}
 
-	backup, removed, err := upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, false, io.Discard)
+	backup, removed, err := upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, false, "", io.Discard)
 	if err != nil || len(removed) != 1 {
 		t.Fatalf("RemoveKubeletFlags: %v %v", removed, err)
 	}
@@ -181,12 +191,12 @@ func TestRemoveKubeletFlags(t *testing.T) {
 	}
 
 	// Again: nothing to do, no second backup.
-	backup, removed, err = upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, false, io.Discard)
+	backup, removed, err = upgrade.RemoveKubeletFlags(kubeletDir, tmpDir, names, false, "", io.Discard)
 	if err != nil || removed != nil || backup != "" {
 		t.Errorf("second run: %q %v %v", backup, removed, err)
 	}
 	// No file: nothing to do.
-	if _, removed, err := upgrade.RemoveKubeletFlags(t.TempDir(), tmpDir, names, false, io.Discard); err != nil || removed != nil {
+	if _, removed, err := upgrade.RemoveKubeletFlags(t.TempDir(), tmpDir, names, false, "", io.Discard); err != nil || removed != nil {
 		t.Errorf("without kubeadm-flags.env: %v %v", removed, err)
 	}
 }

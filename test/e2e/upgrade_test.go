@@ -192,14 +192,24 @@ func TestUpgrade(t *testing.T) {
 		// under an older tag so that apply upgrades etcd too.
 		etcdManifest := n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")
 		runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
-		// A dry run first: it succeeds and changes nothing.
+		// A dry run first: it succeeds, changes nothing, and leaves what it
+		// would write in the folder KUBEADM_UPGRADE_DRYRUN_DIR names.
 		dryBefore := treeDigest(t, manifests)
-		r := runWithin(t, 5*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--dry-run", "--config", upgradeCfg)
+		const dryRunDir = "/root/upgrade-dryrun"
+		r := runWithin(t, 5*time.Minute, n1, "env", "KUBEADM_UPGRADE_DRYRUN_DIR="+dryRunDir, "kubeadm", "upgrade", "apply", newV, "--dry-run", "--config", upgradeCfg)
 		if r.Code != 0 {
 			t.Fatalf("upgrade apply --dry-run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if d := diffDigests(dryBefore, treeDigest(t, manifests)); len(d) > 0 {
 			t.Errorf("upgrade apply --dry-run changed the manifests: %v", d)
+		}
+		if out := mustRun(t, n1, "cat", dryRunDir+"/config.yaml"); !strings.Contains(out, "kind: KubeletConfiguration") {
+			t.Errorf("the dry run's config.yaml:\n%s", out)
+		}
+		if os.Getenv(KubeadmEnv) == "" { // upstream's only prints the manifests
+			if out := mustRun(t, n1, "cat", dryRunDir+"/kube-apiserver.yaml"); !strings.Contains(out, "image: registry.k8s.io/kube-apiserver:"+newV) {
+				t.Errorf("the dry run's kube-apiserver.yaml:\n%s", out)
+			}
 		}
 		if got := clusterVersion(t, n1); got != oldV {
 			t.Errorf("upgrade apply --dry-run changed kubeadm-config's kubernetesVersion to %q", got)

@@ -40,7 +40,11 @@ type Data struct {
 	KubeconfigPath string
 	PatchesDir     string
 
-	DryRun, Force, Yes       bool
+	DryRun, Force, Yes bool
+	// DryRunDir receives, under --dry-run, the files the upgrade would
+	// write (manifests, the kubelet's files), flat as init's dry-run
+	// folder; "" writes none.
+	DryRunDir                string
 	EtcdUpgrade, CertRenewal bool
 	ImagePullPolicy          string
 	ImagePullSerial          bool

@@ -199,7 +199,18 @@ func TestOlderNodeMigration(t *testing.T) {
 
 	t.Run("dry run", func(t *testing.T) {
 		d, out := setup(t, true)
+		d.DryRunDir = t.TempDir()
 		run(t, d)
+		// Copies of what it would write, flat, as upstream's dry-run folder.
+		for name, want := range map[string]string{
+			kubelet.InstanceConfigFile: string(kubelet.InstanceConfig(socket)),
+			kubelet.FlagsEnvFile:       `KUBELET_KUBEADM_ARGS="--node-ip=10.0.0.9"` + "\n",
+			kubelet.ConfigFile:         "containerRuntimeEndpoint: " + socket,
+		} {
+			if got := readTestFile(t, filepath.Join(d.DryRunDir, name)); !strings.Contains(got, want) {
+				t.Errorf("the dry-run folder's %s = %q, want it to hold %q", name, got, want)
+			}
+		}
 		for _, want := range []string{"Would write", kubelet.InstanceConfigFile, `containerRuntimeEndpoint: "` + socket + `"`, "Would remove --container-runtime-endpoint", "--node-ip=10.0.0.9"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("dry run output lacks %q:\n%s", want, out.String())
