@@ -3,6 +3,7 @@ package testbed
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 )
 
 // containerdConfig is a node's containerd configuration (version 2 of the
@@ -40,14 +41,19 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 }
 
 // BridgeCNIConfig is a bridge network for the pods of one node: cni0 with
-// the node's pod network, masquerading traffic that leaves it. The test bed
-// routes each node's pod network to that node, so pods of different nodes
-// reach each other.
-func BridgeCNIConfig(pods netip.Prefix) string {
-	gw := pods.Addr().Next()
-	anywhere := "0.0.0.0/0"
-	if pods.Addr().Is6() {
-		anywhere = "::/0"
+// the node's pod networks (one per address family: a pod gets an address
+// from each), masquerading traffic that leaves it. The test bed routes
+// each node's pod networks to that node, so pods of different nodes reach
+// each other.
+func BridgeCNIConfig(pods ...netip.Prefix) string {
+	var ranges, routes []string
+	for _, p := range pods {
+		ranges = append(ranges, fmt.Sprintf(`[{"subnet": %q, "gateway": %q}]`, p.String(), p.Addr().Next().String()))
+		anywhere := "0.0.0.0/0"
+		if p.Addr().Is6() {
+			anywhere = "::/0"
+		}
+		routes = append(routes, fmt.Sprintf(`{"dst": %q}`, anywhere))
 	}
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
@@ -61,12 +67,12 @@ func BridgeCNIConfig(pods netip.Prefix) string {
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": %q, "gateway": %q}]],
-        "routes": [{"dst": %q}]
+        "ranges": [%s],
+        "routes": [%s]
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, pods.String(), gw.String(), anywhere)
+`, strings.Join(ranges, ", "), strings.Join(routes, ", "))
 }

@@ -385,10 +385,16 @@ func (n *Node) WriteCNIConfig() error { return n.writeCNIConfig(n.PodPrefix()) }
 // addresses only.
 func (n *Node) WriteCNIConfigIPv6() error { return n.writeCNIConfig(n.PodPrefix6()) }
 
-func (n *Node) writeCNIConfig(pods netip.Prefix) error {
+// WriteCNIConfigDualStack is WriteCNIConfig for a node whose pods get an
+// IPv4 and an IPv6 address.
+func (n *Node) WriteCNIConfigDualStack() error {
+	return n.writeCNIConfig(n.PodPrefix(), n.PodPrefix6())
+}
+
+func (n *Node) writeCNIConfig(pods ...netip.Prefix) error {
 	p := filepath.Join(n.Dir, "etc-cni-net.d", "10-testbed.conflist")
 	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(BridgeCNIConfig(pods)), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(BridgeCNIConfig(pods...)), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, p)

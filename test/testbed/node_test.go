@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,5 +178,22 @@ func TestIPv6Addresses(t *testing.T) {
 	}
 	if cni := BridgeCNIConfig(n.PodPrefix()); !strings.Contains(cni, `{"dst": "0.0.0.0/0"}`) {
 		t.Errorf("IPv4 CNI configuration:\n%s", cni)
+	}
+	dual := BridgeCNIConfig(n.PodPrefix(), n.PodPrefix6())
+	var parsed struct {
+		Plugins []struct {
+			IPAM struct {
+				Ranges [][]struct{ Subnet string }
+				Routes []struct{ Dst string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(dual), &parsed); err != nil {
+		t.Fatalf("dual-stack CNI configuration: %v\n%s", err, dual)
+	}
+	ipam := parsed.Plugins[0].IPAM
+	if len(ipam.Ranges) != 2 || ipam.Ranges[0][0].Subnet != n.PodPrefix().String() || ipam.Ranges[1][0].Subnet != "fd00:10:244:3::/64" ||
+		len(ipam.Routes) != 2 || ipam.Routes[0].Dst != "0.0.0.0/0" || ipam.Routes[1].Dst != "::/0" {
+		t.Errorf("dual-stack CNI configuration: %+v\n%s", ipam, dual)
 	}
 }
