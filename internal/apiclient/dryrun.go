@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -196,7 +197,15 @@ func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
 		t.store[key] = obj
 		return code, shown, nil
 	case "patch":
+		// The object as this dry run left it, else the real one.
 		old, ok := t.store[key]
+		if !ok && t.real != nil {
+			obj, err := realGet(t.real, r.gvr.Resource, r.namespace, r.name)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return 0, nil, err
+			}
+			old, ok = obj, obj != nil && err == nil
+		}
 		if !ok {
 			return 0, nil, apierrors.NewNotFound(r.gvr.GroupResource(), r.name)
 		}
@@ -355,7 +364,12 @@ func applyPatch(obj runtime.Object, pt types.PatchType, patch []byte) (runtime.O
 	if err != nil {
 		return nil, err
 	}
-	out := obj.DeepCopyObject()
+	// Into a new object: decoding into a copy of obj would keep the map
+	// entries and fields the patch removed.
+	out, ok := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+	if !ok {
+		return nil, fmt.Errorf("patching a %T: %w", obj, errUnsupported)
+	}
 	if err := json.Unmarshal(patched, out); err != nil {
 		return nil, err
 	}

@@ -79,6 +79,25 @@ func TestDryRunClientStore(t *testing.T) {
 	}
 }
 
+// TestDryRunClientPatchReal: a patch of an object only the real cluster
+// has applies to the real object, and leaves the real object as it was.
+func TestDryRunClientPatchReal(t *testing.T) {
+	ctx := context.Background()
+	real := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{"a": "1", "b": "2"}}})
+	var out bytes.Buffer
+	c := DryRunClient(&out, real)
+	got, err := c.CoreV1().Nodes().Patch(ctx, "n1", types.MergePatchType, []byte(`{"metadata":{"annotations":{"a":null}}}`), metav1.PatchOptions{})
+	if err != nil || len(got.Annotations) != 1 || got.Annotations["b"] != "2" {
+		t.Fatalf("patch of the real Node: %v, %v", got, err)
+	}
+	if n, _ := real.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); len(n.Annotations) != 2 {
+		t.Errorf("the dry run changed the real Node: %v", n.Annotations)
+	}
+	if _, err := c.CoreV1().Nodes().Patch(ctx, "n2", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("patch of a Node neither has: %v, want NotFound", err)
+	}
+}
+
 // TestDryRunClientRealErrors: a read the real cluster refuses fails the
 // same way through the dry run.
 func TestDryRunClientRealErrors(t *testing.T) {

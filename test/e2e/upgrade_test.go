@@ -268,7 +268,8 @@ func TestUpgrade(t *testing.T) {
 	})
 	t.Run("upgrade node on a worker", func(t *testing.T) {
 		// node3 is made to look as an older kubeadm left it: the CRI
-		// socket as a kubelet flag, no instance-config.yaml.
+		// socket as a kubelet flag and a Node annotation, no
+		// instance-config.yaml.
 		instance := n3.HostPath("/var/lib/kubelet/instance-config.yaml")
 		flagsEnv := n3.HostPath("/var/lib/kubelet/kubeadm-flags.env")
 		wantInstance := readFile(t, instance)
@@ -278,6 +279,8 @@ func TestUpgrade(t *testing.T) {
 		if err := os.Remove(instance); err != nil {
 			t.Fatal(err)
 		}
+		const annotation = "kubeadm.alpha.kubernetes.io/cri-socket"
+		kubectl(t, n1, "annotate", "node", n3.Name, annotation+"="+socket)
 
 		r := runWithin(t, 10*time.Minute, n3, "kubeadm", "upgrade", "node", "--config", nodeCfg)
 		if r.Code != 0 {
@@ -294,6 +297,9 @@ func TestUpgrade(t *testing.T) {
 		// kubelet still reaches its runtime after a restart.
 		if got := readFile(t, instance); got != wantInstance {
 			t.Errorf("instance-config.yaml = %q, want %q", got, wantInstance)
+		}
+		if got := kubectl(t, n1, "get", "node", n3.Name, "-o", "jsonpath={.metadata.annotations}"); strings.Contains(got, annotation) {
+			t.Errorf("node3 still has the annotation %s: %s", annotation, got)
 		}
 		if got := readFile(t, flagsEnv); strings.Contains(got, "container-runtime-endpoint") {
 			t.Errorf("kubeadm-flags.env still sets the CRI socket: %q", got)

@@ -406,13 +406,34 @@ upgrading its binary.
 A node set up by an older kubeadm, which passed the container runtime's
 socket as the kubelet flag --container-runtime-endpoint, gets the
 /var/lib/kubelet/instance-config.yaml that kubeadm writes today, with that
-socket; the post-upgrade phase then removes the flag.`,
+socket; the post-upgrade phase then removes the flag. Once the node has
+instance-config.yaml, the annotation kubeadm.alpha.kubernetes.io/cri-socket
+that older kubeadm put on its Node is removed.`,
 		InheritFlags: []string{"config", "kubeconfig", "dry-run", "patches"},
 		Run:          runKubeletConfig,
 	}
 }
 
 func runKubeletConfig(ctx context.Context, d *Data) error {
+	if err := writeKubeletFiles(ctx, d); err != nil {
+		return err
+	}
+	if !d.Node.InstanceConfig {
+		return nil // the annotation may still be all that names the socket
+	}
+	removed, err := upgrade.RemoveCRISocketAnnotation(ctx, d.Client, d.Node.Name)
+	if err != nil {
+		return err
+	}
+	if removed {
+		fmt.Fprintf(d.Out, "[upgrade/kubelet-config] Removed the annotation %s from Node %q: instance-config.yaml gives the kubelet its CRI socket\n", upgrade.CRISocketAnnotation, d.Node.Name)
+	}
+	return nil
+}
+
+// writeKubeletFiles writes this node's kubelet configuration (and, on a
+// node set up by an older kubeadm, its instance-config.yaml).
+func writeKubeletFiles(ctx context.Context, d *Data) error {
 	k := d.Cfg.ComponentConfigs.Kubelet
 	if k == nil {
 		return errors.New("the cluster's configuration holds no KubeletConfiguration")

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes/fake"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -158,14 +161,29 @@ func (noInitHost) Run(context.Context, string, ...string) ([]byte, error) {
 }
 
 // TestOlderNodeMigration: on a node an older kubeadm set up (CRI socket
-// as a kubelet flag, no instance-config.yaml), kubelet-config writes
-// instance-config.yaml with that socket and post-upgrade removes the flag;
-// a dry run shows both and changes nothing; a second run changes nothing.
+// as a kubelet flag and a Node annotation, no instance-config.yaml),
+// kubelet-config writes instance-config.yaml with that socket and removes
+// the annotation, and post-upgrade removes the flag; a dry run shows them
+// and changes nothing; a second run changes nothing.
 func TestOlderNodeMigration(t *testing.T) {
 	const socket = "unix:///var/run/crio/crio.sock"
 	flagsEnv := `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=` + socket + ` --node-ip=10.0.0.9"` + "\n"
+	var api *fake.Clientset
+	annotated := func(t *testing.T) bool {
+		t.Helper()
+		n, err := api.CoreV1().Nodes().Get(context.Background(), "old-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := n.Annotations[upgrade.CRISocketAnnotation]
+		return ok
+	}
 	setup := func(t *testing.T, dryRun bool) (*Data, *bytes.Buffer) {
 		root := t.TempDir()
+		api = fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{
+			Name:        "old-1",
+			Annotations: map[string]string{upgrade.CRISocketAnnotation: socket, "other": "kept"},
+		}})
 		d := &Data{
 			KubernetesDir: filepath.Join(root, "etc-kubernetes"),
 			KubeletDir:    filepath.Join(root, "var-lib-kubelet"),
@@ -185,6 +203,10 @@ func TestOlderNodeMigration(t *testing.T) {
 		}
 		var out bytes.Buffer
 		d.Out = &out
+		d.Client = api
+		if dryRun {
+			d.Client = apiclient.DryRunClient(&out, api)
+		}
 		return d, &out
 	}
 	run := func(t *testing.T, d *Data) {
@@ -222,6 +244,9 @@ func TestOlderNodeMigration(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile)); err == nil {
 			t.Error("dry run wrote instance-config.yaml")
 		}
+		if !annotated(t) || !strings.Contains(out.String(), `Would perform action PATCH on resource "nodes"`) {
+			t.Errorf("the dry run removed the annotation, or did not show its removal:\n%s", out.String())
+		}
 	})
 
 	t.Run("for real, twice", func(t *testing.T) {
@@ -241,6 +266,13 @@ func TestOlderNodeMigration(t *testing.T) {
 			t.Errorf("backups of kubeadm-flags.env: %v", backups)
 		}
 
+		if annotated(t) {
+			t.Error("the Node still has the CRI socket annotation")
+		}
+		if n, _ := api.CoreV1().Nodes().Get(context.Background(), "old-1", metav1.GetOptions{}); n.Annotations["other"] != "kept" {
+			t.Errorf("other annotations: %v", n.Annotations)
+		}
+
 		// A second upgrade finds the node migrated.
 		sock, instance, err := upgrade.KubeletCRISocket(d.KubeletDir)
 		if err != nil || !instance || sock != socket {
@@ -251,6 +283,15 @@ func TestOlderNodeMigration(t *testing.T) {
 		backups, _ = filepath.Glob(filepath.Join(d.TmpDir(), "kubeadm-kubelet-env*"))
 		if len(backups) != 1 {
 			t.Errorf("the second run backed up kubeadm-flags.env again: %v", backups)
+		}
+		var patches int
+		for _, a := range api.Actions() {
+			if a.GetVerb() == "patch" {
+				patches++
+			}
+		}
+		if patches != 1 {
+			t.Errorf("%d patches of the Node over two runs, want 1", patches)
 		}
 	})
 
