@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -27,20 +26,7 @@ const (
 // addresses must reach the kubelet's node IP; the real components prove
 // each of them.
 func TestDualStack(t *testing.T) {
-	c := newCluster(t, "e2eds")
-	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1", "node2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.EnableIPv6(ctx, nodes); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes {
-		if err := n.WriteCNIConfigDualStack(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes := ipv6Nodes(t, "e2eds", (*testbed.Node).WriteCNIConfigDualStack)
 	n1, n2 := nodes[0], nodes[1]
 	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
 	writeFile(t, cfg, dualStackInitConfig(t, n1))
@@ -148,15 +134,8 @@ func checkDualStackNode(t *testing.T, api, n *testbed.Node) {
 // families' subnets, and both node addresses for the kubelet.
 func dualStackInitConfig(t *testing.T, n *testbed.Node) string {
 	t.Helper()
-	cfg := testbed.InitConfig(n, testbed.KubernetesVersion, "")
-	for _, r := range [][2]string{
+	return editInitConfig(t, n, [][2]string{
 		{"  podSubnet: 10.244.0.0/16\n", "  podSubnet: " + dualPodSubnet + "\n  serviceSubnet: " + dualServiceSubnet + "\n"},
 		{"  imagePullPolicy: Never\n", fmt.Sprintf("  imagePullPolicy: Never\n  kubeletExtraArgs:\n  - name: node-ip\n    value: %s,%s\n", n.Addr(), n.Addr6())},
-	} {
-		if !strings.Contains(cfg, r[0]) {
-			t.Fatalf("the test bed's init configuration has no %q:\n%s", r[0], cfg)
-		}
-		cfg = strings.Replace(cfg, r[0], r[1], 1)
-	}
-	return cfg
+	})
 }

@@ -19,20 +19,7 @@ import (
 // (the API server's endpoint in the join command and the kubeconfig
 // files, etcd's client and peer URLs); the real components prove them.
 func TestIPv6(t *testing.T) {
-	c := newCluster(t, "e2e6")
-	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1", "node2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.EnableIPv6(ctx, nodes); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes {
-		if err := n.WriteCNIConfigIPv6(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes := ipv6Nodes(t, "e2e6", (*testbed.Node).WriteCNIConfigIPv6)
 	n1, n2 := nodes[0], nodes[1]
 	endpoint := netip.AddrPortFrom(n1.Addr6(), 6443).String()
 	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
@@ -119,18 +106,47 @@ controlPlane:
 // cluster whose first node is n, reached at endpoint.
 func ipv6InitConfig(t *testing.T, n *testbed.Node, endpoint string) string {
 	t.Helper()
-	cfg := testbed.InitConfig(n, testbed.KubernetesVersion, "")
-	for _, r := range [][2]string{
+	return editInitConfig(t, n, [][2]string{
 		{"advertiseAddress: " + n.Addr().String(), "advertiseAddress: " + n.Addr6().String()},
 		{"controlPlaneEndpoint: " + netip.AddrPortFrom(n.Addr(), 6443).String(), fmt.Sprintf("controlPlaneEndpoint: %q", endpoint)},
 		{"  podSubnet: 10.244.0.0/16\n", "  podSubnet: fd00:10:244::/56\n  serviceSubnet: fd00:10:96::/112\n"},
 		// The node's name resolves to its IPv4 address: name the kubelet's.
 		{"  imagePullPolicy: Never\n", fmt.Sprintf("  imagePullPolicy: Never\n  kubeletExtraArgs:\n  - name: node-ip\n    value: %s\n", n.Addr6())},
-	} {
-		if !strings.Contains(cfg, r[0]) {
-			t.Fatalf("the test bed's init configuration has no %q:\n%s", r[0], cfg)
+	})
+}
+
+// ipv6Nodes starts node1 and node2 of a new cluster called name with the
+// IPv6 network added, and writes their pod network with writeCNI.
+func ipv6Nodes(t *testing.T, name string, writeCNI func(*testbed.Node) error) []*testbed.Node {
+	t.Helper()
+	c := newCluster(t, name)
+	ctx := context.Background()
+	nodes, err := c.Up(ctx, "node1", "node2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnableIPv6(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if err := writeCNI(n); err != nil {
+			t.Fatal(err)
 		}
-		cfg = strings.Replace(cfg, r[0], r[1], 1)
+	}
+	return nodes
+}
+
+// editInitConfig is the test bed's init configuration for node n with
+// each edit's first text replaced by its second; a text that is not there
+// fails the test.
+func editInitConfig(t *testing.T, n *testbed.Node, edits [][2]string) string {
+	t.Helper()
+	cfg := testbed.InitConfig(n, testbed.KubernetesVersion, "")
+	for _, e := range edits {
+		if !strings.Contains(cfg, e[0]) {
+			t.Fatalf("the test bed's init configuration has no %q:\n%s", e[0], cfg)
+		}
+		cfg = strings.Replace(cfg, e[0], e[1], 1)
 	}
 	return cfg
 }
