@@ -100,14 +100,18 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("the plan does not show the command to apply it:\n%s", r.Stdout)
 		}
 		// The CreateJob health check ran its Job to completion on a node
-		// and removed it (upstream's deletes it in the foreground: the
-		// garbage collector removes it a moment later).
+		// and removed it. (Upstream's leaves it behind, its deletion
+		// unfinished for minutes.)
 		if !strings.Contains(r.Stdout, "[upgrade] Running cluster health checks") || strings.Contains(r.Stdout, "CreateJob") {
 			t.Errorf("the plan's health checks did not pass cleanly:\n%s", r.Stdout)
 		}
-		eventually(t, 30*time.Second, "no Job left in kube-system after the plan", func() error {
-			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "jobs", "-o", "name"), "")
-		})
+		if jobs := kubectl(t, n1, "-n", "kube-system", "get", "jobs", "-o", "name"); strings.TrimSpace(jobs) != "" {
+			if os.Getenv(KubeadmEnv) != "" {
+				t.Logf("Jobs left in kube-system after the plan of %s: %s", os.Getenv(KubeadmEnv), jobs)
+			} else {
+				t.Errorf("Jobs left in kube-system after the plan: %s", jobs)
+			}
+		}
 
 		r = run(t, n1, "kubeadm", "upgrade", "plan", newV, "-o", "json")
 		if r.Code != 0 {
@@ -305,8 +309,9 @@ func TestUpgrade(t *testing.T) {
 		if got := readFile(t, flagsEnv); strings.Contains(got, "container-runtime-endpoint") {
 			t.Errorf("kubeadm-flags.env still sets the CRI socket: %q", got)
 		}
+		// (Upstream's rewrites the file without a backup.)
 		backups, _ := filepath.Glob(n3.HostPath("/etc/kubernetes/tmp/kubeadm-kubelet-env*/kubeadm-flags.env"))
-		if len(backups) != 1 || readFile(t, backups[0]) != oldFlags {
+		if os.Getenv(KubeadmEnv) == "" && (len(backups) != 1 || readFile(t, backups[0]) != oldFlags) {
 			t.Errorf("backups of kubeadm-flags.env: %v", backups)
 		}
 		mustRun(t, n3, "systemctl", "restart", "kubelet")
@@ -515,17 +520,20 @@ func runEtcdTag(t *testing.T, n *testbed.Node, manifest, from, to string) {
 func checkEtcdBackup(t *testing.T, n *testbed.Node) {
 	t.Helper()
 	dirs, err := filepath.Glob(filepath.Join(n.HostPath("/etc/kubernetes/tmp"), "kubeadm-backup-etcd-*"))
-	if err != nil || len(dirs) != 1 {
+	// Upstream's failed apply, which left etcd as it was, had already
+	// backed up etcd's data; ours backs it up only when etcd changes.
+	if err != nil || len(dirs) == 0 || len(dirs) > 1 && os.Getenv(KubeadmEnv) == "" {
 		t.Errorf("want one kubeadm-backup-etcd-* folder in %s's /etc/kubernetes/tmp, found %v (%v)", n.Name, dirs, err)
 		return
 	}
-	if _, err := os.Stat(filepath.Join(dirs[0], "etcd", "member", "snap", "db")); err != nil {
+	dir := dirs[len(dirs)-1] // the newest: the names end in the time
+	if _, err := os.Stat(filepath.Join(dir, "etcd", "member", "snap", "db")); err != nil {
 		t.Errorf("the etcd backup holds no copy of the data folder: %v", err)
 	}
 	if os.Getenv(KubeadmEnv) != "" {
 		return // upstream takes no snapshot
 	}
-	if fi, err := os.Stat(filepath.Join(dirs[0], "snapshot.db")); err != nil || fi.Size() == 0 || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(dir, "snapshot.db")); err != nil || fi.Size() == 0 || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the etcd backup holds no snapshot (mode 0600): %v %v", fi, err)
 	}
 }
