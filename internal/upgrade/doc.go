@@ -4,7 +4,9 @@
 // become), the replacement of static Pod manifests with a
 // backup and a rollback when a component does not come back healthy, the
 // backup of etcd (a copy of its data folder and a snapshot through its API)
-// and the refresh of the kubelet's configuration file.
+// the refresh of the kubelet's configuration file, and the migration of
+// what older kubeadm left on a node (the kubelet's CRI socket flag, the
+// Node's CRI socket annotation).
 //
 // The upgrade commands' phases (internal/phases/upgradephases) call into
 // this package; it knows nothing of flags or of the phase runner.
