@@ -61,6 +61,19 @@ func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletv1beta1.KubeletCo
 	return res, nil
 }
 
+// KeepDryRunCopy writes, under --dry-run, a copy of a file the upgrade
+// would write into the dry-run folder dir, under its own name, so that
+// scripts can read or diff what was printed. With dir "" it writes nothing.
+func KeepDryRunCopy(dir, name string, data []byte, mode os.FileMode) error {
+	if dir == "" {
+		return nil
+	}
+	if err := atomicfile.Write(filepath.Join(dir, name), data, mode); err != nil {
+		return fmt.Errorf("writing the dry run's copy of %s: %w", name, err)
+	}
+	return nil
+}
+
 // backUp copies data into a new folder under tmpDir whose name starts with
 // prefix, as name, and returns the copy's path.
 func backUp(tmpDir, prefix, name string, data []byte) (string, error) {
@@ -94,10 +107,8 @@ func RemoveKubeletFlags(kubeletDir, tmpDir string, names []string, dryRun bool, 
 	}
 	if dryRun {
 		fmt.Fprintf(out, "[dryrun] Would remove %s from %q, leaving:\n%s\n", flagList(removed), path, updated)
-		if dryRunDir != "" {
-			if err := atomicfile.Write(filepath.Join(dryRunDir, kubelet.FlagsEnvFile), updated, kubelet.FileMode); err != nil {
-				return "", nil, err
-			}
+		if err := KeepDryRunCopy(dryRunDir, kubelet.FlagsEnvFile, updated, kubelet.FileMode); err != nil {
+			return "", nil, err
 		}
 		return "", removed, nil
 	}

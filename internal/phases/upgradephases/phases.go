@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
@@ -213,7 +212,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	if d.DryRun {
 		for _, m := range manifests {
 			fmt.Fprintf(d.Out, "[dryrun] Would write the manifest of %q to %q:\n%s\n", m.Component, staticpod.ManifestPath(d.ManifestDir, m.Component), m.Data)
-			if err := keepDryRunFile(d, m.Component+".yaml", m.Data, staticpod.FileMode); err != nil {
+			if err := upgrade.KeepDryRunCopy(d.DryRunDir, m.Component+".yaml", m.Data, staticpod.FileMode); err != nil {
 				return err
 			}
 		}
@@ -456,13 +455,13 @@ func writeKubeletFiles(ctx context.Context, d *Data) error {
 			return err
 		}
 		fmt.Fprintf(d.Out, "[dryrun] Would write %q:\n%s\n", filepath.Join(d.KubeletDir, kubelet.ConfigFile), doc)
-		if err := keepDryRunFile(d, kubelet.ConfigFile, doc, kubelet.FileMode); err != nil {
+		if err := upgrade.KeepDryRunCopy(d.DryRunDir, kubelet.ConfigFile, doc, kubelet.FileMode); err != nil {
 			return err
 		}
 		if newInstance {
 			inst := kubelet.InstanceConfig(opts.CRISocket)
 			fmt.Fprintf(d.Out, "[dryrun] Would write %q:\n%s\n", filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile), inst)
-			if err := keepDryRunFile(d, kubelet.InstanceConfigFile, inst, kubelet.FileMode); err != nil {
+			if err := upgrade.KeepDryRunCopy(d.DryRunDir, kubelet.InstanceConfigFile, inst, kubelet.FileMode); err != nil {
 				return err
 			}
 			d.Node.InstanceConfig = true // as the node would be, for post-upgrade's dry run
@@ -584,17 +583,4 @@ runtime's socket (the previous file is copied into a backup folder under
 			return nil
 		},
 	}
-}
-
-// keepDryRunFile writes, under --dry-run, a copy of a file the upgrade
-// would write into the dry-run folder, under its own name, so that scripts
-// can read or diff what was printed.
-func keepDryRunFile(d *Data, name string, data []byte, mode os.FileMode) error {
-	if d.DryRunDir == "" {
-		return nil
-	}
-	if err := atomicfile.Write(filepath.Join(d.DryRunDir, name), data, mode); err != nil {
-		return fmt.Errorf("writing the dry run's copy of %s: %w", name, err)
-	}
-	return nil
 }
