@@ -31,6 +31,10 @@ const Env = "KUBEADM_E2E"
 // expected to fail with it.
 const KubeadmEnv = "KUBEADM_E2E_KUBEADM"
 
+// otherKubeadm reports whether KubeadmEnv swaps in another kubeadm, for
+// checks of what only ours does.
+func otherKubeadm() bool { return os.Getenv(KubeadmEnv) != "" }
+
 // unavailable skips the test, or fails it when Env=1.
 func unavailable(t *testing.T, format string, args ...any) {
 	t.Helper()

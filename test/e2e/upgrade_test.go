@@ -106,7 +106,7 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("the plan's health checks did not pass cleanly:\n%s", r.Stdout)
 		}
 		if jobs := kubectl(t, n1, "-n", "kube-system", "get", "jobs", "-o", "name"); strings.TrimSpace(jobs) != "" {
-			if os.Getenv(KubeadmEnv) != "" {
+			if otherKubeadm() {
 				t.Logf("Jobs left in kube-system after the plan of %s: %s", os.Getenv(KubeadmEnv), jobs)
 			} else {
 				t.Errorf("Jobs left in kube-system after the plan: %s", jobs)
@@ -211,7 +211,7 @@ func TestUpgrade(t *testing.T) {
 		if out := mustRun(t, n1, "cat", dryRunDir+"/config.yaml"); !strings.Contains(out, "kind: KubeletConfiguration") {
 			t.Errorf("the dry run's config.yaml:\n%s", out)
 		}
-		if os.Getenv(KubeadmEnv) == "" { // upstream's only prints the manifests
+		if !otherKubeadm() { // upstream's only prints the manifests
 			if out := mustRun(t, n1, "cat", dryRunDir+"/kube-apiserver.yaml"); !strings.Contains(out, "image: registry.k8s.io/kube-apiserver:"+newV) {
 				t.Errorf("the dry run's kube-apiserver.yaml:\n%s", out)
 			}
@@ -311,7 +311,7 @@ func TestUpgrade(t *testing.T) {
 		}
 		// (Upstream's rewrites the file without a backup.)
 		backups, _ := filepath.Glob(n3.HostPath("/etc/kubernetes/tmp/kubeadm-kubelet-env*/kubeadm-flags.env"))
-		if os.Getenv(KubeadmEnv) == "" && (len(backups) != 1 || readFile(t, backups[0]) != oldFlags) {
+		if !otherKubeadm() && (len(backups) != 1 || readFile(t, backups[0]) != oldFlags) {
 			t.Errorf("backups of kubeadm-flags.env: %v", backups)
 		}
 		mustRun(t, n3, "systemctl", "restart", "kubelet")
@@ -522,7 +522,7 @@ func checkEtcdBackup(t *testing.T, n *testbed.Node) {
 	dirs, err := filepath.Glob(filepath.Join(n.HostPath("/etc/kubernetes/tmp"), "kubeadm-backup-etcd-*"))
 	// Upstream's failed apply, which left etcd as it was, had already
 	// backed up etcd's data; ours backs it up only when etcd changes.
-	if err != nil || len(dirs) == 0 || len(dirs) > 1 && os.Getenv(KubeadmEnv) == "" {
+	if err != nil || len(dirs) == 0 || len(dirs) > 1 && !otherKubeadm() {
 		t.Errorf("want one kubeadm-backup-etcd-* folder in %s's /etc/kubernetes/tmp, found %v (%v)", n.Name, dirs, err)
 		return
 	}
@@ -530,7 +530,7 @@ func checkEtcdBackup(t *testing.T, n *testbed.Node) {
 	if _, err := os.Stat(filepath.Join(dir, "etcd", "member", "snap", "db")); err != nil {
 		t.Errorf("the etcd backup holds no copy of the data folder: %v", err)
 	}
-	if os.Getenv(KubeadmEnv) != "" {
+	if otherKubeadm() {
 		return // upstream takes no snapshot
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "snapshot.db")); err != nil || fi.Size() == 0 || fi.Mode().Perm() != 0o600 {
