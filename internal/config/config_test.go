@@ -211,6 +211,32 @@ func TestEmptyTaintsStayEmpty(t *testing.T) {
 	}
 }
 
+func TestExternalEtcdHTTPEndpointsDefault(t *testing.T) {
+	for name, c := range map[string]struct {
+		doc  string
+		want []string
+	}{
+		"default to the client endpoints": {"endpoints: [https://10.0.0.1:2379, https://10.0.0.2:2379]",
+			[]string{"https://10.0.0.1:2379", "https://10.0.0.2:2379"}},
+		"kept when given": {"endpoints: [https://10.0.0.1:2379]\n    httpEndpoints: [https://10.0.0.1:2381]",
+			[]string{"https://10.0.0.1:2381"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			docs, err := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\netcd:\n  external:\n    "+c.doc+"\n"), Strict)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Etcd.External.HTTPEndpoints; !slices.Equal(got, c.want) {
+				t.Fatalf("httpEndpoints %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
 func TestTooOldControlPlane(t *testing.T) {
 	docs, _ := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.34.2\n"), Strict)
 	_, err := fakeEnv().ClusterConfiguration(context.Background(), docs)

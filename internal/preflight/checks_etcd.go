@@ -23,8 +23,8 @@ const (
 	etcdVersionTimeout = 10 * time.Second
 )
 
-// ExternalEtcdVersion asks every endpoint of the external etcd cluster for
-// its version, with the configured client certificate, and fails for each
+// ExternalEtcdVersion asks every HTTP endpoint of the external etcd cluster
+// for its version, with the configured client certificate, and fails for each
 // that does not answer or runs a version older than MinExternalEtcdVersion.
 func ExternalEtcdVersion(h Host, e *kubeadm.ExternalEtcd) Check {
 	return Check{Name: "ExternalEtcdVersion", Run: func(ctx context.Context) Result {
@@ -33,9 +33,15 @@ func ExternalEtcdVersion(h Host, e *kubeadm.ExternalEtcd) Check {
 			return Result{Errors: []error{err}}
 		}
 		min := utilversion.MustParseSemantic(MinExternalEtcdVersion)
-		errs := make([]error, len(e.Endpoints))
+		// /version is HTTP traffic: it goes to the HTTP endpoints, which
+		// defaulting sets to the client endpoints when none are given.
+		endpoints := e.HTTPEndpoints
+		if len(endpoints) == 0 {
+			endpoints = e.Endpoints
+		}
+		errs := make([]error, len(endpoints))
 		var wg sync.WaitGroup
-		for i, ep := range e.Endpoints {
+		for i, ep := range endpoints {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

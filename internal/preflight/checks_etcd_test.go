@@ -61,6 +61,8 @@ func TestExternalEtcdVersion(t *testing.T) {
 	}
 	runCases(t, []checkCase{
 		{name: "supported versions", check: ExternalEtcdVersion(h, secure("https://10.0.0.1:2379", "https://10.0.0.2:2379/")), wantName: "ExternalEtcdVersion"},
+		{name: "HTTP endpoints asked instead of the client ones", check: ExternalEtcdVersion(h, &kubeadm.ExternalEtcd{
+			Endpoints: []string{"https://10.0.0.9:2379"}, HTTPEndpoints: []string{"http://10.0.0.5:2379"}})},
 		{name: "plain http", check: ExternalEtcdVersion(h, &kubeadm.ExternalEtcd{Endpoints: []string{"http://10.0.0.5:2379"}})},
 		{name: "one error per bad endpoint, in order", check: ExternalEtcdVersion(h, secure(
 			"https://10.0.0.3:2379", "https://10.0.0.1:2379", "https://10.0.0.4:2379", "https://10.0.0.9:2379")),

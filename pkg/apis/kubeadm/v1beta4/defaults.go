@@ -91,6 +91,11 @@ func SetDefaults_ClusterConfiguration(obj *ClusterConfiguration) {
 	if obj.Etcd.Local != nil && obj.Etcd.Local.DataDir == "" {
 		obj.Etcd.Local.DataDir = DefaultEtcdDataDir
 	}
+	// An external etcd that does not name separate HTTP endpoints serves
+	// its HTTP requests (/version, /health) on its client endpoints.
+	if e := obj.Etcd.External; e != nil && len(e.HTTPEndpoints) == 0 && len(e.Endpoints) > 0 {
+		e.HTTPEndpoints = append([]string(nil), e.Endpoints...)
+	}
 }
 
 // SetDefaults_JoinConfiguration fills in the static defaults of obj.

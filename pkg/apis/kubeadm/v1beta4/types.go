@@ -156,7 +156,8 @@ type LocalEtcd struct {
 // ExternalEtcd points at an etcd cluster kubeadm does not manage.
 type ExternalEtcd struct {
 	Endpoints []string `json:"endpoints"`
-	// HTTPEndpoints serve etcd's HTTP traffic (/health, /metrics) when set.
+	// HTTPEndpoints serve etcd's HTTP traffic (/version, /health,
+	// /metrics); they default to Endpoints.
 	HTTPEndpoints []string `json:"httpEndpoints,omitempty"`
 	CAFile        string   `json:"caFile"`
 	CertFile      string   `json:"certFile"`
