@@ -222,7 +222,7 @@ func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertiseAddress s
 		Networking:      cluster.Networking,
 		CertificatesDir: cluster.CertificatesDir,
 	}
-	config.DefaultComponentConfigs(internal, advertiseAddress, "")
+	config.DefaultComponentConfigs(internal, advertiseAddress, nil)
 	var objs []any
 	if components["KubeletConfiguration"] {
 		objs = append(objs, internal.ComponentConfigs.Kubelet)

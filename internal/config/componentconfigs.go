@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"net"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
@@ -26,15 +28,17 @@ const (
 // DefaultComponentConfigs makes sure c carries a kubelet and a kube-proxy
 // configuration and fills in what kubeadm decides for them: the fields a
 // user set are kept, the empty ones derived from the cluster settings.
-func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertiseAddress, criSocket string) {
-	if c.ComponentConfigs.Kubelet == nil {
-		c.ComponentConfigs.Kubelet = NewKubeletConfiguration()
-	}
-	DefaultKubeletConfiguration(c.ComponentConfigs.Kubelet, c)
+// A field the user set to something else than kubeadm would is reported
+// through warn (which may be nil), as upstream kubeadm warns of it.
+func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
 	if c.ComponentConfigs.KubeProxy == nil {
 		c.ComponentConfigs.KubeProxy = NewKubeProxyConfiguration()
 	}
-	DefaultKubeProxyConfiguration(c.ComponentConfigs.KubeProxy, c, advertiseAddress)
+	DefaultKubeProxyConfiguration(c.ComponentConfigs.KubeProxy, c, advertiseAddress, warn)
+	if c.ComponentConfigs.Kubelet == nil {
+		c.ComponentConfigs.Kubelet = NewKubeletConfiguration()
+	}
+	DefaultKubeletConfiguration(c.ComponentConfigs.Kubelet, c, warn)
 }
 
 // NewKubeletConfiguration returns an empty kubelet configuration document.
@@ -53,42 +57,49 @@ func NewKubeProxyConfiguration() *kubeproxyv1alpha1.KubeProxyConfiguration {
 	return k
 }
 
+// ownedField fills one field kubeadm decides: unset (as isSet tells), it
+// gets the recommended value; set to something else, it is kept and warn
+// says so.
+func ownedField[T any](warn func(string, ...any), kind, name string, isSet bool, provided *T, recommended T, equal func(a, b T) bool) {
+	switch {
+	case !isSet:
+		*provided = recommended
+	case !equal(*provided, recommended) && warn != nil:
+		warn("%s %s is %v, kept although kubeadm recommends %v", kind, name, shown(*provided), shown(recommended))
+	}
+}
+
+func eq[T comparable](a, b T) bool { return a == b }
+
+// shown is what a pointer points at, for messages.
+func shown(v any) any {
+	if r := reflect.ValueOf(v); r.Kind() == reflect.Pointer && !r.IsNil() {
+		return r.Elem().Interface()
+	}
+	return v
+}
+
 // DefaultKubeletConfiguration fills the kubelet fields kubeadm owns.
-func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kubeadm.ClusterConfiguration) {
+func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kubeadm.ClusterConfiguration, warn func(format string, args ...any)) {
 	k.APIVersion = KubeletGroupVersion.String()
 	k.Kind = KindKubelet
-	if k.StaticPodPath == "" {
-		k.StaticPodPath = StaticPodPath
+	const kind = KindKubelet
+	ownedField(warn, kind, "staticPodPath", k.StaticPodPath != "", &k.StaticPodPath, StaticPodPath, eq)
+	// An explicit empty list (no cluster DNS) is the user's choice.
+	if ip, err := DNSServiceIP(c.Networking.ServiceSubnet); err == nil {
+		ownedField(warn, kind, "clusterDNS", k.ClusterDNS != nil, &k.ClusterDNS, []string{ip.String()}, slices.Equal)
 	}
-	if k.ClusterDomain == "" {
-		k.ClusterDomain = c.Networking.DNSDomain
-	}
-	if len(k.ClusterDNS) == 0 {
-		if ip, err := DNSServiceIP(c.Networking.ServiceSubnet); err == nil {
-			k.ClusterDNS = []string{ip.String()}
-		}
-	}
-	if k.Authentication.X509.ClientCAFile == "" {
-		k.Authentication.X509.ClientCAFile = filepath.Join(c.CertificatesDir, "ca.crt")
-	}
-	if k.Authentication.Anonymous.Enabled == nil {
-		f := false
-		k.Authentication.Anonymous.Enabled = &f
-	}
-	if k.Authentication.Webhook.Enabled == nil {
-		t := true
-		k.Authentication.Webhook.Enabled = &t
-	}
-	if k.Authorization.Mode == "" {
-		k.Authorization.Mode = kubeletAuthzModeWebhook
-	}
-	if k.HealthzBindAddress == "" {
-		k.HealthzBindAddress = kubeletHealthzAddress
-	}
-	if k.HealthzPort == nil {
-		p := int32(kubeletHealthzPort)
-		k.HealthzPort = &p
-	}
+	ownedField(warn, kind, "clusterDomain", k.ClusterDomain != "", &k.ClusterDomain, c.Networking.DNSDomain, eq)
+	ownedField(warn, kind, "authentication.x509.clientCAFile", k.Authentication.X509.ClientCAFile != "",
+		&k.Authentication.X509.ClientCAFile, filepath.Join(c.CertificatesDir, "ca.crt"), eq)
+	ownedField(warn, kind, "authentication.anonymous.enabled", k.Authentication.Anonymous.Enabled != nil,
+		&k.Authentication.Anonymous.Enabled, new(false), ptrEqual)
+	ownedField(warn, kind, "authorization.mode", k.Authorization.Mode != "",
+		&k.Authorization.Mode, kubeletv1beta1.KubeletAuthorizationMode(kubeletAuthzModeWebhook), eq)
+	ownedField(warn, kind, "authentication.webhook.enabled", k.Authentication.Webhook.Enabled != nil,
+		&k.Authentication.Webhook.Enabled, new(true), ptrEqual)
+	ownedField(warn, kind, "healthzBindAddress", k.HealthzBindAddress != "", &k.HealthzBindAddress, kubeletHealthzAddress, eq)
+	ownedField(warn, kind, "healthzPort", k.HealthzPort != nil, &k.HealthzPort, new(int32(kubeletHealthzPort)), ptrEqual)
 	// kubeadm-made kubelets always rotate their client certificate.
 	k.RotateCertificates = true
 	if k.CgroupDriver == "" {
@@ -97,21 +108,29 @@ func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kube
 }
 
 // DefaultKubeProxyConfiguration fills the kube-proxy fields kubeadm owns.
-func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string) {
+func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
 	k.APIVersion = KubeProxyGroupVersion.String()
 	k.Kind = KindKubeProxy
-	if k.BindAddress == "" {
-		k.BindAddress = "0.0.0.0"
-		if ip := net.ParseIP(advertiseAddress); ip != nil && ip.To4() == nil {
-			k.BindAddress = "::"
-		}
+	const kind = KindKubeProxy
+	bind := "0.0.0.0"
+	if ip := net.ParseIP(advertiseAddress); ip != nil && ip.To4() == nil {
+		bind = "::"
 	}
-	if k.ClientConnection.Kubeconfig == "" {
-		k.ClientConnection.Kubeconfig = KubeProxyKubeconfig
+	ownedField(warn, kind, "bindAddress", k.BindAddress != "", &k.BindAddress, bind, eq)
+	// Without a pod subnet kubeadm has no opinion on the cluster CIDR.
+	if c.Networking.PodSubnet != "" {
+		ownedField(warn, kind, "clusterCIDR", k.ClusterCIDR != "", &k.ClusterCIDR, c.Networking.PodSubnet, eq)
 	}
-	if k.ClusterCIDR == "" && c.Networking.PodSubnet != "" {
-		k.ClusterCIDR = c.Networking.PodSubnet
+	ownedField(warn, kind, "clientConnection.kubeconfig", k.ClientConnection.Kubeconfig != "",
+		&k.ClientConnection.Kubeconfig, KubeProxyKubeconfig, eq)
+}
+
+// ptrEqual compares what two pointers point at (both nil: equal).
+func ptrEqual[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
 	}
+	return *a == *b
 }
 
 // DNSServiceIP returns the cluster DNS Service address: the tenth address

@@ -91,7 +91,7 @@ func (e Environment) InitConfiguration(ctx context.Context, docs *Documents, opt
 		cfg.ComponentConfigs.Kubelet, cfg.ComponentConfigs.KubeletUserSupplied = docs.Kubelet, docs.Kubelet != nil
 		cfg.ComponentConfigs.KubeProxy, cfg.ComponentConfigs.KubeProxyUserSupplied = docs.KubeProxy, docs.KubeProxy != nil
 	}
-	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.AdvertiseAddress, cfg.NodeRegistration.CRISocket)
+	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.AdvertiseAddress, e.Warn)
 	return cfg, nil
 }
 
