@@ -24,6 +24,8 @@ var stricterFiles = map[string]string{
 	// An unknown taint effect only fails when the kubelet registers the
 	// node, long after init has written everything.
 	"stricter-taint-effect.yaml": "nodeRegistration.taints[0].effect",
+	// Likewise a taint key (or value) the API server would refuse.
+	"stricter-taint-key.yaml": "nodeRegistration.taints[0].key",
 	// Pod and Service addresses would collide; upstream says nothing.
 	"stricter-overlapping-subnets.yaml": "networking.podSubnet",
 }
