@@ -539,7 +539,7 @@ func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, o
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	pool := pki.NewKeyPool(ctx, env.newKey, cluster.EncryptionAlgorithm, names, runtime.GOMAXPROCS(0))
+	pool := pki.NewKeyPool(ctx, env.newKey, cluster.KeyAlgorithm(), names, runtime.GOMAXPROCS(0))
 
 	for _, t := range targets {
 		opts := pki.Options{Now: env.now, NewKey: pool.Generator(t.name)}

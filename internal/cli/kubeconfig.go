@@ -91,7 +91,7 @@ func (o *kubeconfigUserOptions) run(ctx context.Context, streams Streams) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	issuer := kubeconfig.Issuer{CA: ca, Validity: o.validity, Algorithm: cfg.EncryptionAlgorithm, Now: time.Now}
+	issuer := kubeconfig.Issuer{CA: ca, Validity: o.validity, Algorithm: cfg.KeyAlgorithm(), Now: time.Now}
 	kc, err := issuer.Config(kubeconfig.Spec{
 		ClusterName:   cfg.ClusterName,
 		Server:        server,

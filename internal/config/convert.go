@@ -257,10 +257,9 @@ func clusterFromV1beta3(in *v1beta3.ClusterConfiguration) (*v1beta4.ClusterConfi
 			KeyFile:       e.KeyFile,
 		}
 	}
-	// v1beta3 chose ECDSA keys through a feature gate; v1beta4 has a field.
-	if in.FeatureGates["PublicKeysECDSA"] {
-		out.EncryptionAlgorithm = v1beta4.EncryptionAlgorithmECDSAP256
-	}
+	// v1beta3 chose ECDSA keys through the PublicKeysECDSA feature gate.
+	// The gate travels on and still chooses them (see KeyAlgorithm);
+	// encryptionAlgorithm keeps its default, as upstream's migration writes.
 	return out, in.APIServer.TimeoutForControlPlane
 }
 

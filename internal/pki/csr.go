@@ -89,7 +89,7 @@ func GenerateCSRs(ctx context.Context, cfg *kubeadm.InitConfiguration, certDir, 
 	for _, k := range kcs {
 		names = append(names, k.File)
 	}
-	pool := NewKeyPool(ctx, opts.NewKey, cfg.EncryptionAlgorithm, names, workers)
+	pool := NewKeyPool(ctx, opts.NewKey, cfg.KeyAlgorithm(), names, workers)
 	w := opts.writer()
 
 	errs := make([]error, len(certs)+len(kcs))
@@ -103,7 +103,7 @@ func GenerateCSRs(ctx context.Context, cfg *kubeadm.InitConfiguration, certDir, 
 				if err != nil {
 					return err
 				}
-				key, err := pool.Generator(c.Name)(cfg.EncryptionAlgorithm)
+				key, err := pool.Generator(c.Name)(cfg.KeyAlgorithm())
 				if err != nil {
 					return fmt.Errorf("creating the key of %s: %w", KeyPath(certDir, c.BaseName), err)
 				}
@@ -124,7 +124,7 @@ func GenerateCSRs(ctx context.Context, cfg *kubeadm.InitConfiguration, certDir, 
 			defer wg.Done()
 			errs[len(certs)+i] = func() error {
 				path := filepath.Join(kubeconfigDir, k.File)
-				key, err := pool.Generator(k.File)(cfg.EncryptionAlgorithm)
+				key, err := pool.Generator(k.File)(cfg.KeyAlgorithm())
 				if err != nil {
 					return fmt.Errorf("creating the key for %s: %w", path, err)
 				}

@@ -119,7 +119,7 @@ func ensureCA(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpec,
 	if err := noOrphans(dir, c); err != nil {
 		return Result{}, err
 	}
-	key, err := opts.newKey(cfg.EncryptionAlgorithm)
+	key, err := opts.newKey(cfg.KeyAlgorithm())
 	if err != nil {
 		return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
 	}
@@ -251,7 +251,7 @@ func ensureLeaf(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpe
 		}
 		return Result{}, fmt.Errorf("%s is missing and cannot be created: the CA key %s is absent (external CA mode), so every certificate the CA signs must be provided", missing, caKeyPath)
 	}
-	key, err := opts.newKey(cfg.EncryptionAlgorithm)
+	key, err := opts.newKey(cfg.KeyAlgorithm())
 	if err != nil {
 		return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
 	}
@@ -400,7 +400,7 @@ func EnsureServiceAccountKey(cfg *kubeadm.InitConfiguration, dir string, opts Op
 		}
 		return Reused, nil
 	}
-	key, err := opts.newKey(cfg.EncryptionAlgorithm)
+	key, err := opts.newKey(cfg.KeyAlgorithm())
 	if err != nil {
 		return 0, fmt.Errorf("creating the service-account key: %w", err)
 	}

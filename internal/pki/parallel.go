@@ -198,7 +198,7 @@ func EnsureAll(ctx context.Context, cfg *kubeadm.InitConfiguration, dir string, 
 	certs := Certificates(&cfg.ClusterConfiguration)
 	// The CAs, run first, take the first keys made.
 	names := KeysNeeded(cfg, dir)
-	pool := NewKeyPool(ctx, opts.NewKey, cfg.EncryptionAlgorithm, names, workers)
+	pool := NewKeyPool(ctx, opts.NewKey, cfg.KeyAlgorithm(), names, workers)
 
 	results := make([]Result, len(certs))
 	errs := make([]error, len(certs)+1)

@@ -72,7 +72,7 @@ func RenewCert(cfg *kubeadm.ClusterConfiguration, dir string, c Cert, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	key, err := opts.newKey(cfg.EncryptionAlgorithm)
+	key, err := opts.newKey(cfg.KeyAlgorithm())
 	if err != nil {
 		return nil, fmt.Errorf("creating the key of %s: %w", CertPath(dir, c.BaseName), err)
 	}
@@ -103,7 +103,7 @@ func RenewKubeconfigCert(cfg *kubeadm.ClusterConfiguration, path, certDir string
 	if err != nil {
 		return nil, err
 	}
-	key, err := opts.newKey(cfg.EncryptionAlgorithm)
+	key, err := opts.newKey(cfg.KeyAlgorithm())
 	if err != nil {
 		return nil, fmt.Errorf("creating the key for %s: %w", path, err)
 	}

@@ -88,9 +88,9 @@ type aheadKeys struct {
 func (a *aheadKeys) start(ctx context.Context, d *Data, gen pki.KeyGenerator, names []string, hold *pki.KeyHold) {
 	var pool *pki.KeyPool
 	if hold != nil {
-		pool = pki.NewHeldKeyPool(ctx, gen, d.Cfg.EncryptionAlgorithm, names, 1, hold)
+		pool = pki.NewHeldKeyPool(ctx, gen, d.Cfg.KeyAlgorithm(), names, 1, hold)
 	} else {
-		pool = pki.NewKeyPool(ctx, gen, d.Cfg.EncryptionAlgorithm, names, len(names))
+		pool = pki.NewKeyPool(ctx, gen, d.Cfg.KeyAlgorithm(), names, len(names))
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -148,7 +148,7 @@ func kubeconfigFiles(d *Data, dir string) (kubeconfig.Files, error) {
 	return kubeconfig.Files{Dir: dir, Issuer: kubeconfig.Issuer{
 		CA:        ca,
 		Validity:  validity,
-		Algorithm: d.Cfg.EncryptionAlgorithm,
+		Algorithm: d.Cfg.KeyAlgorithm(),
 		Now:       d.Now,
 	}}, nil
 }
