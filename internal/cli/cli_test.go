@@ -165,9 +165,20 @@ func TestInitRefusesFlagsMixedWithConfig(t *testing.T) {
 	if err := os.WriteFile(p, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := run(t, "init", "--config", p, "--pod-network-cidr", "10.0.0.0/16", "--skip-phases", "preflight")
-	if code != exitcode.Generic || !strings.Contains(errOut, "can not mix '--config' with arguments [pod-network-cidr]") {
-		t.Fatalf("code %d: %s", code, errOut)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"init", "--pod-network-cidr", "10.0.0.0/16", "--skip-phases", "preflight"}, "[pod-network-cidr]"},
+		{[]string{"init", "--feature-gates", "RootlessControlPlane=true", "--dry-run"}, "[feature-gates]"},
+		// A phase command sees the parent's flags through its own flag set.
+		{[]string{"init", "phase", "certs", "apiserver", "--apiserver-advertise-address", "192.0.2.1"}, "[apiserver-advertise-address]"},
+		{[]string{"init", "phase", "kubeconfig", "admin", "--control-plane-endpoint", "lb:6443"}, "[control-plane-endpoint]"},
+	} {
+		_, errOut, code := run(t, append(c.args, "--config", p)...)
+		if code != exitcode.Generic || !strings.Contains(errOut, "can not mix '--config' with arguments "+c.want) {
+			t.Errorf("%v: code %d: %s", c.args, code, errOut)
+		}
 	}
 }
 

@@ -25,7 +25,6 @@ var flagsAllowedWithConfig = map[string]bool{
 	"v":                                true,
 	"vmodule":                          true,
 	"yes":                              true,
-	"feature-gates":                    true,
 	"allow-experimental-upgrades":      true,
 	"allow-release-candidate-upgrades": true,
 }
@@ -38,8 +37,10 @@ func checkMixedArguments(fs *pflag.FlagSet) error {
 		return nil
 	}
 	var mixed []string
-	fs.Visit(func(f *pflag.Flag) {
-		if flagsAllowedWithConfig[f.Name] || strings.HasPrefix(f.Name, "skip-") {
+	// Changed rather than Visit: a phase sub-command parses the parent's
+	// flags through its own flag set, which fs does not see as set.
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Changed || flagsAllowedWithConfig[f.Name] || strings.HasPrefix(f.Name, "skip-") {
 			return
 		}
 		mixed = append(mixed, f.Name)
