@@ -13,20 +13,22 @@ import (
 // next to --config, as upstream kubeadm does, so a value is never silently
 // taken from one place and ignored in the other.
 var flagsAllowedWithConfig = map[string]bool{
-	"config":                           true,
-	"ignore-preflight-errors":          true,
-	"dry-run":                          true,
-	"kubeconfig":                       true,
-	"node-name":                        true,
-	"kubeconfig-dir":                   true,
-	"upload-certs":                     true,
-	"print-join-command":               true,
-	"rootfs":                           true,
-	"v":                                true,
-	"vmodule":                          true,
-	"yes":                              true,
-	"allow-experimental-upgrades":      true,
-	"allow-release-candidate-upgrades": true,
+	"config":                      true,
+	"ignore-preflight-errors":     true,
+	"dry-run":                     true,
+	"kubeconfig":                  true,
+	"node-name":                   true,
+	"kubeconfig-dir":              true,
+	"upload-certs":                true,
+	"print-join-command":          true,
+	"rootfs":                      true,
+	"v":                           true,
+	"vmodule":                     true,
+	"yes":                         true,
+	"output":                      true,
+	"allow-missing-template-keys": true,
+	"show-managed-fields":         true,
+	"context-lines":               true,
 }
 
 // checkMixedArguments refuses flags set next to --config that the

@@ -214,7 +214,7 @@ kube-controller-manager and kube-scheduler on this node. Nothing is changed.`,
 // version), false for "upgrade node" (the cluster's version).
 func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams Streams, apply bool, target string) (*upgradephases.Data, error) {
 	env := hostEnvironment(streams.Err)
-	up, err := o.upgradeConfig(env)
+	up, err := o.upgradeConfig(env, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,10 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 
 // upgradeConfig reads --config (an UpgradeConfiguration), defaulted and
 // validated.
-func (o *upgradeOptions) upgradeConfig(env config.Environment) (*kubeadm.UpgradeConfiguration, error) {
+func (o *upgradeOptions) upgradeConfig(env config.Environment, flags *pflag.FlagSet) (*kubeadm.UpgradeConfiguration, error) {
+	if err := checkMixedArguments(flags); err != nil {
+		return nil, err
+	}
 	docs := &config.Documents{Source: "flags"}
 	if o.configPath != "" {
 		d, err := readConfig(env, o.configPath, config.Lenient, false)
@@ -435,7 +438,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 		progress = streams.Err
 	}
 	env := hostEnvironment(streams.Err)
-	up, err := o.upgradeConfig(env)
+	up, err := o.upgradeConfig(env, flags)
 	if err != nil {
 		return err
 	}
@@ -552,7 +555,7 @@ func planOffers(ctx context.Context, env config.Environment, progress io.Writer,
 
 func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
 	env := hostEnvironment(streams.Err)
-	up, err := o.upgradeConfig(env)
+	up, err := o.upgradeConfig(env, flags)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,10 @@ func TestUpgradeBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: UpgradeConfiguration\napply:\n  imagePullPolicy: Sometimes\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: UpgradeConfiguration\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		args     []string
 		code     int
@@ -35,6 +39,11 @@ func TestUpgradeBadInput(t *testing.T) {
 		{[]string{"upgrade", "plan", "--kubeconfig", filepath.Join(dir, "missing.conf")}, 1, []string{"missing.conf"}},
 		{[]string{"upgrade", "apply", "v1.36.3", "v1.36.4"}, 1, []string{"accepts at most 1 arg"}},
 		{[]string{"upgrade", "apply", "-y", "--kubeconfig", filepath.Join(dir, "missing.conf")}, 1, []string{"needs the version to upgrade to"}},
+		// Flags the UpgradeConfiguration holds cannot come with --config.
+		{[]string{"upgrade", "apply", "--config", good, "--force", "--etcd-upgrade=false"}, 1, []string{"can not mix '--config' with arguments [etcd-upgrade force]"}},
+		{[]string{"upgrade", "node", "--config", good, "--patches", dir}, 1, []string{"can not mix '--config' with arguments [patches]"}},
+		{[]string{"upgrade", "plan", "--config", good, "--allow-experimental-upgrades"}, 1, []string{"can not mix '--config' with arguments [allow-experimental-upgrades]"}},
+		{[]string{"upgrade", "plan", "--config", good, "-o", "yaml", "--kubeconfig", filepath.Join(dir, "missing.conf")}, 1, []string{"missing.conf"}},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, errOut, code := run(t, tt.args...)
