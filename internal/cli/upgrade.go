@@ -40,6 +40,9 @@ import (
 
 // upgradeOptions are the flags of the upgrade commands.
 type upgradeOptions struct {
+	// phaseCommand is set when an "upgrade apply|node phase ..." command
+	// runs rather than the whole upgrade.
+	phaseCommand          bool
 	configPath            string
 	kubeconfigPath        string
 	patchesDir            string
@@ -122,6 +125,7 @@ func newUpgradeApplyCmd(streams Streams) *cobra.Command {
 			if len(args) > 0 {
 				target = args[0]
 			}
+			o.phaseCommand = cmd.Name() != "apply"
 			return o.data(cmd.Context(), flags, streams, true, target)
 		},
 		SkipPhases: func(d *upgradephases.Data) []string { return d.Upgrade.Apply.SkipPhases },
@@ -166,6 +170,7 @@ func newUpgradeNodeCmd(streams Streams) *cobra.Command {
 	runner := &workflow.Runner[*upgradephases.Data]{
 		Phases: upgradephases.NodePhases(),
 		NewData: func(cmd *cobra.Command, args []string) (*upgradephases.Data, error) {
+			o.phaseCommand = cmd.Name() != "node"
 			return o.data(cmd.Context(), flags, streams, false, "")
 		},
 		SkipPhases: func(d *upgradephases.Data) []string { return d.Upgrade.Node.SkipPhases },
@@ -347,8 +352,11 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 // upgradeConfig reads --config (an UpgradeConfiguration), defaulted and
 // validated.
 func (o *upgradeOptions) upgradeConfig(env config.Environment, flags *pflag.FlagSet) (*kubeadm.UpgradeConfiguration, error) {
-	if err := checkMixedArguments(flags); err != nil {
-		return nil, err
+	// Upstream's upgrade phase commands take any flag next to --config.
+	if !o.phaseCommand {
+		if err := checkMixedArguments(flags); err != nil {
+			return nil, err
+		}
 	}
 	docs := &config.Documents{Source: "flags"}
 	if o.configPath != "" {
