@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -56,6 +57,12 @@ func newRoot(t *testing.T, config string) string {
 	for _, f := range []string{"route", "ipv6_route"} {
 		if b, err := os.ReadFile("/proc/net/" + f); err == nil {
 			_ = os.WriteFile(filepath.Join(root, "proc", "net", f), b, 0o644)
+		}
+	}
+	// The account files the RootlessControlPlane gate adds users to.
+	for _, f := range []string{"passwd", "group", "login.defs"} {
+		if b, err := os.ReadFile("/etc/" + f); err == nil {
+			_ = os.WriteFile(filepath.Join(root, "etc", f), b, 0o644)
 		}
 	}
 	return root
@@ -128,7 +135,7 @@ func compareTrees(d *diffs, ours, up string) {
 			continue
 		}
 		if om != um {
-			d.add("%s: mode ours %v upstream %v", n, om, um)
+			d.add("%s: mode and owner ours %v upstream %v", n, om, um)
 		}
 		ob, _ := os.ReadFile(filepath.Join(ours, n))
 		ub, _ := os.ReadFile(filepath.Join(up, n))
@@ -136,9 +143,25 @@ func compareTrees(d *diffs, ours, up string) {
 	}
 }
 
-func listFiles(root string) map[string]fs.FileMode {
-	out := map[string]fs.FileMode{}
-	for _, top := range []string{"etc/kubernetes", "var/lib/kubelet"} {
+// fileMeta is a file's mode and owner.
+type fileMeta struct {
+	mode     fs.FileMode
+	uid, gid uint32
+}
+
+func (m fileMeta) String() string { return fmt.Sprintf("%v %d:%d", m.mode, m.uid, m.gid) }
+
+func metaOf(info fs.FileInfo) fileMeta {
+	m := fileMeta{mode: info.Mode().Perm()}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		m.uid, m.gid = st.Uid, st.Gid
+	}
+	return m
+}
+
+func listFiles(root string) map[string]fileMeta {
+	out := map[string]fileMeta{}
+	for _, top := range []string{"etc/kubernetes", "var/lib/kubelet", "var/lib/etcd", "etc/passwd", "etc/group"} {
 		_ = filepath.WalkDir(filepath.Join(root, top), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
@@ -149,10 +172,10 @@ func listFiles(root string) map[string]fs.FileMode {
 				return nil
 			}
 			if e.IsDir() {
-				out[rel+"/"] = info.Mode().Perm()
+				out[rel+"/"] = metaOf(info)
 				return nil
 			}
-			out[rel] = info.Mode().Perm()
+			out[rel] = metaOf(info)
 			return nil
 		})
 	}

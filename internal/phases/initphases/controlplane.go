@@ -91,6 +91,9 @@ user's patches applied. A manifest that is already right is left untouched.`, co
 // runControlPlaneComponent writes the manifest of component. Idempotent.
 func runControlPlaneComponent(d *Data, component string) error {
 	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
+	if err := RunAsNonRoot(d, component); err != nil {
+		return err
+	}
 	data, err := BuildManifest(d, component)
 	if err != nil {
 		return err
@@ -103,9 +106,6 @@ func runControlPlaneComponent(d *Data, component string) error {
 // applied, as the init phases write it. Upgrades compare and write the
 // same bytes.
 func BuildManifest(d *Data, component string) ([]byte, error) {
-	if err := checkRootless(d); err != nil {
-		return nil, err
-	}
 	opts := staticpod.HostOptions(klog.Warningf)
 	if component == staticpod.KubeControllerManager {
 		ext, err := usesExternalCA(d.CertDir)
@@ -119,6 +119,9 @@ func BuildManifest(d *Data, component string) ([]byte, error) {
 	node.EtcdInitialCluster = d.EtcdInitialCluster
 	pod, err := staticpod.Build(component, &cfg.ClusterConfiguration, node, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := applyRootless(d, component, pod); err != nil {
 		return nil, err
 	}
 	if d.PatchesDir != "" {
@@ -151,16 +154,6 @@ func writeStaticManifest(d *Data, component string, data []byte) error {
 // once per command: sharing one Set would need a field in Data.
 func loadPatches(d *Data) (*patches.Set, error) {
 	return patches.Load(d.PatchesDir, d.Out)
-}
-
-// checkRootless refuses the RootlessControlPlane feature gate: running the
-// components as their own users needs users, groups and file owners this
-// build does not create yet.
-func checkRootless(d *Data) error {
-	if d.Cfg.FeatureGates["RootlessControlPlane"] {
-		return errors.New("the RootlessControlPlane feature gate is not supported by this kubeadm build yet")
-	}
-	return nil
 }
 
 // usesExternalCA reports whether the cluster CA certificate in certDir is

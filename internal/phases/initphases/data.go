@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/rootless"
 )
 
 // Default locations, as upstream kubeadm uses them.
@@ -44,6 +45,12 @@ type Data struct {
 	// IgnorePreflightErrors lists the preflight checks whose failure only
 	// warns (lower case; "all" ignores every check).
 	IgnorePreflightErrors sets.Set[string]
+
+	// EtcDir holds the passwd, group and login.defs files the
+	// RootlessControlPlane feature gate adds the components' users to
+	// ("" means /etc). Rootless caches those users once made or read.
+	EtcDir   string
+	Rootless *rootless.Accounts
 
 	// EtcdInitialCluster, when set, writes an etcd manifest that joins an
 	// existing etcd cluster (see staticpod.Node); "kubeadm join" sets it.

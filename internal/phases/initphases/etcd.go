@@ -47,9 +47,6 @@ func runEtcdLocal(_ context.Context, d *Data) error {
 		klog.V(1).Infof("[etcd] The configuration uses an external etcd; no local etcd manifest is written")
 		return nil
 	}
-	if err := checkRootless(d); err != nil {
-		return err
-	}
 	dataDir := cfg.Etcd.Local.DataDir
 	if d.DryRun {
 		fmt.Fprintf(d.Out, "[etcd] Would ensure that %q directory is present\n", dataDir)
@@ -57,6 +54,9 @@ func runEtcdLocal(_ context.Context, d *Data) error {
 		return fmt.Errorf("creating the etcd data folder: %w", err)
 	}
 	fmt.Fprintf(d.Out, "[etcd] Creating static Pod manifest for local etcd in %q\n", d.ManifestDir)
+	if err := RunAsNonRoot(d, staticpod.Etcd); err != nil {
+		return err
+	}
 	data, err := BuildManifest(d, staticpod.Etcd)
 	if err != nil {
 		return err

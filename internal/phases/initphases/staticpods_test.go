@@ -43,9 +43,20 @@ func staticPodData(t *testing.T, extra string) (*Data, *bytes.Buffer) {
 	if cfg.Etcd.Local != nil {
 		cfg.Etcd.Local.DataDir = filepath.Join(root, "var", "lib", "etcd")
 	}
+	// Account files of its own: the RootlessControlPlane gate adds users.
+	etc := filepath.Join(root, "etc")
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"passwd": "root:x:0:0:root:/root:/bin/bash\n", "group": "root:x:0:\n"} {
+		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	out := &bytes.Buffer{}
 	return &Data{
 		Cfg:           cfg,
+		EtcDir:        etc,
 		CertDir:       cfg.CertificatesDir,
 		KubeconfigDir: root,
 		ManifestDir:   filepath.Join(root, "manifests"),
@@ -221,13 +232,54 @@ func TestControlPlaneExternalCA(t *testing.T) {
 	}
 }
 
-func TestStaticPodPhasesRefuseRootless(t *testing.T) {
-	d, _ := staticPodData(t, "featureGates:\n  RootlessControlPlane: true\n")
-	if err := findPhase(t, EtcdPhase().Phases, "local").Run(context.Background(), d); err == nil {
-		t.Error("etcd: no error")
+func TestStaticPodPhasesRootless(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("changing owners needs root")
 	}
-	if err := findPhase(t, ControlPlanePhase().Phases, "scheduler").Run(context.Background(), d); err == nil {
-		t.Error("scheduler: no error")
+	d, out := staticPodData(t, "featureGates:\n  RootlessControlPlane: true\n")
+	etcdPhase := findPhase(t, EtcdPhase().Phases, "local")
+	// etcd's keys are not there yet: the error names the file.
+	if err := etcdPhase.Run(context.Background(), d); err == nil || !strings.Contains(err.Error(), "server.key") {
+		t.Fatalf("etcd without its keys: %v", err)
+	}
+	for _, f := range []string{"etcd/server.key", "etcd/peer.key"} {
+		p := filepath.Join(d.CertDir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := etcdPhase.Run(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(d.ManifestDir, "etcd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"runAsUser: 100", "runAsGroup: 100", "allowPrivilegeEscalation: false", "- ALL"} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("etcd manifest lacks %q:\n%s", want, data)
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(d.CertDir, "etcd/server.key"), &st); err != nil || st.Uid != 100 {
+		t.Errorf("etcd's key belongs to %d (%v)", st.Uid, err)
+	}
+
+	// A dry run only says what it would do.
+	d2, _ := staticPodData(t, "featureGates:\n  RootlessControlPlane: true\n")
+	d2.DryRun, d2.Out = true, out
+	out.Reset()
+	if err := findPhase(t, ControlPlanePhase().Phases, "scheduler").Run(context.Background(), d2); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "[control-plane] Would create the users and groups kube-scheduler runs as instead of root") {
+		t.Errorf("output %q", out.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(d2.EtcDir, "passwd")); strings.Contains(string(b), "kubeadm") {
+		t.Error("a dry run added users")
 	}
 }
 

@@ -40,6 +40,9 @@ type Data struct {
 	CertDir string
 	// KubeconfigPath reaches the cluster, to remove this node's etcd member.
 	KubeconfigPath string
+	// EtcDir holds the passwd and group files the users of a rootless
+	// control plane are removed from ("" means /etc).
+	EtcDir string
 
 	DryRun bool
 	Force  bool

@@ -19,6 +19,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/rootless"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -212,6 +213,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if d.CleanupNetwork {
 			fmt.Fprintf(d.Out, "[dryrun] Would delete the CNI configuration in %s and kube-proxy's packet-filter rules\n", CNIConfigDir)
 		}
+		if present, _ := rootless.Present(etcDir(d)); present {
+			fmt.Fprintln(d.Out, "[dryrun] Would remove the users and groups of the rootless control plane")
+		}
 		return nil
 	}
 
@@ -245,11 +249,27 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 			errs = append(errs, err)
 		}
 	}
+	// The users and groups the RootlessControlPlane feature gate made.
+	if present, err := rootless.Present(etcDir(d)); err != nil {
+		errs = append(errs, err)
+	} else if present {
+		fmt.Fprintln(d.Out, "[reset] Removing the users and groups of the rootless control plane")
+		if err := rootless.Remove(etcDir(d)); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	printLeftovers(d)
 	return nil
+}
+
+func etcDir(d *Data) string {
+	if d.EtcDir != "" {
+		return d.EtcDir
+	}
+	return "/etc"
 }
 
 // unmountUnder unmounts every mount point below dir, deepest first, with

@@ -18,6 +18,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/cri/critest"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/rootless"
 )
 
 // fakeService is a kubelet service host on a systemd machine that records
@@ -56,6 +57,7 @@ func testNode(t *testing.T) (*Data, string) {
 		ManifestDir:   filepath.Join(k, "manifests"),
 		KubeletDir:    filepath.Join(root, "var/lib/kubelet"),
 		CertDir:       filepath.Join(k, "pki"),
+		EtcDir:        filepath.Join(root, "etc"),
 		Force:         true,
 		Out:           &bytes.Buffer{},
 		Service:       &fakeService{},
@@ -106,6 +108,36 @@ func TestCleanupNodeRemovesWhatKubeadmMade(t *testing.T) {
 	}
 	if !strings.Contains(d.Out.(*bytes.Buffer).String(), "--cleanup-network") {
 		t.Errorf("the leftovers were not explained")
+	}
+}
+
+func TestCleanupNodeRemovesRootlessAccounts(t *testing.T) {
+	d, _ := testNode(t)
+	etc := d.EtcDir
+	for name, content := range map[string]string{"passwd": "root:x:0:0:root:/root:/bin/bash\n", "group": "root:x:0:\n"} {
+		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rootless.Ensure(etc); err != nil {
+		t.Fatal(err)
+	}
+	d.DryRun = true
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Out.(*bytes.Buffer).String(), "[dryrun] Would remove the users and groups of the rootless control plane") {
+		t.Errorf("dry run output: %s", d.Out)
+	}
+	if ok, _ := rootless.Present(etc); !ok {
+		t.Fatal("the dry run removed the accounts")
+	}
+	d.DryRun = false
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(etc, "passwd")); string(b) != "root:x:0:0:root:/root:/bin/bash\n" {
+		t.Errorf("passwd after reset: %q", b)
 	}
 }
 

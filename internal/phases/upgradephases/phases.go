@@ -189,6 +189,9 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	timeout := upgradeTimeout(d)
 	fmt.Fprintf(d.Out, "[upgrade/control-plane] Upgrading the static Pod control plane of this node to %q (each component may take up to %v)\n", d.Version(), timeout)
 	view := d.InitView()
+	if err := initphases.EnsureRootlessAccounts(view); err != nil {
+		return err
+	}
 	now := d.Now()
 	var manifests []upgrade.Manifest
 	etcdUpgraded := false
@@ -207,7 +210,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 		if err != nil {
 			return err
 		}
-		manifests = append(manifests, upgrade.Manifest{Component: comp, Data: data, Before: renewFor(d, comp)})
+		manifests = append(manifests, upgrade.Manifest{Component: comp, Data: data, Before: beforeWrite(d, view, comp)})
 	}
 	if d.DryRun {
 		for _, m := range manifests {
@@ -287,7 +290,7 @@ func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.
 	if err := upgrade.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
 		return upgrade.Manifest{}, false, fmt.Errorf("backing up etcd's data before its upgrade: %w", err)
 	}
-	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: renewFor(d, staticpod.Etcd)}, true, nil
+	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, nil
 }
 
 // rollbackEtcdData puts etcd's backed-up data back when etcd's manifest
@@ -312,6 +315,25 @@ func rollbackEtcdData(d *Data, component string, now time.Time) error {
 
 // renewFor renews the certificates a component uses, before its new
 // manifest is written (when certificate renewal is on).
+// beforeWrite is what runs just before component's new manifest is
+// written: its certificates renewed (see renewFor), then, with the
+// RootlessControlPlane feature gate, the files it reads given back to its
+// user (a renewed key is written by root).
+func beforeWrite(d *Data, view *initphases.Data, component string) func() error {
+	renew := renewFor(d, component)
+	if renew == nil && !view.Cfg.FeatureGates["RootlessControlPlane"] {
+		return nil
+	}
+	return func() error {
+		if renew != nil {
+			if err := renew(); err != nil {
+				return err
+			}
+		}
+		return initphases.RunAsNonRoot(view, component)
+	}
+}
+
 func renewFor(d *Data, component string) func() error {
 	if !d.CertRenewal {
 		return nil
