@@ -85,7 +85,7 @@ func addUpgradeNodeFlags(f *pflag.FlagSet, o *upgradeOptions) {
 	f.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what would be done.")
 	f.BoolVar(&o.etcdUpgrade, "etcd-upgrade", true, "Upgrade etcd too.")
 	f.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Checks whose errors only warn; 'all' for every check.")
-	f.StringVar(&o.patchesDir, "patches", "", "Folder of patches for the manifests and the kubelet configuration (as for init).")
+	f.StringVar(&o.patchesDir, "patches", "", "Folder of patches for the manifests, the kubelet configuration and the CoreDNS Deployment (named as for init).")
 }
 
 func newUpgradePlanCmd(streams Streams) *cobra.Command {
