@@ -217,22 +217,21 @@ func (o *joinOptions) documentsFromFlags(flags *pflag.FlagSet, args []string) *c
 		tlsToken = o.token
 	}
 	j.Discovery.TLSBootstrapToken = tlsToken
+	// As upstream's: token discovery needs the API server's address (the
+	// argument); without it, and without a file, there is no discovery.
 	if o.discoveryFile != "" {
 		j.Discovery.File = &v1beta4.FileDiscovery{KubeConfigPath: o.discoveryFile}
-	} else {
+	} else if len(args) > 0 {
 		tok := o.discoveryToken
 		if tok == "" {
 			tok = o.token
 		}
-		bt := &v1beta4.BootstrapTokenDiscovery{
+		j.Discovery.BootstrapToken = &v1beta4.BootstrapTokenDiscovery{
+			APIServerEndpoint:        args[0],
 			Token:                    tok,
 			CACertHashes:             o.caCertHashes,
 			UnsafeSkipCAVerification: o.unsafeSkipCAVerify,
 		}
-		if len(args) > 0 {
-			bt.APIServerEndpoint = args[0]
-		}
-		j.Discovery.BootstrapToken = bt
 	}
 	if o.controlPlane {
 		j.ControlPlane = &v1beta4.JoinControlPlane{

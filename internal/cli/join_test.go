@@ -25,7 +25,7 @@ func TestJoinRefusesBadInput(t *testing.T) {
 		want     string
 	}{
 		{"token discovery without a CA pin", []string{"join", "10.0.0.1:6443", "--token", token, "--cri-socket", "unix:///x.sock", "--node-name", "w"}, exitcode.Validation, "caCertHashes"},
-		{"token discovery without an endpoint", []string{"join", "--token", token, "--discovery-token-unsafe-skip-ca-verification", "--cri-socket", "unix:///x.sock", "--node-name", "w"}, exitcode.Validation, "apiServerEndpoint"},
+		{"token discovery without an endpoint", []string{"join", "--token", token, "--discovery-token-unsafe-skip-ca-verification", "--cri-socket", "unix:///x.sock", "--node-name", "w"}, exitcode.Validation, "the API server's address as the argument"},
 		{"a malformed token", []string{"join", "10.0.0.1:6443", "--token", "nope", "--discovery-token-unsafe-skip-ca-verification", "--cri-socket", "unix:///x.sock", "--node-name", "w"}, exitcode.Validation, "token"},
 		{"a file without a JoinConfiguration", []string{"join", "--config", initOnly}, exitcode.Validation, "JoinConfiguration"},
 		{"--config mixed with --token", []string{"join", "--config", initOnly, "--token", token}, exitcode.Generic, "can not mix"},

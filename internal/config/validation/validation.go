@@ -544,7 +544,7 @@ func validateKubernetesVersion(v string, p *field.Path) field.ErrorList {
 // the discovery token); with file discovery only a non-empty one is checked.
 func validateDiscovery(d *kubeadm.Discovery, p *field.Path) field.ErrorList {
 	if d.BootstrapToken == nil && d.File == nil {
-		return field.ErrorList{field.Invalid(p, "", "one of bootstrapToken or file must be set")}
+		return field.ErrorList{field.Invalid(p, "", "one of bootstrapToken or file must be set (on the command line: the API server's address as the argument with --token, or --discovery-file)")}
 	}
 	var errs field.ErrorList
 	if d.BootstrapToken != nil && d.File != nil {
