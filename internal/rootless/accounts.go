@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
 // The users (each with a group of the same name) the components run as,
@@ -25,24 +27,29 @@ const (
 	SAKeyReadersGroup     = "kubeadm-sa-key-readers"
 )
 
-// Component names, as the static Pods are named.
-const (
-	Etcd              = "etcd"
-	APIServer         = "kube-apiserver"
-	ControllerManager = "kube-controller-manager"
-	Scheduler         = "kube-scheduler"
-)
-
 // userOrder lists the users in creation order, with the component each
 // runs.
 func userOrder() []struct{ user, component string } {
 	return []struct{ user, component string }{
-		{EtcdUser, Etcd}, {APIServerUser, APIServer}, {ControllerManagerUser, ControllerManager}, {SchedulerUser, Scheduler},
+		{EtcdUser, staticpod.Etcd}, {APIServerUser, staticpod.KubeAPIServer},
+		{ControllerManagerUser, staticpod.KubeControllerManager}, {SchedulerUser, staticpod.KubeScheduler},
 	}
 }
 
 // saKeyReaders are the members of the service-account key group.
 func saKeyReaders() []string { return []string{APIServerUser, ControllerManagerUser} }
+
+// defaultEtcDir is where the account files are when the caller names no
+// other folder.
+const defaultEtcDir = "/etc"
+
+// etcFile is the path of one account file in etcDir ("" for /etc).
+func etcFile(etcDir, name string) string {
+	if etcDir == "" {
+		etcDir = defaultEtcDir
+	}
+	return filepath.Join(etcDir, name)
+}
 
 // The system ID range when /etc/login.defs does not give one.
 const (
@@ -145,12 +152,31 @@ func (t *table) add(e entry, id int64) {
 	t.raw = append(t.raw, strings.Join(e, ":")+"\n"...)
 }
 
+// drop removes the lines of the entries named names, and reports whether
+// there were any; the file is written by flush.
+func (t *table) drop(names []string) bool {
+	var kept []byte
+	dropped := false
+	for _, line := range bytes.SplitAfter(t.raw, []byte("\n")) {
+		name, _, _ := bytes.Cut(line, []byte(":"))
+		if slices.Contains(names, string(name)) {
+			dropped = true
+			delete(t.byName, string(name))
+			continue
+		}
+		kept = append(kept, line...)
+	}
+	t.raw = kept
+	return dropped
+}
+
 func (t *table) flush() error {
 	return atomicfile.Write(t.path, t.raw, t.mode)
 }
 
 // Lookup returns the accounts already present in etcDir's passwd and group
-// files, nil when any is missing. It changes nothing.
+// files ("" for /etc, as for every function here), nil when any is
+// missing. It changes nothing.
 func Lookup(etcDir string) (*Accounts, error) {
 	passwd, group, err := readTables(etcDir)
 	if err != nil {
@@ -160,10 +186,10 @@ func Lookup(etcDir string) (*Accounts, error) {
 }
 
 func readTables(etcDir string) (passwd, group *table, err error) {
-	if passwd, err = readTable(filepath.Join(etcDir, "passwd"), 2); err != nil {
+	if passwd, err = readTable(etcFile(etcDir, "passwd"), 2); err != nil {
 		return nil, nil, err
 	}
-	if group, err = readTable(filepath.Join(etcDir, "group"), 2); err != nil {
+	if group, err = readTable(etcFile(etcDir, "group"), 2); err != nil {
 		return nil, nil, err
 	}
 	return passwd, group, nil
@@ -187,7 +213,7 @@ func accountsOf(passwd, group *table) *Accounts {
 			return nil
 		}
 		ids := IDs{UID: uid, GID: gid}
-		if u.component == APIServer || u.component == ControllerManager {
+		if slices.Contains(saKeyReaders(), u.user) {
 			ids.SupplementalGroups = []int64{readers}
 		}
 		a.byComponent[u.component] = ids
@@ -208,7 +234,7 @@ func Ensure(etcDir string) (*Accounts, error) {
 	if a := accountsOf(passwd, group); a != nil {
 		return a, nil
 	}
-	limits, err := readLoginDefs(filepath.Join(etcDir, "login.defs"))
+	limits, err := readLoginDefs(etcFile(etcDir, "login.defs"))
 	if err != nil {
 		return nil, err
 	}
@@ -319,39 +345,20 @@ func Present(etcDir string) (bool, error) {
 // and group files (users first), leaving every other line as it was.
 // Running it again changes nothing.
 func Remove(etcDir string) error {
-	names := map[string]bool{}
-	for _, n := range accountNames() {
-		names[n] = true
-	}
+	names := accountNames()
 	for _, file := range []string{"passwd", "group"} {
-		path := filepath.Join(etcDir, file)
-		raw, err := os.ReadFile(path)
+		t, err := readTable(etcFile(etcDir, file), 2)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		var kept []string
-		removed := false
-		lines := strings.SplitAfter(string(raw), "\n")
-		for _, line := range lines {
-			name, _, _ := strings.Cut(line, ":")
-			if names[name] {
-				removed = true
-				continue
-			}
-			kept = append(kept, line)
-		}
-		if !removed {
+		if !t.drop(names) {
 			continue
 		}
-		mode := os.FileMode(0o644)
-		if st, err := os.Stat(path); err == nil {
-			mode = st.Mode().Perm()
-		}
-		if err := atomicfile.Write(path, []byte(strings.Join(kept, "")), mode); err != nil {
-			return fmt.Errorf("removing the control plane's accounts from %s: %w", path, err)
+		if err := t.flush(); err != nil {
+			return fmt.Errorf("removing the control plane's accounts from %s: %w", t.path, err)
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
 const (
@@ -54,10 +56,10 @@ func TestEnsureAddsAccountsWithLowestFreeIDs(t *testing.T) {
 	if got := read(t, filepath.Join(dir, "group")); got != wantGroup {
 		t.Errorf("group:\n%s\nwant:\n%s", got, wantGroup)
 	}
-	if ids, _ := a.For(APIServer); ids.UID != 103 || ids.GID != 106 || len(ids.SupplementalGroups) != 1 || ids.SupplementalGroups[0] != 109 {
+	if ids, _ := a.For(staticpod.KubeAPIServer); ids.UID != 103 || ids.GID != 106 || len(ids.SupplementalGroups) != 1 || ids.SupplementalGroups[0] != 109 {
 		t.Errorf("kube-apiserver runs as %+v", ids)
 	}
-	if ids, _ := a.For(Scheduler); ids.UID != 105 || ids.GID != 108 || ids.SupplementalGroups != nil {
+	if ids, _ := a.For(staticpod.KubeScheduler); ids.UID != 105 || ids.GID != 108 || ids.SupplementalGroups != nil {
 		t.Errorf("kube-scheduler runs as %+v", ids)
 	}
 
@@ -69,7 +71,7 @@ func TestEnsureAddsAccountsWithLowestFreeIDs(t *testing.T) {
 	if read(t, filepath.Join(dir, "passwd")) != wantPasswd || read(t, filepath.Join(dir, "group")) != wantGroup {
 		t.Error("a second run changed the account files")
 	}
-	if ids, _ := again.For(Etcd); ids.UID != 102 || ids.GID != 105 {
+	if ids, _ := again.For(staticpod.Etcd); ids.UID != 102 || ids.GID != 105 {
 		t.Errorf("etcd runs as %+v the second time", ids)
 	}
 	if found, err := Lookup(dir); err != nil || found == nil {
@@ -121,7 +123,7 @@ func TestApply(t *testing.T) {
 		escalate  bool
 		add       bool
 		groups    int
-	}{{Etcd, false, false, 0}, {APIServer, true, true, 1}, {ControllerManager, false, false, 1}, {Scheduler, false, false, 0}} {
+	}{{staticpod.Etcd, false, false, 0}, {staticpod.KubeAPIServer, true, true, 1}, {staticpod.KubeControllerManager, false, false, 1}, {staticpod.KubeScheduler, false, false, 0}} {
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: c.component}}}}
 		if err := a.Apply(pod, c.component); err != nil {
 			t.Fatal(err)
@@ -168,13 +170,13 @@ func TestChown(t *testing.T) {
 		sys := st.Sys().(*syscall.Stat_t)
 		return sys.Uid, sys.Gid, st.Mode().Perm()
 	}
-	if err := a.Chown(Etcd, n); err != nil {
+	if err := a.Chown(staticpod.Etcd, n); err != nil {
 		t.Fatal(err)
 	}
 	if u, g, _ := owner(n.EtcdDataDir); u != 102 || g != 105 {
 		t.Errorf("etcd data folder %d:%d", u, g)
 	}
-	if err := a.Chown(ControllerManager, n); err != nil {
+	if err := a.Chown(staticpod.KubeControllerManager, n); err != nil {
 		t.Fatal(err)
 	}
 	if u, g, _ := owner(filepath.Join(root, "pki/ca.key")); u != 104 || g != 107 {
@@ -184,7 +186,7 @@ func TestChown(t *testing.T) {
 		t.Errorf("sa.key %d:%d %v", u, g, m)
 	}
 	// The API server's keys are not there: the error names the file.
-	if err := a.Chown(APIServer, n); err == nil || !strings.Contains(err.Error(), "apiserver-etcd-client.key") {
+	if err := a.Chown(staticpod.KubeAPIServer, n); err == nil || !strings.Contains(err.Error(), "apiserver-etcd-client.key") {
 		t.Errorf("got %v", err)
 	}
 }

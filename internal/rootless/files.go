@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
 // Node says where a node keeps the files the components read.
@@ -44,23 +46,23 @@ func (a *Accounts) files(component string, n Node) ([]owned, error) {
 	// the controller manager read it through their shared group.
 	saKey := owned{path: pki("sa.key"), uid: 0, gid: a.SAKeyReadersGID, mode: 0o640}
 	switch component {
-	case Etcd:
+	case staticpod.Etcd:
 		return own(pki("etcd/server.key"), pki("etcd/peer.key"), n.EtcdDataDir), nil
-	case APIServer:
+	case staticpod.KubeAPIServer:
 		var out []owned
 		if n.LocalEtcd {
 			out = own(pki("apiserver-etcd-client.key"))
 		}
 		out = append(out, own(pki("sa.pub"), pki("apiserver.key"), pki("apiserver-kubelet-client.key"), pki("front-proxy-client.key"))...)
 		return append(out, saKey), nil
-	case ControllerManager:
+	case staticpod.KubeControllerManager:
 		var out []owned
 		if !n.ExternalCA {
 			out = own(pki("ca.key"))
 		}
 		out = append(out, own(filepath.Join(n.KubeconfigDir, "controller-manager.conf"))...)
 		return append(out, saKey), nil
-	case Scheduler:
+	case staticpod.KubeScheduler:
 		return own(filepath.Join(n.KubeconfigDir, "scheduler.conf")), nil
 	}
 	return nil, fmt.Errorf("no files are known for %s", component)
@@ -110,7 +112,7 @@ func (a *Accounts) Apply(pod *corev1.Pod, component string) error {
 			c.SecurityContext = &corev1.SecurityContext{}
 		}
 		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
-		if component == APIServer {
+		if component == staticpod.KubeAPIServer {
 			c.SecurityContext.Capabilities.Add = []corev1.Capability{"NET_BIND_SERVICE"}
 		} else {
 			c.SecurityContext.AllowPrivilegeEscalation = new(false)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
 // TestRootless makes a control plane that runs as users of its own (the
@@ -41,8 +42,8 @@ func TestRootless(t *testing.T) {
 	nodeReady(t, n, n.Name, 90*time.Second)
 
 	for _, c := range []struct{ component, process string }{
-		{rootless.Etcd, "etcd"}, {rootless.APIServer, "kube-apiserver"},
-		{rootless.ControllerManager, "kube-controller-manager"}, {rootless.Scheduler, "kube-scheduler"},
+		{staticpod.Etcd, "etcd"}, {staticpod.KubeAPIServer, "kube-apiserver"},
+		{staticpod.KubeControllerManager, "kube-controller-manager"}, {staticpod.KubeScheduler, "kube-scheduler"},
 	} {
 		ids, _ := accounts.For(c.component)
 		eventually(t, 60*time.Second, c.process+" running as its own user", func() error {

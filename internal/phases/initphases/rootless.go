@@ -15,13 +15,6 @@ const rootlessGate = "RootlessControlPlane"
 
 func rootlessEnabled(d *Data) bool { return d.Cfg.FeatureGates[rootlessGate] }
 
-func etcDir(d *Data) string {
-	if d.EtcDir != "" {
-		return d.EtcDir
-	}
-	return "/etc"
-}
-
 // RunAsNonRoot prepares the node for component to run as its own user when
 // the RootlessControlPlane feature gate is on: the components' users and
 // groups are made if missing, and the keys and kubeconfig files component
@@ -64,7 +57,7 @@ func EnsureRootlessAccounts(d *Data) error {
 	if !rootlessEnabled(d) || d.DryRun || d.Rootless != nil {
 		return nil
 	}
-	a, err := rootless.Ensure(etcDir(d))
+	a, err := rootless.Ensure(d.EtcDir)
 	if err != nil {
 		return fmt.Errorf("the control plane cannot run as non-root: %w", err)
 	}
@@ -81,14 +74,14 @@ func applyRootless(d *Data, component string, pod *corev1.Pod) error {
 	}
 	a := d.Rootless
 	if a == nil {
-		found, err := rootless.Lookup(etcDir(d))
+		found, err := rootless.Lookup(d.EtcDir)
 		if err != nil {
 			return fmt.Errorf("%s cannot run as non-root: %w", component, err)
 		}
 		if found == nil {
 			return fmt.Errorf("%s cannot run as non-root: its user and group do not exist yet", component)
 		}
-		a = found
+		a, d.Rootless = found, found
 	}
 	return a.Apply(pod, component)
 }

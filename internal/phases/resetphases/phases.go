@@ -213,7 +213,7 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if d.CleanupNetwork {
 			fmt.Fprintf(d.Out, "[dryrun] Would delete the CNI configuration in %s and kube-proxy's packet-filter rules\n", CNIConfigDir)
 		}
-		if present, _ := rootless.Present(etcDir(d)); present {
+		if present, _ := rootless.Present(d.EtcDir); present {
 			fmt.Fprintln(d.Out, "[dryrun] Would remove the users and groups of the rootless control plane")
 		}
 		return nil
@@ -250,11 +250,11 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		}
 	}
 	// The users and groups the RootlessControlPlane feature gate made.
-	if present, err := rootless.Present(etcDir(d)); err != nil {
+	if present, err := rootless.Present(d.EtcDir); err != nil {
 		errs = append(errs, err)
 	} else if present {
 		fmt.Fprintln(d.Out, "[reset] Removing the users and groups of the rootless control plane")
-		if err := rootless.Remove(etcDir(d)); err != nil {
+		if err := rootless.Remove(d.EtcDir); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -263,13 +263,6 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 	}
 	printLeftovers(d)
 	return nil
-}
-
-func etcDir(d *Data) string {
-	if d.EtcDir != "" {
-		return d.EtcDir
-	}
-	return "/etc"
 }
 
 // unmountUnder unmounts every mount point below dir, deepest first, with

@@ -313,17 +313,13 @@ func rollbackEtcdData(d *Data, component string, now time.Time) error {
 	return nil
 }
 
-// renewFor renews the certificates a component uses, before its new
-// manifest is written (when certificate renewal is on).
 // beforeWrite is what runs just before component's new manifest is
 // written: its certificates renewed (see renewFor), then, with the
 // RootlessControlPlane feature gate, the files it reads given back to its
-// user (a renewed key is written by root).
+// user (a renewed key is written by root; without the gate RunAsNonRoot
+// does nothing).
 func beforeWrite(d *Data, view *initphases.Data, component string) func() error {
 	renew := renewFor(d, component)
-	if renew == nil && !view.Cfg.FeatureGates["RootlessControlPlane"] {
-		return nil
-	}
 	return func() error {
 		if renew != nil {
 			if err := renew(); err != nil {
@@ -334,6 +330,8 @@ func beforeWrite(d *Data, view *initphases.Data, component string) func() error 
 	}
 }
 
+// renewFor renews the certificates a component uses, before its new
+// manifest is written (when certificate renewal is on).
 func renewFor(d *Data, component string) func() error {
 	if !d.CertRenewal {
 		return nil
