@@ -15,6 +15,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -74,11 +75,29 @@ type Data struct {
 	Discover func(ctx context.Context) (*clientcmdapi.Config, error)
 	// NewClient makes a client from a kubeconfig; nil means client-go's.
 	NewClient func(cfg *clientcmdapi.Config) (kubernetes.Interface, error)
+	// KubeletHost restarts the kubelet service; nil means this machine.
+	KubeletHost kubelet.Host
 
 	tlsBootstrap *clientcmdapi.Config
 	bootstrap    kubernetes.Interface
 	initCfg      *kubeadm.InitConfiguration
 	initView     *initphases.Data
+}
+
+// kubeletHost is KubeletHost, or this machine.
+func (d *Data) kubeletHost() kubelet.Host {
+	if d.KubeletHost != nil {
+		return d.KubeletHost
+	}
+	return kubelet.OSHost{}
+}
+
+// now is the current time, from Now when set.
+func (d *Data) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
 }
 
 // IsControlPlane reports whether this node joins as a control-plane node.

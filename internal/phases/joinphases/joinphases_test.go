@@ -3,17 +3,25 @@ package joinphases
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -63,13 +71,155 @@ func TestRefuseReadyNode(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			d := &Data{Cfg: &kubeadm.JoinConfiguration{}, bootstrap: c}
-			err := refuseReadyNode(context.Background(), d, "w1")
+			d := &Data{Cfg: &kubeadm.JoinConfiguration{}, bootstrap: c, KubeconfigDir: t.TempDir(), Out: &bytes.Buffer{}}
+			err := refuseReadyNode(context.Background(), d, "w1", nil)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
 		})
 	}
+}
+
+// nodeCredentials writes, under dir, the PEM file of a kubelet client
+// certificate for the Node name signed by a new CA, and a kubelet.conf
+// naming it as the kubelet writes one, at server; it returns the CA's PEM.
+func nodeCredentials(t *testing.T, dir, name, server string) []byte {
+	t.Helper()
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", IsCA: true, Validity: time.Hour}, caKey, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pki.NewSignedCert(pki.CertSpec{CommonName: "system:node:" + name, Organization: []string{"system:nodes"},
+		Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, Validity: time.Hour}, key.Public(), ca, caKey, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := pki.EncodeKeyPEM(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemPath := filepath.Join(dir, "kubelet-client-current.pem")
+	if err := os.WriteFile(pemPath, append(pki.EncodeCertPEM(cert), keyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["default-cluster"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: pki.EncodeCertPEM(ca)}
+	kc.AuthInfos["default-auth"] = &clientcmdapi.AuthInfo{ClientCertificate: pemPath, ClientKey: pemPath}
+	kc.Contexts["default-context"] = &clientcmdapi.Context{Cluster: "default-cluster", AuthInfo: "default-auth"}
+	kc.CurrentContext = "default-context"
+	if err := kubeconfig.WriteFile(filepath.Join(dir, KubeletConf), kc); err != nil {
+		t.Fatal(err)
+	}
+	return pki.EncodeCertPEM(ca)
+}
+
+// A Ready Node of the joining node's name is this machine's when the
+// kubelet here holds that Node's credentials from the cluster's CA.
+func TestRefuseReadyNodeOfThisMachine(t *testing.T) {
+	ready := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "cp2"},
+		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+	}
+	dir := t.TempDir()
+	ca := nodeCredentials(t, dir, "cp2", "https://10.0.0.2:6443")
+	otherDir := t.TempDir()
+	otherCA := nodeCredentials(t, otherDir, "cp3", "https://10.0.0.3:6443")
+	cases := []struct {
+		name    string
+		dir     string
+		ca      []byte
+		wantErr bool
+	}{
+		{"credentials of this Node from the cluster's CA", dir, ca, false},
+		{"credentials from another CA", dir, otherCA, true},
+		{"credentials of another Node", otherDir, otherCA, true},
+		{"no kubelet.conf", t.TempDir(), ca, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientset(ready)
+			var out bytes.Buffer
+			d := &Data{Cfg: &kubeadm.JoinConfiguration{}, bootstrap: c, KubeconfigDir: tc.dir, Out: &out}
+			err := refuseReadyNode(context.Background(), d, "cp2", tc.ca)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if !tc.wantErr && !strings.Contains(out.String(), "is this machine's") {
+				t.Errorf("output: %q", out.String())
+			}
+		})
+	}
+}
+
+// recordingHost is a machine run by systemd that records the commands run.
+type recordingHost struct{ runs []string }
+
+func (h *recordingHost) Exists(path string) bool { return path == "/run/systemd/system" }
+func (h *recordingHost) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	h.runs = append(h.runs, strings.Join(append([]string{name}, args...), " "))
+	return nil, nil
+}
+
+// A control-plane node's kubelet bootstraps through the cluster's endpoint;
+// once its Node is registered, kubelet.conf names the node's own API server
+// and the kubelet is restarted, once.
+func TestPointKubeletAtLocalAPIServer(t *testing.T) {
+	dir := t.TempDir()
+	nodeCredentials(t, dir, "cp2", "https://lb.example:6443")
+	path := filepath.Join(dir, KubeletConf)
+	host := &recordingHost{}
+	c := fake.NewClientset()
+	d := &Data{
+		Cfg:           &kubeadm.JoinConfiguration{ControlPlane: &kubeadm.JoinControlPlane{}},
+		bootstrap:     c,
+		KubeconfigDir: dir,
+		Out:           &bytes.Buffer{},
+		KubeletHost:   host,
+		initCfg: &kubeadm.InitConfiguration{
+			NodeRegistration: kubeadm.NodeRegistrationOptions{Name: "cp2"},
+			LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.2", BindPort: 6443},
+		},
+	}
+	// Without its Node the kubelet.conf is left alone until the deadline.
+	err := pointKubeletAtLocalAPIServer(context.Background(), d, path, time.Now().Add(300*time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "did not register") {
+		t.Fatalf("without a Node: %v", err)
+	}
+	if server(t, path) != "https://lb.example:6443" || len(host.runs) != 0 {
+		t.Fatalf("changed without a Node: server %s, runs %v", server(t, path), host.runs)
+	}
+	if _, err := c.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cp2"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := pointKubeletAtLocalAPIServer(context.Background(), d, path, time.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := server(t, path); got != "https://10.0.0.2:6443" {
+		t.Errorf("server %s", got)
+	}
+	if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; strings.Join(host.runs, ";") != strings.Join(want, ";") {
+		t.Errorf("commands %v, want %v (once)", host.runs, want)
+	}
+}
+
+func server(t *testing.T, path string) string {
+	t.Helper()
+	kc, err := kubeconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return currentCluster(kc).Server
 }
 
 func TestRunTreeOnlyNamedChildren(t *testing.T) {

@@ -2,20 +2,24 @@ package joinphases
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -35,8 +39,9 @@ func KubeletStartPhase() workflow.Phase[*Data] {
 which the kubelet asks the cluster for its own client certificate), the
 cluster CA certificate, and the kubelet's configuration and flags taken from
 the cluster's kubelet-config ConfigMap with this node's settings; then
-(re)start the kubelet. A control-plane node's kubelet talks to the API server
-of its own node.`,
+(re)start the kubelet. A control-plane node's kubelet gets its credentials
+through the cluster's endpoint too; kubelet-wait-bootstrap then points it at
+the API server of its own node.`,
 		InheritFlags: withFlags("cri-socket", "patches", "control-plane", "apiserver-advertise-address", "apiserver-bind-port"),
 		Run:          runKubeletStart,
 	}
@@ -56,15 +61,13 @@ func runKubeletStart(ctx context.Context, d *Data) error {
 	if cluster == nil {
 		return errors.New("the discovered kubeconfig has no cluster for its current context")
 	}
-	if d.IsControlPlane() {
-		// Its kubelet talks to the API server it runs itself.
-		local, err := kubeconfig.LocalAPIServerURL(cfg.LocalAPIEndpoint)
-		if err != nil {
-			return err
-		}
-		cluster.Server = local
-	}
-	if err := refuseReadyNode(ctx, d, cfg.NodeRegistration.Name); err != nil {
+	// A control-plane node's kubelet too makes its TLS bootstrap through
+	// the cluster's endpoint, which serves already, rather than through the
+	// API server of its own node, which serves only once this node's etcd
+	// member has joined: the kubelet's certificate and Node registration
+	// then wait for nothing, and kubelet-wait-bootstrap points kubelet.conf
+	// at the node's own API server afterwards (see pointKubeletAtLocalAPIServer).
+	if err := refuseReadyNode(ctx, d, cfg.NodeRegistration.Name, cluster.CertificateAuthorityData); err != nil {
 		return err
 	}
 	path := filepath.Join(d.KubeconfigDir, BootstrapKubeletConf)
@@ -117,8 +120,11 @@ func writeCA(path string, data []byte) error {
 }
 
 // refuseReadyNode fails when a Node of this name exists and is Ready: a
-// running kubelet elsewhere owns that name.
-func refuseReadyNode(ctx context.Context, d *Data, name string) error {
+// running kubelet elsewhere owns that name. Unless the kubelet of this
+// machine holds that Node's credentials, signed by the cluster's CA (ca):
+// then the Node is this machine's, from a join that was interrupted after
+// its kubelet registered, or that is run again, and joining goes on.
+func refuseReadyNode(ctx context.Context, d *Data, name string, ca []byte) error {
 	if d.DryRun {
 		return nil
 	}
@@ -137,8 +143,55 @@ func refuseReadyNode(ctx context.Context, d *Data, name string) error {
 	}
 	for _, cond := range node.Status.Conditions {
 		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			kubeletConf := filepath.Join(d.KubeconfigDir, KubeletConf)
+			err := holdsNodeCredentials(kubeletConf, name, ca, d.now())
+			if err == nil {
+				fmt.Fprintf(d.Out, "[kubelet-start] The Ready Node %q is this machine's: its kubelet holds the Node's credentials, signed by the cluster's CA\n", name)
+				return nil
+			}
+			klog.V(1).Infof("[kubelet-start] The Ready Node %q is not known as this machine's: %v", name, err)
 			return fmt.Errorf("a Node named %q is already in the cluster and Ready: delete it first (kubectl delete node %s) or join this machine under another name (--node-name)", name, name)
 		}
+	}
+	return nil
+}
+
+// holdsNodeCredentials checks that the kubeconfig file at path (the
+// kubelet's) names a client certificate for the Node name (user
+// system:node:<name> in group system:nodes) that the CA certificates in ca
+// signed and that is valid at now.
+func holdsNodeCredentials(path, name string, ca []byte, now time.Time) error {
+	cfg, err := kubeconfig.Load(path)
+	if err != nil {
+		return err
+	}
+	cur := cfg.Contexts[cfg.CurrentContext]
+	if cur == nil || cfg.AuthInfos[cur.AuthInfo] == nil {
+		return fmt.Errorf("%s has no user for its current context", path)
+	}
+	user := cfg.AuthInfos[cur.AuthInfo]
+	certPEM := user.ClientCertificateData
+	if len(certPEM) == 0 {
+		if user.ClientCertificate == "" {
+			return fmt.Errorf("%s names no client certificate", path)
+		}
+		if certPEM, err = os.ReadFile(user.ClientCertificate); err != nil {
+			return err
+		}
+	}
+	leaf, err := pki.ParseCertPEM(certPEM)
+	if err != nil {
+		return fmt.Errorf("the kubelet's client certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return errors.New("the cluster's CA data holds no certificate")
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return fmt.Errorf("the kubelet's client certificate: %w", err)
+	}
+	if leaf.Subject.CommonName != "system:node:"+name || !slices.Contains(leaf.Subject.Organization, "system:nodes") {
+		return fmt.Errorf("the kubelet's client certificate is for %q (groups %v), not for the Node %q", leaf.Subject.CommonName, leaf.Subject.Organization, name)
 	}
 	return nil
 }
@@ -146,11 +199,17 @@ func refuseReadyNode(ctx context.Context, d *Data, name string) error {
 // KubeletWaitBootstrapPhase waits until the kubelet has finished its TLS
 // bootstrap (it wrote kubelet.conf) and answers on its health port, then
 // removes bootstrap-kubelet.conf: the token it holds is not needed any
-// more. Within timeouts.tlsBootstrap.
+// more. On a control-plane node it then points the kubelet at the node's
+// own API server (see pointKubeletAtLocalAPIServer). Within
+// timeouts.tlsBootstrap.
 func KubeletWaitBootstrapPhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
-		Name:         "kubelet-wait-bootstrap",
-		Short:        "Wait until the kubelet has its own credentials",
+		Name:  "kubelet-wait-bootstrap",
+		Short: "Wait until the kubelet has its own credentials",
+		Long: `Wait until the kubelet has finished its TLS bootstrap (it wrote kubelet.conf)
+and is healthy, then remove bootstrap-kubelet.conf. On a control-plane node,
+once the kubelet has registered its Node, point kubelet.conf at the node's
+own API server and restart the kubelet.`,
 		InheritFlags: withFlags("control-plane", "cri-socket"),
 		Run:          runKubeletWaitBootstrap,
 	}
@@ -191,6 +250,68 @@ func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	if err := os.Remove(filepath.Join(d.KubeconfigDir, BootstrapKubeletConf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing the bootstrap kubeconfig: %w", err)
 	}
+	if d.IsControlPlane() {
+		return pointKubeletAtLocalAPIServer(ctx, d, kubeletConf, deadline)
+	}
+	return nil
+}
+
+// pointKubeletAtLocalAPIServer leaves a control-plane node's kubelet
+// talking to the API server of its own node, as upstream kubeadm's join
+// leaves it (so that during upgrades a kubelet never talks to an older
+// API server than its own node's). The kubelet made its TLS bootstrap
+// through the cluster's endpoint (see runKubeletStart), and kubelet.conf,
+// which it wrote, names that endpoint. Once the kubelet has registered its
+// Node there, so that marking the node waits for nothing, the server of
+// kubelet.conf becomes the local API server and the kubelet is restarted;
+// it reaches that API server once this node's control plane is up (the
+// static Pods run meanwhile). A kubelet.conf that names the local API
+// server already is left alone: re-running the phase restarts nothing.
+func pointKubeletAtLocalAPIServer(ctx context.Context, d *Data, path string, deadline time.Time) error {
+	cfg, err := d.InitConfig(ctx)
+	if err != nil {
+		return err
+	}
+	local, err := kubeconfig.LocalAPIServerURL(cfg.LocalAPIEndpoint)
+	if err != nil {
+		return err
+	}
+	kc, err := kubeconfig.Load(path)
+	if err != nil {
+		return err
+	}
+	cluster := currentCluster(kc)
+	if cluster == nil {
+		return fmt.Errorf("%s has no cluster for its current context", path)
+	}
+	if cluster.Server == local {
+		return nil
+	}
+	c, err := d.BootstrapClient(ctx)
+	if err != nil {
+		return err
+	}
+	name := cfg.NodeRegistration.Name
+	for {
+		_, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the kubelet did not register the Node %q within %v: %w", name, tlsBootstrapTimeout(d.Cfg.Timeouts), err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	fmt.Fprintf(d.Out, "[kubelet-start] Pointing %q at this node's own API server %s\n", path, local)
+	cluster.Server = local
+	if err := kubeconfig.WriteFile(path, kc); err != nil {
+		return err
+	}
+	kubelet.NewService(d.kubeletHost(), d.Out).Start(ctx)
 	return nil
 }
 
