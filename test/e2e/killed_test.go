@@ -130,6 +130,21 @@ func TestJoinKilled(t *testing.T) {
 			kubectl(t, n1, "delete", "node", "node2")
 		})
 	}
+	t.Run("join run again on a joined, Ready node", func(t *testing.T) {
+		// Upstream's refuses a Ready Node of the joining node's name; ours
+		// takes it as this machine's when the kubelet here holds its
+		// credentials, and converges.
+		args := join(ignoreFindings())
+		mustRun(t, n2, args[0], args[1:]...)
+		nodeReady(t, n1, "node2", 90*time.Second)
+		args = join("--ignore-preflight-errors=all")
+		r := run(t, n2, args[0], args[1:]...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, `The Ready Node "node2" is this machine's`) {
+			t.Fatalf("join again: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		checkVoters(t, etcdMemberList(t, n1), 2)
+		nodeReady(t, n1, "node2", 60*time.Second)
+	})
 }
 
 // killAt runs a command in node n and kills it (SIGKILL) as soon as its
