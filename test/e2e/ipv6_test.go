@@ -90,9 +90,12 @@ controlPlane:
 		}
 		nodeReady(t, n2, n2.Name, 90*time.Second)
 		own := "https://" + netip.AddrPortFrom(n2.Addr6(), 6443).String()
-		if got := mustRun(t, n2, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "--server="+own, "get", "--raw", "/readyz"); got != "ok" {
-			t.Errorf("node2's API server at %s: /readyz says %q", own, got)
-		}
+		// join waits for /livez, as upstream's does; the RBAC and priority
+		// class hooks of a new API server may still be running then, and
+		// /readyz waits for them too.
+		eventually(t, 60*time.Second, "node2's API server at "+own+" ready", func() error {
+			return expectOutput(kubectlTry(t, n2, "--server="+own, "get", "--raw", "/readyz"), "ok")
+		})
 	})
 
 	t.Run("the second node leaves with reset", func(t *testing.T) {
