@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/clock"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -216,8 +221,9 @@ func (w *healthWaiter) components() ([]component, error) {
 		case staticpod.KubeAPIServer:
 			host := flagOr(args, "advertise-address", cfg.LocalAPIEndpoint.AdvertiseAddress)
 			port := flagOr(args, "secure-port", strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort)))
-			c.url = "https://" + net.JoinHostPort(host, port) + "/livez"
-			c.check = func(ctx context.Context) error { return w.apiServerLive(ctx) }
+			base := "https://" + net.JoinHostPort(host, port)
+			c.url = base + "/livez"
+			c.check = w.apiServerLive(base)
 		case staticpod.KubeControllerManager:
 			c.url = componentURL(args, defaultControllerManagerPort, "/healthz")
 		case staticpod.KubeScheduler:
@@ -320,14 +326,30 @@ func (w *healthWaiter) get(ctx context.Context, url string) error {
 	return staticpod.Probe(ctx, w.client, url)
 }
 
-// apiServerLive asks the API server's /livez with the admin client.
-func (w *healthWaiter) apiServerLive(ctx context.Context) error {
+// apiServerLive returns the check of this node's own API server: GET
+// /livez at base, the address and port of its manifest, as printed (not
+// the server admin.conf names, which may be a load balancer or, on a
+// joining control-plane node, the cluster's other API servers), with
+// admin.conf's CA and credentials, so that it also works with anonymous
+// requests turned off. Without admin.conf it probes base as the other
+// components are probed.
+func (w *healthWaiter) apiServerLive(base string) func(ctx context.Context) error {
 	if w.h.APIServer != nil {
-		return w.h.APIServer(ctx, w.d)
+		return func(ctx context.Context) error { return w.h.APIServer(ctx, w.d) }
 	}
-	cs, err := w.d.Client(ctx)
-	if err != nil {
-		return err
+	var client kubernetes.Interface
+	return func(ctx context.Context) error {
+		if client == nil {
+			admin := filepath.Join(w.d.KubeconfigDir, "admin.conf")
+			if _, err := os.Stat(admin); err != nil {
+				return w.get(ctx, base+"/livez")
+			}
+			c, err := apiclient.FromKubeconfigAt(admin, base)
+			if err != nil {
+				return err
+			}
+			client = c
+		}
+		return client.Discovery().RESTClient().Get().AbsPath("/livez").Do(ctx).Error()
 	}
-	return cs.Discovery().RESTClient().Get().AbsPath("/livez").Do(ctx).Error()
 }

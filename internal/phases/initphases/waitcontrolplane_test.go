@@ -3,6 +3,8 @@ package initphases
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -374,4 +377,73 @@ func TestWaitControlPlanePhaseCancelled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the wait did not end when its context was cancelled")
 	}
+}
+
+// The API server check asks this node's API server, at the address of its
+// manifest, with admin.conf's CA and credentials, not the server admin.conf
+// names (a load balancer, or another node's API server when joining).
+func TestAPIServerCheckAsksThisNode(t *testing.T) {
+	var auth atomic.Value
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/livez" {
+			http.NotFound(w, r)
+			return
+		}
+		auth.Store(r.Header.Get("Authorization"))
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeManifest(t, dir, staticpod.KubeAPIServer, "--advertise-address="+host, "--secure-port="+port)
+	writeManifest(t, dir, staticpod.KubeControllerManager)
+	writeManifest(t, dir, staticpod.KubeScheduler)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	admin := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://192.0.2.1:1
+    certificate-authority-data: %s
+users:
+- name: u
+  user:
+    token: admin-token
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`, base64.StdEncoding.EncodeToString(ca))
+	if err := os.WriteFile(filepath.Join(dir, "admin.conf"), []byte(admin), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := configtest.InitConfiguration(t, waitTestConfig, "10.0.0.5")
+	w := newHealthWaiter(&Data{Cfg: cfg, ManifestDir: dir, KubeconfigDir: dir, Out: &bytes.Buffer{}}, HealthChecks{})
+	comps, err := w.components()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range comps {
+		if c.name != staticpod.KubeAPIServer {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.check(ctx); err != nil {
+			t.Fatalf("check of %s: %v", c.url, err)
+		}
+		if got, _ := auth.Load().(string); got != "Bearer admin-token" {
+			t.Errorf("the API server was asked with Authorization %q, want admin.conf's token", got)
+		}
+		return
+	}
+	t.Fatal("no kube-apiserver component")
 }
