@@ -33,7 +33,21 @@ const (
 
 // FromKubeconfig builds a clientset from a kubeconfig file.
 func FromKubeconfig(path string) (kubernetes.Interface, *rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	return fromKubeconfig(path, "")
+}
+
+// FromKubeconfigAt is FromKubeconfig with the API server's URL replaced by
+// server: the file's credentials and CA, another address (this node's own
+// API server rather than the load balancer the file names, say).
+func FromKubeconfigAt(path, server string) (kubernetes.Interface, error) {
+	c, _, err := fromKubeconfig(path, server)
+	return c, err
+}
+
+// fromKubeconfig builds a clientset from a kubeconfig file, at server
+// unless it is "".
+func fromKubeconfig(path, server string) (kubernetes.Interface, *rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags(server, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
 	}
@@ -43,22 +57,6 @@ func FromKubeconfig(path string) (kubernetes.Interface, *rest.Config, error) {
 		return nil, nil, fmt.Errorf("client from kubeconfig %s: %w", path, err)
 	}
 	return c, cfg, nil
-}
-
-// FromKubeconfigAt is FromKubeconfig with the API server's URL replaced by
-// server: the file's credentials and CA, another address (this node's own
-// API server rather than the load balancer the file names, say).
-func FromKubeconfigAt(path, server string) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags(server, path)
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
-	}
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client from kubeconfig %s for %s: %w", path, server, err)
-	}
-	return c, nil
 }
 
 // FromConfig builds a clientset from an in-memory kubeconfig (its

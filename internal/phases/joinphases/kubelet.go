@@ -17,6 +17,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
@@ -292,19 +293,12 @@ func pointKubeletAtLocalAPIServer(ctx context.Context, d *Data, path string, dea
 		return err
 	}
 	name := cfg.NodeRegistration.Name
-	for {
+	err = apiclient.Poll(ctx, 200*time.Millisecond, time.Until(deadline), func(ctx context.Context) (bool, error) {
 		_, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the kubelet did not register the Node %q within %v: %w", name, tlsBootstrapTimeout(d.Cfg.Timeouts), err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return err == nil, apiclient.Retry(err)
+	})
+	if err != nil {
+		return fmt.Errorf("the kubelet did not register the Node %q: %w", name, err)
 	}
 	fmt.Fprintf(d.Out, "[kubelet-start] Pointing %q at this node's own API server %s\n", path, local)
 	cluster.Server = local
