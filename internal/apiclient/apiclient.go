@@ -79,9 +79,17 @@ func FromConfig(kc *clientcmdapi.Config) (kubernetes.Interface, error) {
 // timeout). fn's transient failures are returned as (false, nil) or as an
 // error wrapped in Retry.
 func Poll(ctx context.Context, interval, timeout time.Duration, fn func(context.Context) (bool, error)) error {
+	return PollBackoff(ctx, interval, interval, timeout, fn)
+}
+
+// PollBackoff is Poll with a pause that starts at first and doubles after
+// each try up to max: for a condition that is usually met a moment after
+// the first try, without asking often for long when it is not.
+func PollBackoff(ctx context.Context, first, max, timeout time.Duration, fn func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
+	interval := first
 	for {
 		done, err := fn(ctx)
 		var r *retryable
@@ -101,6 +109,7 @@ func Poll(ctx context.Context, interval, timeout time.Duration, fn func(context.
 			return fmt.Errorf("timed out after %v", timeout)
 		case <-time.After(interval):
 		}
+		interval = min(2*interval, max)
 	}
 }
 
@@ -201,14 +210,16 @@ func Transient(err error) bool {
 // kubeadm:cluster-admins group; until the ClusterRoleBinding of that name
 // exists it is forbidden everything, so on the first Forbidden answer the
 // binding is created with super-admin.conf (group system:masters) and the
-// admin client is tried again until it works or timeout passes.
+// admin client is tried again until it works or timeout passes. The API
+// server's authorizer learns of a new binding within milliseconds, so the
+// tries start 10 ms apart (upstream waits 500 ms, on every new cluster).
 func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubernetes.Interface, error) {
 	admin, _, err := FromKubeconfig(adminConf)
 	if err != nil {
 		return nil, err
 	}
 	var super kubernetes.Interface
-	err = Poll(ctx, 500*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
+	err = PollBackoff(ctx, 10*time.Millisecond, 500*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
 		_, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, ClusterAdminsGroup, metav1.GetOptions{})
 		switch {
 		case err == nil:

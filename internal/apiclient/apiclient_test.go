@@ -66,6 +66,24 @@ func TestPoll(t *testing.T) {
 	}
 }
 
+// TestPollBackoff checks that the pause between tries doubles from first
+// up to max (lower bounds only: a timer never fires early).
+func TestPollBackoff(t *testing.T) {
+	var at []time.Time
+	err := PollBackoff(context.Background(), 2*time.Millisecond, 8*time.Millisecond, time.Minute, func(context.Context) (bool, error) {
+		at = append(at, time.Now())
+		return len(at) == 6, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []time.Duration{2, 4, 8, 8, 8} {
+		if gap := at[i+1].Sub(at[i]); gap < want*time.Millisecond {
+			t.Errorf("pause %d: %v, want at least %vms", i+1, gap, want)
+		}
+	}
+}
+
 // TestCreateOrUpdateRetries checks that conflicts and a busy server are
 // retried a bounded number of times, and that other errors are not.
 func TestCreateOrUpdateRetries(t *testing.T) {
