@@ -41,12 +41,16 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds per binary")
 	upstream := flag.String("upstream", "", "upstream kubeadm (default: .cache/upstream/<version>/kubeadm)")
 	verbose := flag.Bool("v", false, "print every init's output")
+	flag.BoolVar(&showTimeline, "timeline", false, "print, for every init, when the components started and served (seconds after the kubelet's launch)")
 	flag.Parse()
 	if err := run(*rounds, *upstream, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "benchinit:", err)
 		os.Exit(1)
 	}
 }
+
+// showTimeline asks once to print each run's component milestones.
+var showTimeline bool
 
 // sample is one init's figures; above (wall - boot) is filled in only for
 // medians.
@@ -152,9 +156,13 @@ func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose 
 	if err != nil {
 		return sample{}, err
 	}
-	boot, err := bootTime(out.String(), start, launches)
+	boot, launched, err := bootTime(out.String(), start, launches)
 	if err != nil {
 		return sample{}, err
+	}
+	if showTimeline {
+		ms := append(timeline(n.Dir), milestone{"init: API server healthy", launched.Add(boot)})
+		printTimeline(os.Stderr, launched, ms)
 	}
 	if verbose {
 		for _, l := range launches {
@@ -166,10 +174,10 @@ func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose 
 	return sample{wall: wall, waited: waited(out.String()), boot: boot}, nil
 }
 
-// bootTime is the time between the last kubelet launch before the API
+// bootTime is the time, and the launch it starts from, between the last kubelet launch before the API
 // server was reported healthy and that report, from the stamped output of
 // an init started at start.
-func bootTime(out string, start time.Time, launches []time.Time) (time.Duration, error) {
+func bootTime(out string, start time.Time, launches []time.Time) (time.Duration, time.Time, error) {
 	healthy := time.Time{}
 	for _, m := range stampedLine.FindAllStringSubmatch(out, -1) {
 		at, err := strconv.ParseFloat(m[1], 64)
@@ -179,7 +187,7 @@ func bootTime(out string, start time.Time, launches []time.Time) (time.Duration,
 		}
 	}
 	if healthy.IsZero() {
-		return 0, fmt.Errorf("init's output lacks the API server's health line")
+		return 0, time.Time{}, fmt.Errorf("init's output lacks the API server's health line")
 	}
 	var launched time.Time
 	for _, l := range launches {
@@ -188,9 +196,9 @@ func bootTime(out string, start time.Time, launches []time.Time) (time.Duration,
 		}
 	}
 	if launched.IsZero() {
-		return 0, fmt.Errorf("kubelet.log shows no kubelet launch during init")
+		return 0, time.Time{}, fmt.Errorf("kubelet.log shows no kubelet launch during init")
 	}
-	return healthy.Sub(launched), nil
+	return healthy.Sub(launched), launched, nil
 }
 
 // waited adds the kubelet's wait to the longest control-plane wait (the
