@@ -186,20 +186,45 @@ func Load(path string) (*clientcmdapi.Config, error) {
 	return cfg, nil
 }
 
-// current returns the cluster and user of cfg's current context.
-func current(path string, cfg *clientcmdapi.Config) (*clientcmdapi.Cluster, *clientcmdapi.AuthInfo, error) {
+// currentContext returns cfg's current context; path names the file in
+// errors.
+func currentContext(path string, cfg *clientcmdapi.Config) (*clientcmdapi.Context, error) {
 	if cfg.CurrentContext == "" {
-		return nil, nil, fmt.Errorf("the kubeconfig file %s has no current context", path)
+		return nil, fmt.Errorf("the kubeconfig file %s has no current context", path)
 	}
 	ctx, ok := cfg.Contexts[cfg.CurrentContext]
 	if !ok || ctx == nil {
-		return nil, nil, fmt.Errorf("the kubeconfig file %s has no context %q, which it names as its current one", path, cfg.CurrentContext)
+		return nil, fmt.Errorf("the kubeconfig file %s has no context %q, which it names as its current one", path, cfg.CurrentContext)
+	}
+	return ctx, nil
+}
+
+// CurrentCluster returns the cluster of cfg's current context, read from
+// the file at path (named in errors).
+func CurrentCluster(path string, cfg *clientcmdapi.Config) (*clientcmdapi.Cluster, error) {
+	ctx, err := currentContext(path, cfg)
+	if err != nil {
+		return nil, err
 	}
 	cluster := cfg.Clusters[ctx.Cluster]
 	if cluster == nil {
-		return nil, nil, fmt.Errorf("the kubeconfig file %s has no cluster %q, which its current context %q uses", path, ctx.Cluster, cfg.CurrentContext)
+		return nil, fmt.Errorf("the kubeconfig file %s has no cluster %q, which its current context %q uses", path, ctx.Cluster, cfg.CurrentContext)
 	}
-	return cluster, cfg.AuthInfos[ctx.AuthInfo], nil
+	return cluster, nil
+}
+
+// CurrentUser returns the user of cfg's current context and its name,
+// read from the file at path (named in errors).
+func CurrentUser(path string, cfg *clientcmdapi.Config) (string, *clientcmdapi.AuthInfo, error) {
+	ctx, err := currentContext(path, cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	user := cfg.AuthInfos[ctx.AuthInfo]
+	if user == nil {
+		return "", nil, fmt.Errorf("the kubeconfig file %s has no user %q, which its current context %q uses", path, ctx.AuthInfo, cfg.CurrentContext)
+	}
+	return ctx.AuthInfo, user, nil
 }
 
 // ClientCertificateOf returns the client certificate of the current
@@ -210,18 +235,14 @@ func ClientCertificateOf(path string) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok || ctx == nil {
-		return nil, fmt.Errorf("the kubeconfig file %s has no current context", path)
-	}
-	user := cfg.AuthInfos[ctx.AuthInfo]
-	if user == nil {
-		return nil, fmt.Errorf("the kubeconfig file %s has no user %q, which its current context %q uses", path, ctx.AuthInfo, cfg.CurrentContext)
+	name, user, err := CurrentUser(path, cfg)
+	if err != nil {
+		return nil, err
 	}
 	data := user.ClientCertificateData
 	if len(data) == 0 {
 		if user.ClientCertificate == "" {
-			return nil, fmt.Errorf("the kubeconfig file %s holds no client certificate for user %q", path, ctx.AuthInfo)
+			return nil, fmt.Errorf("the kubeconfig file %s holds no client certificate for user %q", path, name)
 		}
 		if data, err = os.ReadFile(user.ClientCertificate); err != nil {
 			return nil, fmt.Errorf("the client certificate of the kubeconfig file %s: %w", path, err)

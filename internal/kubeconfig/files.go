@@ -133,7 +133,7 @@ func Check(path string, spec Spec, ca *x509.Certificate) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cluster, _, err := current(path, cfg)
+	cluster, err := CurrentCluster(path, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -84,13 +84,9 @@ func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host) e
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig file %s: %w", path, err)
 	}
-	cur, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok || cur == nil {
-		return fmt.Errorf("the kubeconfig file %s has no current context", path)
-	}
-	user := cfg.AuthInfos[cur.AuthInfo]
-	if user == nil {
-		return fmt.Errorf("the kubeconfig file %s has no user %q, which its current context %q uses", path, cur.AuthInfo, cfg.CurrentContext)
+	_, user, err := kubeconfig.CurrentUser(path, cfg)
+	if err != nil {
+		return err
 	}
 	if user.ClientCertificate == pem && user.ClientKey == pem && len(user.ClientCertificateData) == 0 && len(user.ClientKeyData) == 0 {
 		klog.V(1).Infof("[kubelet-finalize] %s already uses %s", path, pem)

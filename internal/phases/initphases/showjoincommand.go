@@ -76,13 +76,9 @@ func joinTarget(path string) (string, []string, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("reading the kubeconfig file %s: %w", path, err)
 	}
-	cur, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok || cur == nil {
-		return "", nil, fmt.Errorf("the kubeconfig file %s has no current context", path)
-	}
-	cluster := cfg.Clusters[cur.Cluster]
-	if cluster == nil {
-		return "", nil, fmt.Errorf("the kubeconfig file %s has no cluster %q, which its current context %q uses", path, cur.Cluster, cfg.CurrentContext)
+	cluster, err := kubeconfig.CurrentCluster(path, cfg)
+	if err != nil {
+		return "", nil, err
 	}
 	endpoint := strings.TrimPrefix(cluster.Server, "https://")
 	if u, err := url.Parse(cluster.Server); err == nil && u.Host != "" {

@@ -162,27 +162,9 @@ func refuseReadyNode(ctx context.Context, d *Data, name string, ca []byte) error
 // system:node:<name> in group system:nodes) that the CA certificates in ca
 // signed and that is valid at now.
 func holdsNodeCredentials(path, name string, ca []byte, now time.Time) error {
-	cfg, err := kubeconfig.Load(path)
+	leaf, err := kubeconfig.ClientCertificateOf(path)
 	if err != nil {
 		return err
-	}
-	cur := cfg.Contexts[cfg.CurrentContext]
-	if cur == nil || cfg.AuthInfos[cur.AuthInfo] == nil {
-		return fmt.Errorf("%s has no user for its current context", path)
-	}
-	user := cfg.AuthInfos[cur.AuthInfo]
-	certPEM := user.ClientCertificateData
-	if len(certPEM) == 0 {
-		if user.ClientCertificate == "" {
-			return fmt.Errorf("%s names no client certificate", path)
-		}
-		if certPEM, err = os.ReadFile(user.ClientCertificate); err != nil {
-			return err
-		}
-	}
-	leaf, err := pki.ParseCertPEM(certPEM)
-	if err != nil {
-		return fmt.Errorf("the kubelet's client certificate: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
