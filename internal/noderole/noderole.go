@@ -35,7 +35,9 @@ func ControlPlaneLabels() []string {
 
 // Options tune MarkControlPlane's wait for the Node.
 type Options struct {
-	// Interval is the pause between two tries (default 500ms).
+	// Interval is the pause between two tries (default 100ms: in init the
+	// kubelet registers its Node about when the API server turns healthy,
+	// and every pause after that is time lost).
 	Interval time.Duration
 	// Timeout bounds the whole operation (default one minute).
 	Timeout time.Duration
@@ -54,7 +56,7 @@ type Options struct {
 // last one is then returned.
 func MarkControlPlane(ctx context.Context, c kubernetes.Interface, name string, taints []corev1.Taint, opts Options) error {
 	if opts.Interval <= 0 {
-		opts.Interval = 500 * time.Millisecond
+		opts.Interval = 100 * time.Millisecond
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = time.Minute
