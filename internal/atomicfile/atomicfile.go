@@ -72,6 +72,13 @@ func tempPrefix(base string, pid int) string {
 	return "." + base + ".tmp-" + strconv.Itoa(pid) + "-"
 }
 
+// IsTempName reports whether name (a file name, no folder) is that of a
+// temporary file Write makes (see tempPrefix), for checks that none is
+// left behind.
+func IsTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+}
+
 // removeStale deletes the temporary files for base that a writer killed
 // before its rename left in dir (a process killed half-way through a write
 // cannot remove its own): those named by tempPrefix with the PID of a

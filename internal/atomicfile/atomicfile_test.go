@@ -138,3 +138,16 @@ func TestWriteRemovesWhatAKilledWriterLeft(t *testing.T) {
 		}
 	}
 }
+
+// IsTempName must know the names Write gives its temporary files, and
+// nothing else.
+func TestIsTempName(t *testing.T) {
+	if name := tempPrefix("ca.key", 42) + "123"; !IsTempName(name) {
+		t.Errorf("%q is a temporary file's name", name)
+	}
+	for _, name := range []string{"ca.key", ".kube", "ca.key.tmp-1-2"} {
+		if IsTempName(name) {
+			t.Errorf("%q is not a temporary file's name", name)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
 )
 
@@ -37,7 +38,7 @@ func TestInitKilled(t *testing.T) {
 			// the killed run wrote: the next run removes it.
 			kept := treeDigest(t, n.HostPath("/etc/kubernetes/pki"))
 			for name := range kept {
-				if isTempFile(filepath.Base(name)) {
+				if atomicfile.IsTempName(filepath.Base(name)) {
 					delete(kept, name)
 				}
 			}
@@ -180,7 +181,7 @@ func noTempFiles(t *testing.T, root string) {
 		if err != nil {
 			return err
 		}
-		if isTempFile(d.Name()) {
+		if atomicfile.IsTempName(d.Name()) {
 			t.Errorf("temporary file left: %s", p)
 		}
 		return nil
@@ -188,9 +189,4 @@ func noTempFiles(t *testing.T, root string) {
 	if err != nil {
 		t.Errorf("listing %s: %v", root, err)
 	}
-}
-
-// isTempFile tells the name of an atomic write's temporary file.
-func isTempFile(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
 }
