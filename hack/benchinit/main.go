@@ -41,22 +41,23 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds per binary")
 	upstream := flag.String("upstream", "", "upstream kubeadm (default: .cache/upstream/<version>/kubeadm)")
 	verbose := flag.Bool("v", false, "print every init's output")
-	flag.BoolVar(&showTimeline, "timeline", false, "print, for every init, when the components started and served (seconds after the kubelet's launch)")
+	timeline := flag.Bool("timeline", false, "print, for every init, when the components started and served (seconds after the kubelet's launch)")
 	flag.Parse()
-	if err := run(*rounds, *upstream, *verbose); err != nil {
+	if err := run(*rounds, *upstream, report{verbose: *verbose, timeline: *timeline}); err != nil {
 		fmt.Fprintln(os.Stderr, "benchinit:", err)
 		os.Exit(1)
 	}
 }
 
-// showTimeline asks once to print each run's component milestones.
-var showTimeline bool
+// report says what to print of each run besides its figures: init's
+// output (verbose), the components' milestones (timeline).
+type report struct{ verbose, timeline bool }
 
 // sample is one init's figures; above (wall - boot) is filled in only for
 // medians.
 type sample struct{ wall, waited, boot, above time.Duration }
 
-func run(rounds int, upstream string, verbose bool) error {
+func run(rounds int, upstream string, rep report) error {
 	repo, err := testbed.RepoRoot()
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func run(rounds int, upstream string, verbose bool) error {
 	upstream, _ = filepath.Abs(upstream)
 	bins := map[string]string{"ours": tc.Kubeadm, "upstream": upstream}
 	var quiet io.Writer = io.Discard
-	if verbose {
+	if rep.verbose {
 		quiet = os.Stderr
 	}
 	c := tc.Cluster("bench", filepath.Join(repo, ".cache", "bench", "state"), quiet)
@@ -94,7 +95,7 @@ func run(rounds int, upstream string, verbose bool) error {
 			order = []string{"upstream", "ours"}
 		}
 		for _, name := range order {
-			s, err := once(ctx, c, bins[name], version, verbose)
+			s, err := once(ctx, c, bins[name], version, rep)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -124,7 +125,7 @@ var healthyAfter = regexp.MustCompile(`\[(kubelet-check|control-plane-check)\] (
 var stampedLine = regexp.MustCompile(`(?m)^ *([0-9.]+)s (.*)$`)
 
 // once starts a fresh node, runs init with bin, and removes the node.
-func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose bool) (sample, error) {
+func once(ctx context.Context, c *testbed.Cluster, bin, version string, rep report) (sample, error) {
 	nodes, err := c.Up(ctx, "node1")
 	if err != nil {
 		return sample{}, err
@@ -146,7 +147,7 @@ func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose 
 	cmd.Stdout, cmd.Stderr = stamped, stamped
 	err = cmd.Run()
 	wall := time.Since(start)
-	if verbose {
+	if rep.verbose {
 		os.Stderr.Write(out.Bytes())
 	}
 	if err != nil {
@@ -160,11 +161,11 @@ func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose 
 	if err != nil {
 		return sample{}, err
 	}
-	if showTimeline {
+	if rep.timeline {
 		ms := append(timeline(n.Dir), milestone{"init: API server healthy", launched.Add(boot)})
 		printTimeline(os.Stderr, launched, ms)
 	}
-	if verbose {
+	if rep.verbose {
 		for _, l := range launches {
 			if !l.Before(start) {
 				fmt.Fprintf(os.Stderr, "%6.2fs kubelet launched\n", l.Sub(start).Seconds())
@@ -174,9 +175,9 @@ func once(ctx context.Context, c *testbed.Cluster, bin, version string, verbose 
 	return sample{wall: wall, waited: waited(out.String()), boot: boot}, nil
 }
 
-// bootTime is the time, and the launch it starts from, between the last kubelet launch before the API
+// bootTime is the time between the last kubelet launch before the API
 // server was reported healthy and that report, from the stamped output of
-// an init started at start.
+// an init started at start; it also returns that launch.
 func bootTime(out string, start time.Time, launches []time.Time) (time.Duration, time.Time, error) {
 	healthy := time.Time{}
 	for _, m := range stampedLine.FindAllStringSubmatch(out, -1) {
