@@ -129,15 +129,28 @@ func (s *Service) Stop(ctx context.Context) {
 // system the user is told to start the kubelet.
 func (s *Service) Start(ctx context.Context) {
 	fmt.Fprintf(s.Out, "[kubelet-start] Starting the kubelet\n")
+	s.restart(ctx, "started", "start")
+}
+
+// Restart is Start without its progress line, for a kubelet that already
+// runs and only has to read a changed file again: it reports only what
+// went wrong.
+func (s *Service) Restart(ctx context.Context) {
+	s.restart(ctx, "restarted", "restart")
+}
+
+// restart reloads the init system's units and restarts the service; done
+// and do word the messages of what could not be done.
+func (s *Service) restart(ctx context.Context, done, do string) {
 	is := s.InitSystem()
 	if is == NoInitSystem {
-		fmt.Fprintf(s.Out, "[kubelet-start] No supported init system (systemd or OpenRC) is running, so the kubelet was not started: start it by other means\n")
+		fmt.Fprintf(s.Out, "[kubelet-start] No supported init system (systemd or OpenRC) is running, so the kubelet was not %s: %s it by other means\n", done, do)
 		return
 	}
 	if !s.exists(ctx, is) {
 		// After a fresh install systemd may not have loaded the unit
 		// yet; the reload below can still make it known.
-		fmt.Fprintf(s.Out, "[kubelet-start] The init system knows no %s service yet; trying to start it anyway\n", s.name())
+		fmt.Fprintf(s.Out, "[kubelet-start] The init system knows no %s service yet; trying to %s it anyway\n", s.name(), do)
 	}
 	var err error
 	switch is {
@@ -151,7 +164,7 @@ func (s *Service) Start(ctx context.Context) {
 		err = s.run(ctx, "rc-service", s.name(), "restart")
 	}
 	if err != nil {
-		fmt.Fprintf(s.Out, "[kubelet-start] WARNING: unable to start the kubelet service: %v\n", err)
+		fmt.Fprintf(s.Out, "[kubelet-start] WARNING: unable to %s the kubelet service: %v\n", do, err)
 		fmt.Fprintf(s.Out, "[kubelet-start] Make sure the kubelet's service is reloaded and running before you go on\n")
 	}
 }

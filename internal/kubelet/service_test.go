@@ -218,6 +218,44 @@ func TestServiceStopStart(t *testing.T) {
 	}
 }
 
+// Restart is Start for a running kubelet: the same commands, no progress
+// line, only what went wrong.
+func TestServiceRestart(t *testing.T) {
+	t.Run("systemd", func(t *testing.T) {
+		host := &fakeHost{paths: map[string]bool{"/run/systemd/system": true}}
+		var out bytes.Buffer
+		NewService(host, &out).Restart(context.Background())
+		if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.calls, want) {
+			t.Errorf("commands %q, want %q", host.calls, want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("output %q, want none", out.String())
+		}
+	})
+	t.Run("the restart fails", func(t *testing.T) {
+		host := &fakeHost{
+			paths:   map[string]bool{"/run/openrc": true},
+			results: map[string]result{"rc-service kubelet restart": {out: "no such service\n", err: exitError(1)}},
+		}
+		var out bytes.Buffer
+		NewService(host, &out).Restart(context.Background())
+		if want := "[kubelet-start] WARNING: unable to restart the kubelet service: rc-service kubelet restart: exit status 1: no such service\n"; !strings.Contains(out.String(), want) {
+			t.Errorf("output %q, want %q", out.String(), want)
+		}
+	})
+	t.Run("no init system", func(t *testing.T) {
+		host := &fakeHost{}
+		var out bytes.Buffer
+		NewService(host, &out).Restart(context.Background())
+		if len(host.calls) != 0 {
+			t.Errorf("commands %q", host.calls)
+		}
+		if want := "so the kubelet was not restarted: restart it by other means\n"; !strings.Contains(out.String(), want) {
+			t.Errorf("output %q, want %q", out.String(), want)
+		}
+	})
+}
+
 func TestServiceResolvConf(t *testing.T) {
 	systemd := map[string]bool{"/run/systemd/system": true}
 	openrc := map[string]bool{"/run/openrc": true}

@@ -1,9 +1,11 @@
 package initphases
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +36,7 @@ func KubeletFinalizePhase() workflow.Phase[*Data] {
 
 // kubeletFinalizePhase is KubeletFinalizePhase on an injected host.
 func kubeletFinalizePhase(host kubelet.Host) workflow.Phase[*Data] {
+	restart := &backgroundRestart{}
 	return workflow.Phase[*Data]{
 		Name:  "kubelet-finalize",
 		Short: "Adjust the kubelet's settings once its TLS bootstrap is done",
@@ -57,7 +60,10 @@ kubeadm made, and restart the kubelet, so that the kubelet's renewals take
 effect. Without that file nothing is changed.`,
 				InheritFlags: kubeletFinalizeFlags(),
 				Run: func(ctx context.Context, d *Data) error {
-					return enableClientCertRotation(ctx, d, host)
+					return enableClientCertRotation(ctx, d, host, restart)
+				},
+				Finish: func(_ context.Context, d *Data, _ error) {
+					restart.wait(d.Out)
 				},
 			},
 		},
@@ -65,12 +71,12 @@ effect. Without that file nothing is changed.`,
 }
 
 // enableClientCertRotation points the current user of kubelet.conf at the
-// kubelet's rotating certificate file, then restarts the kubelet (not under
-// --dry-run). It is idempotent: a kubelet.conf that already does is left
-// alone and the kubelet is not restarted. Without the certificate file
-// (the kubelet has not bootstrapped, or does not rotate) it changes
+// kubelet's rotating certificate file, then has restart restart the kubelet
+// (not under --dry-run). It is idempotent: a kubelet.conf that already does
+// is left alone and the kubelet is not restarted. Without the certificate
+// file (the kubelet has not bootstrapped, or does not rotate) it changes
 // nothing, silently at the default verbosity, as upstream kubeadm.
-func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host) error {
+func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host, restart *backgroundRestart) error {
 	pem := filepath.Join(d.KubeletDir, kubeletClientCertFile)
 	if _, err := os.Stat(pem); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -99,7 +105,44 @@ func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host) e
 		return err
 	}
 	if !d.DryRun {
-		kubelet.NewService(host, d.Out).Start(ctx)
+		restart.start(func(w io.Writer) { kubelet.NewService(host, w).Restart(ctx) })
 	}
 	return nil
+}
+
+// backgroundRestart runs the kubelet's restart after kubelet-finalize
+// while the phases after it go on: the running kubelet already uses its
+// rotating certificate, the restart only makes it read kubelet.conf again,
+// and the addons and the join command do not depend on it. On a systemd
+// host the reload and restart take a few tenths of a second, which init
+// would otherwise spend waiting. The phase's Finish waits for it, so the
+// command never ends before the restart does, whatever happened meanwhile,
+// and prints what went wrong with it.
+type backgroundRestart struct {
+	done chan struct{} // closed when the pending restart has ended; nil when none is pending
+	out  bytes.Buffer  // its warnings
+}
+
+// start runs restart in the background, its messages kept for wait.
+func (b *backgroundRestart) start(restart func(w io.Writer)) {
+	b.wait(io.Discard) // never two at once (a repeated Run of the phase)
+	b.out.Reset()
+	done := make(chan struct{})
+	b.done = done
+	go func() {
+		defer close(done)
+		restart(&b.out)
+	}()
+}
+
+// wait waits for the pending restart, if any, and copies its messages to w.
+func (b *backgroundRestart) wait(w io.Writer) {
+	if b.done == nil {
+		return
+	}
+	<-b.done
+	b.done = nil
+	if _, err := w.Write(b.out.Bytes()); err != nil {
+		klog.V(1).Infof("[kubelet-finalize] could not print the kubelet restart's messages: %v", err)
+	}
 }

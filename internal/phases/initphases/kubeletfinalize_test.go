@@ -3,11 +3,13 @@ package initphases
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -74,10 +76,11 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
 		before := readFile(t, conf)
-		host := &kfHost{}
-		if err := enableClientCertRotation(ctx, d, host); err != nil {
+		host, restart := &kfHost{}, &backgroundRestart{}
+		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 			t.Fatal(err)
 		}
+		restart.wait(out)
 		if !bytes.Equal(readFile(t, conf), before) || out.Len() != 0 || len(host.calls) != 0 {
 			t.Errorf("changed something: output %q, commands %q", out, host.calls)
 		}
@@ -87,10 +90,11 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		pem := writePEM(t, d)
 		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
-		host := &kfHost{}
-		if err := enableClientCertRotation(ctx, d, host); err != nil {
+		host, restart := &kfHost{}, &backgroundRestart{}
+		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 			t.Fatal(err)
 		}
+		restart.wait(out)
 		cfg, err := clientcmd.LoadFromFile(conf)
 		if err != nil {
 			t.Fatal(err)
@@ -106,8 +110,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 			t.Errorf("kubelet.conf mode %v, want 0600", fi.Mode().Perm())
 		}
 		wantOut := "[kubelet-finalize] Pointing \"" + conf + "\" at the client certificate and key the kubelet renews\n"
-		if !strings.HasPrefix(out.String(), wantOut) {
-			t.Errorf("output %q, want it to start with %q", out, wantOut)
+		if out.String() != wantOut {
+			t.Errorf("output %q, want only %q (the restart is silent when it works, as upstream's)", out, wantOut)
 		}
 		if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.calls, want) {
 			t.Errorf("commands %q, want %q", host.calls, want)
@@ -116,22 +120,24 @@ func TestEnableClientCertRotation(t *testing.T) {
 		// Again: already done, nothing written or restarted.
 		after := readFile(t, conf)
 		out.Reset()
-		if err := enableClientCertRotation(ctx, d, host); err != nil {
+		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 			t.Fatal(err)
 		}
+		restart.wait(out)
 		if !bytes.Equal(readFile(t, conf), after) || out.Len() != 0 || len(host.calls) != 3 {
 			t.Errorf("second run changed something: output %q, commands %q", out, host.calls)
 		}
 	})
 
 	t.Run("dry run does not restart the kubelet", func(t *testing.T) {
-		d, _ := kubeletFinalizeData(t)
+		d, out := kubeletFinalizeData(t)
 		d.DryRun = true
 		writePEM(t, d)
-		host := &kfHost{}
-		if err := enableClientCertRotation(ctx, d, host); err != nil {
+		host, restart := &kfHost{}, &backgroundRestart{}
+		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 			t.Fatal(err)
 		}
+		restart.wait(out)
 		if len(host.calls) != 0 {
 			t.Errorf("commands %q under --dry-run", host.calls)
 		}
@@ -144,8 +150,68 @@ func TestEnableClientCertRotation(t *testing.T) {
 		if err := os.Remove(conf); err != nil {
 			t.Fatal(err)
 		}
-		if err := enableClientCertRotation(ctx, d, &kfHost{}); err == nil || !strings.Contains(err.Error(), conf) {
+		if err := enableClientCertRotation(ctx, d, &kfHost{}, &backgroundRestart{}); err == nil || !strings.Contains(err.Error(), conf) {
 			t.Errorf("error %v, want one naming %s", err, conf)
 		}
 	})
+}
+
+// slowRestartHost is a systemd machine whose "systemctl restart" waits for
+// release and then fails.
+type slowRestartHost struct {
+	kfHost
+	release chan struct{}
+}
+
+func (h *slowRestartHost) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	if _, err := h.kfHost.Run(ctx, name, args...); err != nil {
+		return nil, err
+	}
+	if name == "systemctl" && args[0] == "restart" {
+		<-h.release
+		return []byte("Job for kubelet.service failed.\n"), exitErr(1)
+	}
+	return nil, nil
+}
+
+type exitErr int
+
+func (e exitErr) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+func (e exitErr) ExitCode() int { return int(e) }
+
+// The phase does not wait for the kubelet's restart; its Finish does, and
+// prints what went wrong with it.
+func TestKubeletFinalizeRestartsInTheBackground(t *testing.T) {
+	d, out := kubeletFinalizeData(t)
+	writePEM(t, d)
+	host := &slowRestartHost{release: make(chan struct{})}
+	phase := kubeletFinalizePhase(host).Phases[1]
+	ran := make(chan error, 1)
+	go func() { ran <- phase.Run(context.Background(), d) }()
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		close(host.release)
+		t.Fatal("the phase waited for the kubelet's restart")
+	}
+	if strings.Contains(out.String(), "WARNING") {
+		t.Fatalf("output before the restart ended: %q", out)
+	}
+	close(host.release)
+	phase.Finish(context.Background(), d, nil)
+	if want := "[kubelet-start] WARNING: unable to restart the kubelet service: systemctl restart kubelet: exit status 1: Job for kubelet.service failed.\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("output %q, want the restart's failure %q", out, want)
+	}
+	if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.calls, want) {
+		t.Errorf("commands %q, want %q", host.calls, want)
+	}
+	// A second Finish (nothing pending) prints nothing more.
+	n := out.Len()
+	phase.Finish(context.Background(), d, nil)
+	if out.Len() != n {
+		t.Errorf("second Finish printed %q", out.String()[n:])
+	}
 }
