@@ -70,7 +70,7 @@ func DryRunClient(out io.Writer, real kubernetes.Interface, seed ...runtime.Obje
 		// Only a malformed rest.Config fails here, and this one is fixed.
 		panic(fmt.Sprintf("dry-run client: %v", err))
 	}
-	return cs
+	return dryRunClientset{cs}
 }
 
 // dryRunTransport answers a typed client's requests from the real cluster

@@ -13,6 +13,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 )
 
@@ -77,17 +78,19 @@ func ClusterInfo(kubeconfigPath string) (*corev1.ConfigMap, error) {
 
 // CreateClusterInfo creates cluster-info, or replaces it (dropping the
 // signatures, which the bootstrap signer adds back within seconds), then
-// the Role and RoleBinding that let anonymous users get it. Running it
-// again converges.
+// the Role and RoleBinding that let anonymous users get it (the three
+// together, see apiclient.Together). Running it again converges.
 func CreateClusterInfo(ctx context.Context, c kubernetes.Interface, cm *corev1.ConfigMap) error {
 	if cm == nil || cm.Name != ClusterInfoName || cm.Namespace != metav1.NamespacePublic {
 		return errors.New("CreateClusterInfo needs the kube-public/cluster-info ConfigMap")
 	}
-	if err := apply(ctx, c.CoreV1().ConfigMaps(metav1.NamespacePublic), "ConfigMap", cm); err != nil {
-		return err
-	}
-	if err := apply(ctx, c.RbacV1().Roles(metav1.NamespacePublic), "Role", ClusterInfoReaderRole()); err != nil {
-		return err
-	}
-	return apply(ctx, c.RbacV1().RoleBindings(metav1.NamespacePublic), "RoleBinding", ClusterInfoReaderBinding())
+	return apiclient.FirstError(apiclient.Together(c,
+		func() error { return apply(ctx, c.CoreV1().ConfigMaps(metav1.NamespacePublic), "ConfigMap", cm) },
+		func() error {
+			return apply(ctx, c.RbacV1().Roles(metav1.NamespacePublic), "Role", ClusterInfoReaderRole())
+		},
+		func() error {
+			return apply(ctx, c.RbacV1().RoleBindings(metav1.NamespacePublic), "RoleBinding", ClusterInfoReaderBinding())
+		},
+	))
 }

@@ -60,11 +60,31 @@ func TestRBACObjectsMatchUpstream(t *testing.T) {
 	if len(sent) != len(want) {
 		t.Fatalf("%d RBAC objects sent, upstream sends %d", len(sent), len(want))
 	}
-	for i := range want {
-		if !reflect.DeepEqual(sent[i], want[i]) {
-			t.Errorf("object %d:\n got %#v\nwant %#v", i, sent[i], want[i])
+	// cluster-info's objects are made together (apiclient.Together), so
+	// the fake clientset records them in any order; the dry-run test
+	// checks the order.
+	byKey := map[string]runtime.Object{}
+	for _, o := range sent {
+		byKey[objectKey(t, o)] = o
+	}
+	for i, w := range want {
+		if got := byKey[objectKey(t, w)]; !reflect.DeepEqual(got, w) {
+			t.Errorf("object %d (%s):\n got %#v\nwant %#v", i, objectKey(t, w), got, w)
 		}
 	}
+}
+
+// objectKey names o by its Go type, namespace and name.
+func objectKey(t *testing.T, o runtime.Object) string {
+	t.Helper()
+	m, ok := o.(interface {
+		GetNamespace() string
+		GetName() string
+	})
+	if !ok {
+		t.Fatalf("%T has no name", o)
+	}
+	return fmt.Sprintf("%T %s/%s", o, m.GetNamespace(), m.GetName())
 }
 
 func TestStepMessagesAreUpstreams(t *testing.T) {

@@ -169,14 +169,24 @@ func UploadKubeletConfig(ctx context.Context, c kubernetes.Interface, cfg *kubea
 
 func store(ctx context.Context, c kubernetes.Interface, cm *corev1.ConfigMap, role *rbacv1.Role, binding *rbacv1.RoleBinding) error {
 	ns := metav1.NamespaceSystem
-	if err := apiclient.CreateOrUpdate(ctx, c.CoreV1().ConfigMaps(ns), cm); err != nil {
-		return fmt.Errorf("storing ConfigMap %s/%s: %w", ns, cm.Name, err)
-	}
-	if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().Roles(ns), role); err != nil {
-		return fmt.Errorf("storing Role %s/%s: %w", ns, role.Name, err)
-	}
-	if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().RoleBindings(ns), binding); err != nil {
-		return fmt.Errorf("storing RoleBinding %s/%s: %w", ns, binding.Name, err)
-	}
-	return nil
+	return apiclient.FirstError(apiclient.Together(c,
+		func() error {
+			if err := apiclient.CreateOrUpdate(ctx, c.CoreV1().ConfigMaps(ns), cm); err != nil {
+				return fmt.Errorf("storing ConfigMap %s/%s: %w", ns, cm.Name, err)
+			}
+			return nil
+		},
+		func() error {
+			if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().Roles(ns), role); err != nil {
+				return fmt.Errorf("storing Role %s/%s: %w", ns, role.Name, err)
+			}
+			return nil
+		},
+		func() error {
+			if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().RoleBindings(ns), binding); err != nil {
+				return fmt.Errorf("storing RoleBinding %s/%s: %w", ns, binding.Name, err)
+			}
+			return nil
+		},
+	))
 }

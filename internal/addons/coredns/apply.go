@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,8 +14,9 @@ import (
 )
 
 // Apply creates the addon's objects, or replaces existing ones with them,
-// in this order: ConfigMap, ClusterRole, ClusterRoleBinding,
-// ServiceAccount, Deployment, Service. Two things already in the cluster
+// all together (see apiclient.Together; a dry run shows them in this
+// order: ConfigMap, ClusterRole, ClusterRoleBinding, ServiceAccount,
+// Deployment, Service). Two things already in the cluster
 // are kept: a Corefile someone changed (see customized; the default one of
 // an older release is not told apart from a user's), and the replica count
 // of the one existing DNS Deployment, unless a's PatchDeployment sets
@@ -22,22 +24,43 @@ import (
 //
 // Idempotent: applying the same Addon again changes nothing.
 func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
+	// What is kept from the cluster: both reads together.
+	var (
+		existing *corev1.ConfigMap
+		list     *appsv1.DeploymentList
+	)
+	err := apiclient.FirstError(apiclient.Together(cs,
+		func() error {
+			var err error
+			existing, err = cs.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				existing = nil
+			case err != nil:
+				return fmt.Errorf("reading ConfigMap %s/%s: %w", Namespace, Name, err)
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			list, err = cs.AppsV1().Deployments(Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelKey + "=" + LabelValue})
+			if err != nil {
+				return fmt.Errorf("listing the DNS Deployments in %s: %w", Namespace, err)
+			}
+			return nil
+		},
+	))
+	if err != nil {
+		return err
+	}
 	cm := a.ConfigMap.DeepCopy()
-	existing, err := cs.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
-	switch {
-	case err == nil:
+	if existing != nil {
 		if old := existing.Data[CorefileKey]; customized(old, a.dnsDomain) {
 			cm.Data[CorefileKey] = old
 		}
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading ConfigMap %s/%s: %w", Namespace, Name, err)
 	}
 
 	deploy := a.Deployment.DeepCopy()
-	list, err := cs.AppsV1().Deployments(Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelKey + "=" + LabelValue})
-	if err != nil {
-		return fmt.Errorf("listing the DNS Deployments in %s: %w", Namespace, err)
-	}
 	if len(list.Items) == 1 && list.Items[0].Spec.Replicas != nil {
 		n := *list.Items[0].Spec.Replicas
 		deploy.Spec.Replicas = &n
@@ -69,12 +92,16 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 			return applyService(ctx, cs, a.Service.DeepCopy())
 		}},
 	}
-	for _, s := range steps {
-		if err := s.apply(); err != nil {
-			return fmt.Errorf("creating or updating %s: %w", s.what, err)
+	calls := make([]func() error, len(steps))
+	for i, s := range steps {
+		calls[i] = func() error {
+			if err := s.apply(); err != nil {
+				return fmt.Errorf("creating or updating %s: %w", s.what, err)
+			}
+			return nil
 		}
 	}
-	return nil
+	return apiclient.FirstError(apiclient.Together(cs, calls...))
 }
 
 // applyService creates svc or replaces the Service of that name. Unlike

@@ -10,8 +10,9 @@ import (
 )
 
 // Apply creates the addon's objects, or replaces existing ones with them,
-// in this order: ConfigMap (annotated with DataHash when Generated), DaemonSet,
-// ServiceAccount, ClusterRoleBinding, Role, RoleBinding. Changes made in
+// all together (see apiclient.Together; a dry run shows them in this order:
+// ConfigMap (annotated with DataHash when Generated), DaemonSet,
+// ServiceAccount, ClusterRoleBinding, Role, RoleBinding). Changes made in
 // the cluster to these objects are overwritten. a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
@@ -47,10 +48,14 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().RoleBindings(Namespace), a.RoleBinding.DeepCopy())
 		}},
 	}
-	for _, s := range steps {
-		if err := s.apply(); err != nil {
-			return fmt.Errorf("creating or updating %s: %w", s.what, err)
+	calls := make([]func() error, len(steps))
+	for i, s := range steps {
+		calls[i] = func() error {
+			if err := s.apply(); err != nil {
+				return fmt.Errorf("creating or updating %s: %w", s.what, err)
+			}
+			return nil
 		}
 	}
-	return nil
+	return apiclient.FirstError(apiclient.Together(cs, calls...))
 }

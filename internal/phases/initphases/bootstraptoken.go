@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -78,17 +79,27 @@ func runBootstrapToken(ctx context.Context, d *Data) error {
 	if d.Now != nil {
 		now = d.Now
 	}
-	if err := bootstraptoken.CreateOrUpdate(ctx, c, tokens, now()); err != nil {
-		return err
+	// The tokens, each RBAC step and cluster-info are independent: they are
+	// made together, then reported in order up to the first that failed,
+	// as if made one after the other.
+	steps := bootstraptoken.RBACSteps()
+	calls := []func() error{func() error { return bootstraptoken.CreateOrUpdate(ctx, c, tokens, now()) }}
+	for _, step := range steps {
+		calls = append(calls, func() error { return step.Run(ctx, c) })
 	}
-	for _, step := range bootstraptoken.RBACSteps() {
+	calls = append(calls, func() error { return bootstraptoken.CreateClusterInfo(ctx, c, clusterInfo) })
+	errs := apiclient.Together(c, calls...)
+	if errs[0] != nil {
+		return errs[0]
+	}
+	for i, step := range steps {
 		fmt.Fprintf(d.Out, "%s%s\n", bootstrapTokenPrefix, step.Message)
-		if err := step.Run(ctx, c); err != nil {
+		if err := errs[1+i]; err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(d.Out, "%sCreating the %q ConfigMap in the %q namespace\n", bootstrapTokenPrefix, clusterInfo.Name, clusterInfo.Namespace)
-	return bootstraptoken.CreateClusterInfo(ctx, c, clusterInfo)
+	return errs[len(errs)-1]
 }
 
 // bootstrapTokenKubeconfig is the kubeconfig file whose cluster
