@@ -14,10 +14,9 @@ import (
 // client (DryRunClient) they run one after the other, in order, so that
 // what it prints keeps that order.
 //
-// A caller that reports progress step by step does so once Together has
-// returned, in order, stopping at the first error: its output is then the
-// same as if the calls had run one after the other, and only what the
-// cluster holds after a failure can differ (later calls were made too).
+// When a call fails, the calls after it in the list have been made too,
+// where one after the other they would not have been. Callers with a
+// progress line per call use TogetherReported.
 func Together(c kubernetes.Interface, calls ...func() error) []error {
 	errs := make([]error, len(calls))
 	if _, dry := c.(dryRunClientset); dry || len(calls) < 2 {
@@ -32,6 +31,33 @@ func Together(c kubernetes.Interface, calls ...func() error) []error {
 	}
 	wg.Wait()
 	return errs
+}
+
+// TogetherReported is Together for calls that each have a progress line:
+// report(i) prints the line of calls[i]. The output is that of the calls
+// made one after the other, each reported before it runs, up to the first
+// that failed, whose error is returned: against an API server the calls
+// run at once and are reported once all have ended; through a dry-run
+// client each is reported, then run, so that its line comes before what
+// the dry run prints of it.
+func TogetherReported(c kubernetes.Interface, report func(i int), calls ...func() error) error {
+	if _, dry := c.(dryRunClientset); dry {
+		for i, call := range calls {
+			report(i)
+			if err := call(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := Together(c, calls...)
+	for i, err := range errs {
+		report(i)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FirstError returns the first error of errs that is not nil.

@@ -3,6 +3,7 @@ package apiclient
 import (
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,5 +61,52 @@ func TestTogetherDryRunInOrder(t *testing.T) {
 		if got != i {
 			t.Fatalf("calls ran in the order %v", order)
 		}
+	}
+}
+
+// TogetherReported prints as if the calls ran one after the other, each
+// reported before it runs, up to the first failure: through a dry-run
+// client each report comes right before its call; against a cluster the
+// reports come once all calls have ended.
+func TestTogetherReported(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		dry    bool
+		failAt int // -1: none
+		want   string
+	}{
+		{name: "dry run", dry: true, failAt: -1, want: "r0 c0 r1 c1 r2 c2"},
+		{name: "dry run, second fails", dry: true, failAt: 1, want: "r0 c0 r1 c1"},
+		{name: "cluster", failAt: -1, want: "r0 r1 r2"},
+		{name: "cluster, second fails", failAt: 1, want: "r0 r1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var events []string
+			note := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
+			c := DryRunClient(io.Discard, nil)
+			if !tc.dry {
+				c = fake.NewClientset()
+			}
+			calls := make([]func() error, 3)
+			for i := range calls {
+				calls[i] = func() error {
+					if tc.dry {
+						note("c" + string(rune('0'+i)))
+					}
+					if i == tc.failAt {
+						return errors.New("failed")
+					}
+					return nil
+				}
+			}
+			err := TogetherReported(c, func(i int) { note("r" + string(rune('0'+i))) }, calls...)
+			if (err != nil) != (tc.failAt >= 0) {
+				t.Errorf("error %v", err)
+			}
+			if got := strings.Join(events, " "); got != tc.want {
+				t.Errorf("events %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

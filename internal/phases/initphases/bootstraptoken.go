@@ -80,26 +80,22 @@ func runBootstrapToken(ctx context.Context, d *Data) error {
 		now = d.Now
 	}
 	// The tokens, each RBAC step and cluster-info are independent: they are
-	// made together, then reported in order up to the first that failed,
-	// as if made one after the other.
+	// made together and reported as if made one after the other.
 	steps := bootstraptoken.RBACSteps()
 	calls := []func() error{func() error { return bootstraptoken.CreateOrUpdate(ctx, c, tokens, now()) }}
 	for _, step := range steps {
 		calls = append(calls, func() error { return step.Run(ctx, c) })
 	}
 	calls = append(calls, func() error { return bootstraptoken.CreateClusterInfo(ctx, c, clusterInfo) })
-	errs := apiclient.Together(c, calls...)
-	if errs[0] != nil {
-		return errs[0]
-	}
-	for i, step := range steps {
-		fmt.Fprintf(d.Out, "%s%s\n", bootstrapTokenPrefix, step.Message)
-		if err := errs[1+i]; err != nil {
-			return err
+	return apiclient.TogetherReported(c, func(i int) {
+		switch {
+		case i == 0: // the tokens: announced above
+		case i <= len(steps):
+			fmt.Fprintf(d.Out, "%s%s\n", bootstrapTokenPrefix, steps[i-1].Message)
+		default:
+			fmt.Fprintf(d.Out, "%sCreating the %q ConfigMap in the %q namespace\n", bootstrapTokenPrefix, clusterInfo.Name, clusterInfo.Namespace)
 		}
-	}
-	fmt.Fprintf(d.Out, "%sCreating the %q ConfigMap in the %q namespace\n", bootstrapTokenPrefix, clusterInfo.Name, clusterInfo.Namespace)
-	return errs[len(errs)-1]
+	}, calls...)
 }
 
 // bootstrapTokenKubeconfig is the kubeconfig file whose cluster
