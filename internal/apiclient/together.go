@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"fmt"
 	"sync"
 
 	"k8s.io/client-go/kubernetes"
@@ -58,6 +59,27 @@ func TogetherReported(c kubernetes.Interface, report func(i int), calls ...func(
 		}
 	}
 	return nil
+}
+
+// Write is one named write for WriteTogether.
+type Write struct {
+	What string // the object, as "Kind namespace/name"
+	Do   func() error
+}
+
+// WriteTogether makes writes with Together and returns the error of the
+// first one that failed, as "creating or updating <What>: <error>".
+func WriteTogether(c kubernetes.Interface, writes ...Write) error {
+	calls := make([]func() error, len(writes))
+	for i, w := range writes {
+		calls[i] = func() error {
+			if err := w.Do(); err != nil {
+				return fmt.Errorf("creating or updating %s: %w", w.What, err)
+			}
+			return nil
+		}
+	}
+	return FirstError(Together(c, calls...))
 }
 
 // FirstError returns the first error of errs that is not nil.

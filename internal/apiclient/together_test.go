@@ -110,3 +110,15 @@ func TestTogetherReported(t *testing.T) {
 		})
 	}
 }
+
+// WriteTogether names the write that failed first.
+func TestWriteTogether(t *testing.T) {
+	err := WriteTogether(fake.NewClientset(),
+		Write{What: "ConfigMap a/b", Do: func() error { return nil }},
+		Write{What: "Role a/c", Do: func() error { return errors.New("forbidden") }},
+		Write{What: "RoleBinding a/d", Do: func() error { return errors.New("also forbidden") }},
+	)
+	if err == nil || err.Error() != "creating or updating Role a/c: forbidden" {
+		t.Errorf("error %v, want the Role's", err)
+	}
+}

@@ -69,39 +69,27 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 		return err
 	}
 
-	steps := []struct {
-		what  string
-		apply func() error
-	}{
-		{"ConfigMap " + Namespace + "/" + Name, func() error {
+	steps := []apiclient.Write{
+		{What: "ConfigMap " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ConfigMaps(Namespace), cm)
 		}},
-		{"ClusterRole " + ClusterRoleName, func() error {
+		{What: "ClusterRole " + ClusterRoleName, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().ClusterRoles(), a.ClusterRole.DeepCopy())
 		}},
-		{"ClusterRoleBinding " + ClusterRoleName, func() error {
+		{What: "ClusterRoleBinding " + ClusterRoleName, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().ClusterRoleBindings(), a.ClusterRoleBinding.DeepCopy())
 		}},
-		{"ServiceAccount " + Namespace + "/" + Name, func() error {
+		{What: "ServiceAccount " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ServiceAccounts(Namespace), a.ServiceAccount.DeepCopy())
 		}},
-		{"Deployment " + Namespace + "/" + Name, func() error {
+		{What: "Deployment " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.AppsV1().Deployments(Namespace), deploy)
 		}},
-		{"Service " + Namespace + "/" + ServiceName, func() error {
+		{What: "Service " + Namespace + "/" + ServiceName, Do: func() error {
 			return applyService(ctx, cs, a.Service.DeepCopy())
 		}},
 	}
-	calls := make([]func() error, len(steps))
-	for i, s := range steps {
-		calls[i] = func() error {
-			if err := s.apply(); err != nil {
-				return fmt.Errorf("creating or updating %s: %w", s.what, err)
-			}
-			return nil
-		}
-	}
-	return apiclient.FirstError(apiclient.Together(cs, calls...))
+	return apiclient.WriteTogether(cs, steps...)
 }
 
 // applyService creates svc or replaces the Service of that name. Unlike

@@ -2,7 +2,6 @@ package kubeproxy
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -25,37 +24,25 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 		cm.Annotations[HashAnnotation] = DataHash(cm)
 	}
 
-	steps := []struct {
-		what  string
-		apply func() error
-	}{
-		{"ConfigMap " + Namespace + "/" + Name, func() error {
+	steps := []apiclient.Write{
+		{What: "ConfigMap " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ConfigMaps(Namespace), cm)
 		}},
-		{"DaemonSet " + Namespace + "/" + Name, func() error {
+		{What: "DaemonSet " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.AppsV1().DaemonSets(Namespace), a.DaemonSet.DeepCopy())
 		}},
-		{"ServiceAccount " + Namespace + "/" + Name, func() error {
+		{What: "ServiceAccount " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ServiceAccounts(Namespace), a.ServiceAccount.DeepCopy())
 		}},
-		{"ClusterRoleBinding " + NodeProxierBinding, func() error {
+		{What: "ClusterRoleBinding " + NodeProxierBinding, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().ClusterRoleBindings(), a.ClusterRoleBinding.DeepCopy())
 		}},
-		{"Role " + Namespace + "/" + Name, func() error {
+		{What: "Role " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().Roles(Namespace), a.Role.DeepCopy())
 		}},
-		{"RoleBinding " + Namespace + "/" + Name, func() error {
+		{What: "RoleBinding " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().RoleBindings(Namespace), a.RoleBinding.DeepCopy())
 		}},
 	}
-	calls := make([]func() error, len(steps))
-	for i, s := range steps {
-		calls[i] = func() error {
-			if err := s.apply(); err != nil {
-				return fmt.Errorf("creating or updating %s: %w", s.what, err)
-			}
-			return nil
-		}
-	}
-	return apiclient.FirstError(apiclient.Together(cs, calls...))
+	return apiclient.WriteTogether(cs, steps...)
 }
