@@ -247,32 +247,3 @@ func (d *Documents) Unused(used ...string) []string {
 	}
 	return out
 }
-
-// Has reports whether the file held any document of the given kinds.
-func (d *Documents) Has(kinds ...string) bool {
-	for _, k := range kinds {
-		switch k {
-		case v1beta4.KindInitConfiguration:
-			if d.Init != nil {
-				return true
-			}
-		case v1beta4.KindClusterConfiguration:
-			if d.Cluster != nil {
-				return true
-			}
-		case v1beta4.KindJoinConfiguration:
-			if d.Join != nil {
-				return true
-			}
-		case v1beta4.KindResetConfiguration:
-			if d.Reset != nil {
-				return true
-			}
-		case v1beta4.KindUpgradeConfiguration:
-			if d.Upgrade != nil {
-				return true
-			}
-		}
-	}
-	return false
-}

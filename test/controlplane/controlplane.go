@@ -380,12 +380,6 @@ func (cp *ControlPlane) StartComponent(ctx context.Context, name string) error {
 	return nil
 }
 
-// Timings returns how long Start's steps took.
-func (cp *ControlPlane) Timings() Timings { return cp.timings }
-
-// Dir is the test's folder: root/ (the node's files), logs/, kubeadm.
-func (cp *ControlPlane) Dir() string { return cp.dir }
-
 // Root is the folder kubeadm ran in with --rootfs: the node's "/".
 func (cp *ControlPlane) Root() string { return cp.root }
 
