@@ -68,13 +68,14 @@ type Write struct {
 }
 
 // WriteTogether makes writes with Together and returns the error of the
-// first one that failed, as "creating or updating <What>: <error>".
-func WriteTogether(c kubernetes.Interface, writes ...Write) error {
+// first one that failed, as "<verb> <What>: <error>" (verb: "creating or
+// updating", say).
+func WriteTogether(c kubernetes.Interface, verb string, writes ...Write) error {
 	calls := make([]func() error, len(writes))
 	for i, w := range writes {
 		calls[i] = func() error {
 			if err := w.Do(); err != nil {
-				return fmt.Errorf("creating or updating %s: %w", w.What, err)
+				return fmt.Errorf("%s %s: %w", verb, w.What, err)
 			}
 			return nil
 		}

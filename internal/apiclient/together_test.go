@@ -113,7 +113,7 @@ func TestTogetherReported(t *testing.T) {
 
 // WriteTogether names the write that failed first.
 func TestWriteTogether(t *testing.T) {
-	err := WriteTogether(fake.NewClientset(),
+	err := WriteTogether(fake.NewClientset(), "creating or updating",
 		Write{What: "ConfigMap a/b", Do: func() error { return nil }},
 		Write{What: "Role a/c", Do: func() error { return errors.New("forbidden") }},
 		Write{What: "RoleBinding a/d", Do: func() error { return errors.New("also forbidden") }},

@@ -169,24 +169,15 @@ func UploadKubeletConfig(ctx context.Context, c kubernetes.Interface, cfg *kubea
 
 func store(ctx context.Context, c kubernetes.Interface, cm *corev1.ConfigMap, role *rbacv1.Role, binding *rbacv1.RoleBinding) error {
 	ns := metav1.NamespaceSystem
-	return apiclient.FirstError(apiclient.Together(c,
-		func() error {
-			if err := apiclient.CreateOrUpdate(ctx, c.CoreV1().ConfigMaps(ns), cm); err != nil {
-				return fmt.Errorf("storing ConfigMap %s/%s: %w", ns, cm.Name, err)
-			}
-			return nil
-		},
-		func() error {
-			if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().Roles(ns), role); err != nil {
-				return fmt.Errorf("storing Role %s/%s: %w", ns, role.Name, err)
-			}
-			return nil
-		},
-		func() error {
-			if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().RoleBindings(ns), binding); err != nil {
-				return fmt.Errorf("storing RoleBinding %s/%s: %w", ns, binding.Name, err)
-			}
-			return nil
-		},
-	))
+	return apiclient.WriteTogether(c, "storing",
+		apiclient.Write{What: "ConfigMap " + ns + "/" + cm.Name, Do: func() error {
+			return apiclient.CreateOrUpdate(ctx, c.CoreV1().ConfigMaps(ns), cm)
+		}},
+		apiclient.Write{What: "Role " + ns + "/" + role.Name, Do: func() error {
+			return apiclient.CreateOrUpdate(ctx, c.RbacV1().Roles(ns), role)
+		}},
+		apiclient.Write{What: "RoleBinding " + ns + "/" + binding.Name, Do: func() error {
+			return apiclient.CreateOrUpdate(ctx, c.RbacV1().RoleBindings(ns), binding)
+		}},
+	)
 }

@@ -89,7 +89,7 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 			return applyService(ctx, cs, a.Service.DeepCopy())
 		}},
 	}
-	return apiclient.WriteTogether(cs, steps...)
+	return apiclient.WriteTogether(cs, "creating or updating", steps...)
 }
 
 // applyService creates svc or replaces the Service of that name. Unlike

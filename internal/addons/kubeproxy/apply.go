@@ -44,5 +44,5 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 			return apiclient.CreateOrUpdate(ctx, cs.RbacV1().RoleBindings(Namespace), a.RoleBinding.DeepCopy())
 		}},
 	}
-	return apiclient.WriteTogether(cs, steps...)
+	return apiclient.WriteTogether(cs, "creating or updating", steps...)
 }
