@@ -2,7 +2,14 @@
 // all, etcd local, control-plane all) with our kubeadm and upstream's side
 // by side, several rounds interleaved, each in a fresh --rootfs folder, and
 // prints median wall time, CPU time and peak memory of the four
-// invocations for both, and their ratios.
+// invocations for both, and their ratios, then the medians of each
+// invocation alone.
+//
+// After each round it also measures the machine itself (see probe and
+// ceiling): how long a bare Go program takes to make the same RSA-2048
+// keys, phase by phase on both cores. The VM's speed, and how much its
+// second core adds, change from minute to minute; the estimate of what two
+// cores allow, printed last, puts the speed-up of that run in proportion.
 //
 // Both binaries are first copied, the same way, into one fresh folder and
 // run from there. How a file came into the page cache decides how much of
@@ -22,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -33,9 +41,19 @@ var phases = [][]string{
 	{"init", "phase", "control-plane", "all"},
 }
 
+// makesKeys tells, for each of phases, whether it makes keys.
+var makesKeys = []bool{true, true, false, false}
+
 type sample struct {
 	wall, cpu time.Duration
 	maxRSSKiB int64
+}
+
+// roundResult is one round of one binary: the four invocations summed, and
+// each one.
+type roundResult struct {
+	total sample
+	each  []sample
 }
 
 func main() {
@@ -43,7 +61,12 @@ func main() {
 	upstream := flag.String("upstream", ".cache/upstream/v1.36.3/kubeadm", "upstream kubeadm binary")
 	cfg := flag.String("config", "hack/benchoffline/config.yaml", "configuration file")
 	rounds := flag.Int("rounds", 7, "rounds per binary")
+	keys := flag.Int(keysFlag, 0, "(internal) only make this many RSA-2048 keys at once and exit")
 	flag.Parse()
+	if *keys > 0 {
+		makeKeys(*keys)
+		return
+	}
 	if err := run(*ours, *upstream, *cfg, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "benchoffline:", err)
 		os.Exit(1)
@@ -67,6 +90,12 @@ func run(ours, upstream, cfg string, rounds int) error {
 		}
 	}
 	results := map[string][]sample{}
+	each := map[string][][]sample{} // binary, phase, round
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var probes []sample
 	for r := 0; r < rounds; r++ {
 		// Alternate which binary goes first so neither always meets a
 		// warmer page cache.
@@ -75,12 +104,23 @@ func run(ours, upstream, cfg string, rounds int) error {
 			order = []string{"upstream", "ours"}
 		}
 		for _, name := range order {
-			s, err := once(bins[name], cfgData)
+			rr, err := once(bins[name], cfgData)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			results[name] = append(results[name], s)
+			results[name] = append(results[name], rr.total)
+			if each[name] == nil {
+				each[name] = make([][]sample, len(phases))
+			}
+			for i, s := range rr.each {
+				each[name][i] = append(each[name][i], s)
+			}
 		}
+		p, err := probe(self)
+		if err != nil {
+			return err
+		}
+		probes = append(probes, p)
 	}
 	o, u := median(results["ours"]), median(results["upstream"])
 	fmt.Printf("offline phases (certs all + kubeconfig all + etcd local + control-plane all), %d rounds, medians:\n", rounds)
@@ -88,25 +128,43 @@ func run(ours, upstream, cfg string, rounds int) error {
 	fmt.Printf("  %-9s wall %7.3fs  cpu %7.3fs  peak RSS %6.1f MiB\n", "upstream", u.wall.Seconds(), u.cpu.Seconds(), float64(u.maxRSSKiB)/1024)
 	fmt.Printf("  speed-up: wall %.2fx, cpu %.2fx; memory ours/upstream %.2f\n",
 		u.wall.Seconds()/o.wall.Seconds(), u.cpu.Seconds()/o.cpu.Seconds(), float64(o.maxRSSKiB)/float64(u.maxRSSKiB))
+	fmt.Println("each invocation, medians of wall / CPU (ms):")
+	var oursNoKeys time.Duration
+	for i, p := range phases {
+		o, u := median(each["ours"][i]), median(each["upstream"][i])
+		fmt.Printf("  %-26s ours %4d / %4d  upstream %4d / %4d  wall %.2fx\n", strings.Join(p[2:], " "),
+			o.wall.Milliseconds(), o.cpu.Milliseconds(), u.wall.Milliseconds(), u.cpu.Milliseconds(),
+			u.wall.Seconds()/o.wall.Seconds())
+		if !makesKeys[i] {
+			oursNoKeys += o.wall
+		}
+	}
+	// The machine's own bound in this run (see ceiling).
+	keys := median(probes)
+	best := ceiling(u.wall, keys.wall, oursNoKeys)
+	fmt.Printf("this machine, this run: a bare Go program makes the same keys, phase by phase on both cores, in %d ms (median; CPU %d ms);\n",
+		keys.wall.Milliseconds(), keys.cpu.Milliseconds())
+	fmt.Printf("  with ours' start-ups two cores allow ≈ %.2fx; ours reached %.0f %% of that\n", best, 100*u.wall.Seconds()/o.wall.Seconds()/best)
 	return nil
 }
 
 // once runs the four phases in a fresh root and sums their costs; the peak
 // memory is the largest of the four processes.
-func once(bin string, cfg []byte) (sample, error) {
+func once(bin string, cfg []byte) (roundResult, error) {
+	var rr roundResult
 	abs, err := filepath.Abs(bin)
 	if err != nil {
-		return sample{}, err
+		return rr, err
 	}
 	root, err := os.MkdirTemp("", "kubeadm-bench-")
 	if err != nil {
-		return sample{}, err
+		return rr, err
 	}
 	defer os.RemoveAll(root)
 	if err := os.WriteFile(filepath.Join(root, "config.yaml"), cfg, 0o600); err != nil {
-		return sample{}, err
+		return rr, err
 	}
-	var total sample
+	total := &rr.total
 	for _, p := range phases {
 		args := append(append([]string{}, p...), "--config", "/config.yaml", "--rootfs", root)
 		cmd := exec.Command(abs, args...)
@@ -114,16 +172,16 @@ func once(bin string, cfg []byte) (sample, error) {
 		out, err := cmd.CombinedOutput()
 		wall := time.Since(start)
 		if err != nil {
-			return sample{}, fmt.Errorf("%v: %w\n%s", args, err, out)
+			return rr, fmt.Errorf("%v: %w\n%s", args, err, out)
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		total.wall += wall
-		total.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		if ru.Maxrss > total.maxRSSKiB {
-			total.maxRSSKiB = ru.Maxrss
-		}
+		s := sample{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), maxRSSKiB: ru.Maxrss}
+		rr.each = append(rr.each, s)
+		total.wall += s.wall
+		total.cpu += s.cpu
+		total.maxRSSKiB = max(total.maxRSSKiB, s.maxRSSKiB)
 	}
-	return total, nil
+	return rr, nil
 }
 
 func median(s []sample) sample {
