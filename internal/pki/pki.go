@@ -38,25 +38,31 @@ const (
 )
 
 // NewPrivateKey creates a key of the given algorithm ("" means RSA-2048).
-// The process's first RSA-2048 key may be one begun while it started up
-// (see package earlykey).
+// The process's first RSA key may be one begun while it started up (see
+// package earlykey).
 func NewPrivateKey(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 	switch alg {
 	case "", v1beta4.EncryptionAlgorithmRSA2048:
-		if k, ok := earlykey.Take(); ok {
-			return k, nil
-		}
-		return rsa.GenerateKey(rand.Reader, 2048)
+		return newRSAKey(2048)
 	case v1beta4.EncryptionAlgorithmRSA3072:
-		return rsa.GenerateKey(rand.Reader, 3072)
+		return newRSAKey(3072)
 	case v1beta4.EncryptionAlgorithmRSA4096:
-		return rsa.GenerateKey(rand.Reader, 4096)
+		return newRSAKey(4096)
 	case v1beta4.EncryptionAlgorithmECDSAP256:
 		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	case v1beta4.EncryptionAlgorithmECDSAP384:
 		return ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	}
 	return nil, fmt.Errorf("unknown key algorithm %q", alg)
+}
+
+// newRSAKey makes an RSA key of the given size, or takes the one begun at
+// start-up when it has that size.
+func newRSAKey(bits int) (crypto.Signer, error) {
+	if k, ok := earlykey.Take(bits); ok {
+		return k, nil
+	}
+	return rsa.GenerateKey(rand.Reader, bits)
 }
 
 // CertSpec describes a certificate to create.

@@ -1,5 +1,5 @@
-// Package earlykey starts making one RSA-2048 key while the process is
-// still starting up, for the commands that will need keys.
+// Package earlykey starts making one RSA key while the process is still
+// starting up, for the commands that will need keys.
 //
 // Before main runs, Go initialises every package the binary links, one
 // after the other on one core: ~15–20 ms for kubeadm, whose libraries
@@ -9,15 +9,19 @@
 // package's init — which runs early, as it depends only on the standard
 // library — looks at the command line and, for a command that makes keys,
 // starts one key on a goroutine. pki.NewPrivateKey takes it (Take) for the
-// first RSA-2048 key the command asks for.
+// first RSA key of that size the command asks for.
 //
-// The guess is made from the words of the command line alone, before any
-// flag or configuration is read: "init" (the whole command, or its certs
-// and kubeconfig phases), "join --control-plane", "kubeconfig user" and
-// "certs generate-csr", without -h/--help. A wrong guess (a configuration
-// asking for ECDSA keys, a node whose keys all exist) costs one key's
-// worth of CPU on an otherwise idle core and changes nothing else: the key
-// is never used, never written and dies with the process.
+// The guess is made from the words of the command line, before cobra
+// reads any flag: "init" (the whole command, or its certs and kubeconfig
+// phases), "join --control-plane", "kubeconfig user" and "certs
+// generate-csr", without -h/--help; and, when --config names a file, from
+// a look at its text for the key size its encryptionAlgorithm asks for
+// (RSA-2048 when it says nothing; no key ahead for ECDSA, whose keys cost
+// next to nothing, nor for v1beta3's PublicKeysECDSA feature gate). A wrong
+// guess (a node whose keys all exist, an algorithm that comes from the
+// cluster) costs one key's worth of CPU, shared with the command's own
+// work, and changes nothing else: the key is never used, never written and
+// dies with the process.
 //
 // This is the one package of the project with package-level state and an
 // init side effect; both are needed, as nothing else runs that early.

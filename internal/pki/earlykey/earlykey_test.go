@@ -1,9 +1,18 @@
 package earlykey
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 )
+
+// noFiles is a readFile for command lines that name no file.
+func noFiles(name string) ([]byte, error) { return nil, os.ErrNotExist }
 
 func TestMakesKeys(t *testing.T) {
 	for _, tc := range []struct {
@@ -37,8 +46,60 @@ func TestMakesKeys(t *testing.T) {
 		if tc.args != "" {
 			args = strings.Fields(tc.args)
 		}
-		if got := makesKeys(args); got != tc.want {
-			t.Errorf("makesKeys(%q) = %v, want %v", tc.args, got, tc.want)
+		want := 0
+		if tc.want {
+			want = 2048
+		}
+		if got := rsaBits(args, noFiles); got != want {
+			t.Errorf("rsaBits(%q) = %d, want %d", tc.args, got, want)
+		}
+	}
+}
+
+// TestRSABitsReadsConfig: the key made ahead has the size the
+// configuration asks for, and none is made for ECDSA; the file is looked
+// for under --rootfs, and one that cannot be read leaves kubeadm's default.
+func TestRSABitsReadsConfig(t *testing.T) {
+	files := map[string]string{
+		"/c/rsa.yaml":     "kind: ClusterConfiguration\nencryptionAlgorithm: RSA-2048\n",
+		"/c/none.yaml":    "kind: ClusterConfiguration\n",
+		"/c/ecdsa.yaml":   "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nencryptionAlgorithm: ECDSA-P256 # small keys\n",
+		"/c/rsa4096.yaml": "encryptionAlgorithm: \"RSA-4096\"\n",
+		"/c/rsa3072.yaml": "encryptionAlgorithm: 'RSA-3072'\n",
+		"/c/json.json":    `{"kind": "ClusterConfiguration", "encryptionAlgorithm": "ECDSA-P384"}`,
+		"/c/comment.yaml": "# encryptionAlgorithm: ECDSA-P256\nkind: ClusterConfiguration\n",
+		"/c/gate.yaml":    "apiVersion: kubeadm.k8s.io/v1beta3\nfeatureGates:\n  PublicKeysECDSA: true\n",
+		"/c/gateoff.yaml": "featureGates:\n  PublicKeysECDSA: false\n",
+		"/root/c.yaml":    "encryptionAlgorithm: ECDSA-P256\n",
+	}
+	readFile := func(name string) ([]byte, error) {
+		if s, ok := files[name]; ok {
+			return []byte(s), nil
+		}
+		return nil, errors.New("no such file")
+	}
+	for _, tc := range []struct {
+		args string
+		want int
+	}{
+		{"init --config /c/rsa.yaml", 2048},
+		{"init --config=/c/none.yaml", 2048},
+		{"init --config /c/ecdsa.yaml", 0},
+		{"init phase certs all --config=/c/ecdsa.yaml", 0},
+		{"init phase kubeconfig all --config /c/rsa4096.yaml", 4096},
+		{"init --config /c/rsa3072.yaml", 3072},
+		{"init --config /c/json.json", 0},
+		{"init --config /c/comment.yaml", 2048},
+		{"init --config /c/gate.yaml", 0},
+		{"init --config /c/gateoff.yaml", 2048},
+		{"init --config /c.yaml --rootfs /root", 0},
+		{"init --rootfs=/root --config c.yaml", 0},
+		{"init --config /c/missing.yaml", 2048},
+		{"init phase etcd local --config /c/rsa.yaml", 0},
+		{"kubeconfig user --client-name bob --config /c/rsa4096.yaml", 4096},
+	} {
+		if got := rsaBits(strings.Fields(tc.args), readFile); got != tc.want {
+			t.Errorf("rsaBits(%q) = %d, want %d", tc.args, got, tc.want)
 		}
 	}
 }
@@ -46,7 +107,37 @@ func TestMakesKeys(t *testing.T) {
 // TestTakeWithoutKey: in a test binary no key is started at init, and
 // Take says so at once.
 func TestTakeWithoutKey(t *testing.T) {
-	if k, ok := Take(); ok || k != nil {
+	if k, ok := Take(2048); ok || k != nil {
 		t.Errorf("Take = %v, %v; want none", k, ok)
+	}
+}
+
+// TestTakeBySize: a key begun for one size is not handed out for another,
+// and is still there for its own.
+func TestTakeBySize(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := make(chan crypto.Signer, 1)
+	c <- key
+	close(c)
+	mu.Lock()
+	pending, pendingBits = c, 3072
+	mu.Unlock()
+	t.Cleanup(func() {
+		mu.Lock()
+		pending, pendingBits = nil, 0
+		mu.Unlock()
+	})
+
+	if k, ok := Take(2048); ok || k != nil {
+		t.Errorf("Take(2048) = %v, %v; want none", k, ok)
+	}
+	if k, ok := Take(3072); !ok || k != key {
+		t.Errorf("Take(3072) = %v, %v; want the pending key", k, ok)
+	}
+	if k, ok := Take(3072); ok || k != nil {
+		t.Errorf("second Take(3072) = %v, %v; want none", k, ok)
 	}
 }
