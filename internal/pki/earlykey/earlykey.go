@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ var (
 )
 
 func init() {
-	bits := rsaBits(os.Args[1:], os.ReadFile)
+	bits := rsaBits(os.Args[1:], readRegularFile)
 	if bits == 0 {
 		return
 	}
@@ -50,6 +51,24 @@ func Take(bits int) (crypto.Signer, bool) {
 	}
 	k, ok := <-c
 	return k, ok
+}
+
+// maxConfigSize is the largest configuration file looked at.
+const maxConfigSize = 1 << 20
+
+// readRegularFile reads name when it is a regular file of at most
+// maxConfigSize bytes. Anything else (a pipe such as /dev/stdin, a
+// device) is left alone: reading it here would take its contents from the
+// command, or block.
+func readRegularFile(name string) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxConfigSize {
+		return nil, errors.New("not a small regular file")
+	}
+	return os.ReadFile(name)
 }
 
 // rsaBits guesses from a command line (without the program's name)

@@ -7,7 +7,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -109,6 +111,34 @@ func TestRSABitsReadsConfig(t *testing.T) {
 func TestTakeWithoutKey(t *testing.T) {
 	if k, ok := Take(2048); ok || k != nil {
 		t.Errorf("Take = %v, %v; want none", k, ok)
+	}
+}
+
+// TestReadRegularFile: a configuration given as a pipe or a device is not
+// read (that would take its contents from the command, or block); a
+// regular file is.
+func TestReadRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(regular, []byte("encryptionAlgorithm: RSA-3072\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readRegularFile(regular); err != nil || !strings.Contains(string(b), "RSA-3072") {
+		t.Errorf("readRegularFile(regular) = %q, %v", b, err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A read of the FIFO would block for ever: it has no writer.
+	if _, err := readRegularFile(fifo); err == nil {
+		t.Error("readRegularFile(fifo) read it")
+	}
+	if _, err := readRegularFile("/dev/null"); err == nil {
+		t.Error("readRegularFile(/dev/null) read it")
+	}
+	if _, err := readRegularFile(filepath.Join(dir, "missing")); err == nil {
+		t.Error("readRegularFile(missing) gave no error")
 	}
 }
 
