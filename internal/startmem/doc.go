@@ -21,8 +21,8 @@
 // changes. main imports the package for this side effect only.
 //
 // Measured with hack/benchoffline, the same tree with and without it, on
-// the 2-core test VM: ~5-8 ms less per kubeadm process (`init phase etcd
-// local` 73 to 66 ms), peak memory +1 MiB. Raising GOGC during start-up
+// the 2-core test VM: ~5-20 ms less per kubeadm process (`init phase etcd
+// local` 76 to 64 ms), peak memory +1-2 MiB. Raising GOGC during start-up
 // saved a few more milliseconds but needs runtime/debug, whose
 // dependencies (fmt, reflect) would make this init run late.
 //

@@ -1,5 +1,7 @@
 package startmem
 
+import "strconv"
+
 // regionSize is the size of the heap region given huge pages.
 const regionSize = 32 << 20
 
@@ -10,8 +12,9 @@ func init() {
 
 // writableSegment finds, in the text of /proc/self/maps, the private
 // writable mapping of the executable (the file named by the first line):
-// its start and length, or ok false. It parses by hand: strconv and bytes
-// would make this package's init wait for theirs.
+// its start and length, or ok false. It splits lines and fields by hand:
+// bytes and strings depend on unicode, whose tables are initialised only
+// after ~14 ms, and this package's init would wait for them.
 func writableSegment(maps []byte) (start, length uintptr, ok bool) {
 	var exe string
 	for len(maps) > 0 {
@@ -35,12 +38,12 @@ func writableSegment(maps []byte) (start, length uintptr, ok bool) {
 		if !found {
 			return 0, 0, false
 		}
-		s, ok1 := parseHex(lo)
-		e, ok2 := parseHex(hi)
-		if !ok1 || !ok2 || e <= s {
+		s, err1 := strconv.ParseUint(lo, 16, 64)
+		e, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || e <= s {
 			return 0, 0, false
 		}
-		return s, e - s, true
+		return uintptr(s), uintptr(e - s), true
 	}
 	return 0, 0, false
 }
@@ -81,27 +84,4 @@ func cut(s string, sep byte) (before, after string, found bool) {
 		}
 	}
 	return s, "", false
-}
-
-// parseHex reads a non-empty hexadecimal number of at most 16 digits.
-func parseHex(s string) (uintptr, bool) {
-	if s == "" || len(s) > 16 {
-		return 0, false
-	}
-	var n uint64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		n = n<<4 | uint64(c)
-	}
-	return uintptr(n), true
 }

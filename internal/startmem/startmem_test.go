@@ -1,6 +1,10 @@
 package startmem
 
-import "testing"
+import (
+	"os"
+	"runtime"
+	"testing"
+)
 
 func TestWritableSegment(t *testing.T) {
 	maps := []byte(`00400000-01cb9000 r-xp 00000000 fe:00 1234                       /usr/bin/kubeadm
@@ -28,9 +32,19 @@ func TestWritableSegment(t *testing.T) {
 	}
 }
 
-// TestPrefaultDataOnOwnBinary runs the real steps on the test binary: they
-// must find its data segment and not fail.
-func TestPrefaultDataOnOwnBinary(t *testing.T) {
+// TestOwnBinary runs the real steps on the test binary: its data segment
+// must be found, and neither step may fail.
+func TestOwnBinary(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc/self/maps")
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, length, ok := writableSegment(maps); !ok || length == 0 {
+		t.Fatalf("writableSegment found no data segment in /proc/self/maps:\n%s", maps)
+	}
 	prefaultData()
 	hugeHeapRegion(4 << 20)
 }
