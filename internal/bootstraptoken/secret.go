@@ -10,9 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
-	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
 // usagePrefix starts the data key of each usage ("usage-bootstrap-signing").
@@ -72,7 +72,7 @@ func FromSecret(s *corev1.Secret) (*kubeadm.BootstrapToken, error) {
 	if secret == "" {
 		return nil, fmt.Errorf("the bootstrap token Secret %s has no %s", s.Name, bootstrapapi.BootstrapTokenSecretKey)
 	}
-	if !bootstraputil.IsValidBootstrapToken(bootstraputil.TokenFromIDAndSecret(id, secret)) {
+	if !tokenformat.IsValid(tokenformat.Join(id, secret)) {
 		return nil, fmt.Errorf("the bootstrap token Secret %s does not hold a token of the form [a-z0-9]{6}.[a-z0-9]{16}", s.Name)
 	}
 	tok := &kubeadm.BootstrapToken{

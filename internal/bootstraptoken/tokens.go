@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
-	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
 // ExistsError is Create's error for a token ID that is already taken.
@@ -114,10 +114,10 @@ func Delete(ctx context.Context, c kubernetes.Interface, id string) error {
 // ("abcdef.0123456789abcdef") or just its ID ("abcdef"). The error shows
 // s with anything after its first dot hidden.
 func ParseID(s string) (string, error) {
-	if bootstraputil.IsValidBootstrapTokenID(s) {
+	if tokenformat.IsValidID(s) {
 		return s, nil
 	}
-	if bootstraputil.IsValidBootstrapToken(s) {
+	if tokenformat.IsValid(s) {
 		id, _, _ := strings.Cut(s, ".")
 		return id, nil
 	}

@@ -17,11 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
-	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
 // Names and values of the objects Upload writes, as upstream kubeadm
@@ -78,7 +78,7 @@ func Upload(ctx context.Context, c kubernetes.Interface, opts UploadOptions) err
 	}
 	newToken := opts.NewToken
 	if newToken == nil {
-		newToken = bootstraputil.GenerateBootstrapToken
+		newToken = tokenformat.Generate
 	}
 	token, err := newToken()
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/clock"
+	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -213,7 +213,7 @@ func (d *Discoverer) TLSBootstrapConfig(ctx context.Context, cfg *kubeadm.JoinCo
 	}
 	disc := cfg.Discovery
 	tlsToken := disc.TLSBootstrapToken
-	if tlsToken != "" && !bootstraputil.IsValidBootstrapToken(tlsToken) {
+	if tlsToken != "" && !tokenformat.IsValid(tlsToken) {
 		return nil, errors.New(`the TLS bootstrap token is not of the form "[a-z0-9]{6}.[a-z0-9]{16}"`)
 	}
 	switch {

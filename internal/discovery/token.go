@@ -15,7 +15,8 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
-	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+
+	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
 // TokenOptions are the inputs of token discovery.
@@ -42,7 +43,7 @@ type TokenOptions struct {
 // TokenKubeconfig of the cluster in cluster-info, with its server and CA,
 // and opts.Token as credential.
 func (d *Discoverer) Token(ctx context.Context, opts TokenOptions) (*clientcmdapi.Config, error) {
-	if !bootstraputil.IsValidBootstrapToken(opts.Token) {
+	if !tokenformat.IsValid(opts.Token) {
 		return nil, errors.New(`the discovery token is not of the form "[a-z0-9]{6}.[a-z0-9]{16}"`)
 	}
 	id, secret, _ := strings.Cut(opts.Token, ".")
