@@ -17,11 +17,14 @@
 // generate-csr", without -h/--help; and, when --config names a file, from
 // a look at its text for the key size its encryptionAlgorithm asks for
 // (RSA-2048 when it says nothing; no key ahead for ECDSA, whose keys cost
-// next to nothing, nor for v1beta3's PublicKeysECDSA feature gate). A wrong
-// guess (a node whose keys all exist, an algorithm that comes from the
-// cluster) costs one key's worth of CPU, shared with the command's own
-// work, and changes nothing else: the key is never used, never written and
-// dies with the process.
+// next to nothing, nor for v1beta3's PublicKeysECDSA feature gate). No key
+// is made ahead either when every key file and kubeconfig file the command
+// could write is already there (a re-run, which reuses them), in the
+// folders --cert-dir, --kubeconfig-dir, the file's certificatesDir and
+// --rootfs name. A wrong guess (a file there but expired, an algorithm
+// that comes from the cluster) costs one key's worth of CPU, shared with
+// the command's own work, and changes nothing else: the key is never used,
+// never written and dies with the process.
 //
 // This is the one package of the project with package-level state and an
 // init side effect; both are needed, as nothing else runs that early.

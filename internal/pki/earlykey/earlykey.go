@@ -20,7 +20,7 @@ var (
 )
 
 func init() {
-	bits := rsaBits(os.Args[1:], readRegularFile)
+	bits := rsaBits(os.Args[1:], readRegularFile, exists)
 	if bits == 0 {
 		return
 	}
@@ -71,6 +71,12 @@ func readRegularFile(name string) ([]byte, error) {
 	return os.ReadFile(name)
 }
 
+// exists reports whether name is there (of any kind).
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
+
 // rsaBits guesses from a command line (without the program's name)
 // whether the command will make RSA keys, and of what size: 0 for none.
 // Words not starting with "-" are taken for the command path; flag values
@@ -78,9 +84,11 @@ func readRegularFile(name string) ([]byte, error) {
 // flags only. A configuration file given with --config (under --rootfs,
 // when given) is read with readFile for its key algorithm; without one,
 // or when it cannot be read, the guess is kubeadm's default, RSA-2048.
-func rsaBits(args []string, readFile func(string) ([]byte, error)) int {
+// When every key file the command could make is already there (a re-run),
+// the command will most likely reuse them all and no key is made ahead.
+func rsaBits(args []string, readFile func(string) ([]byte, error), exists func(string) bool) int {
 	var words []string
-	var config, rootfs string
+	var config, rootfs, certDir, kubeconfigDir string
 	controlPlane := false
 	for i, a := range args {
 		next := func() string {
@@ -102,6 +110,14 @@ func rsaBits(args []string, readFile func(string) ([]byte, error)) int {
 			rootfs = next()
 		case strings.HasPrefix(a, "--rootfs="):
 			rootfs = strings.TrimPrefix(a, "--rootfs=")
+		case a == "--cert-dir":
+			certDir = next()
+		case strings.HasPrefix(a, "--cert-dir="):
+			certDir = strings.TrimPrefix(a, "--cert-dir=")
+		case a == "--kubeconfig-dir":
+			kubeconfigDir = next()
+		case strings.HasPrefix(a, "--kubeconfig-dir="):
+			kubeconfigDir = strings.TrimPrefix(a, "--kubeconfig-dir=")
 		case !strings.HasPrefix(a, "-"):
 			words = append(words, a)
 		}
@@ -109,19 +125,131 @@ func rsaBits(args []string, readFile func(string) ([]byte, error)) int {
 	if !commandMakesKeys(words, controlPlane) {
 		return 0
 	}
-	if config == "" {
-		return defaultBits
+	// kubeadm changes its root to rootfs, and its directory to the new
+	// root, before it reads any file.
+	underRoot := func(name string) string {
+		if rootfs == "" || name == "" {
+			return name
+		}
+		return filepath.Join(rootfs, name)
 	}
-	if rootfs != "" {
-		// kubeadm changes its root to rootfs, and its directory to the new
-		// root, before it reads the file.
-		config = filepath.Join(rootfs, config)
+	bits := defaultBits
+	if config != "" {
+		if data, err := readFile(underRoot(config)); err == nil {
+			bits = configBits(data)
+			if certDir == "" {
+				certDir = configValue(data, "certificatesDir:")
+			}
+		}
 	}
-	data, err := readFile(config)
-	if err != nil {
-		return defaultBits
+	if bits == 0 {
+		return 0
 	}
-	return configBits(data)
+	if certDir == "" {
+		certDir = defaultCertDir
+	}
+	if kubeconfigDir == "" {
+		kubeconfigDir = defaultKubeconfigDir
+	}
+	files := keyFiles(words, certDir, kubeconfigDir)
+	if len(files) == 0 {
+		return bits
+	}
+	for _, f := range files {
+		if !exists(underRoot(f)) {
+			return bits
+		}
+	}
+	return 0
+}
+
+// kubeadm's default folders for certificates and kubeconfig files.
+const (
+	defaultCertDir       = "/etc/kubernetes/pki"
+	defaultKubeconfigDir = "/etc/kubernetes"
+)
+
+// The key files of the cluster's certificates (in the certificates'
+// folder) and the kubeconfig files, which embed theirs (in the kubeconfig
+// folder), by the name of the phase that makes each.
+var (
+	certKeyFiles = map[string]string{
+		"ca":                       "ca.key",
+		"apiserver":                "apiserver.key",
+		"apiserver-kubelet-client": "apiserver-kubelet-client.key",
+		"front-proxy-ca":           "front-proxy-ca.key",
+		"front-proxy-client":       "front-proxy-client.key",
+		"etcd-ca":                  "etcd/ca.key",
+		"etcd-server":              "etcd/server.key",
+		"etcd-peer":                "etcd/peer.key",
+		"etcd-healthcheck-client":  "etcd/healthcheck-client.key",
+		"apiserver-etcd-client":    "apiserver-etcd-client.key",
+		"sa":                       "sa.key",
+	}
+	kubeconfigFiles = map[string]string{
+		"admin":              "admin.conf",
+		"super-admin":        "super-admin.conf",
+		"kubelet":            "kubelet.conf",
+		"controller-manager": "controller-manager.conf",
+		"scheduler":          "scheduler.conf",
+	}
+	// joinCertPhases and joinKubeconfigs are what a joining control-plane
+	// node makes itself (the CAs and sa.key come from the cluster, its
+	// kubelet.conf from the TLS bootstrap).
+	joinCertPhases  = []string{"apiserver", "apiserver-kubelet-client", "front-proxy-client", "etcd-server", "etcd-peer", "etcd-healthcheck-client", "apiserver-etcd-client"}
+	joinKubeconfigs = []string{"admin", "controller-manager", "scheduler"}
+)
+
+// keyFiles lists the files whose presence means that a command with these
+// words will, most likely, make no key: its keys and kubeconfig files.
+// Empty when the command always makes keys (kubeconfig user, certs
+// generate-csr) or the words name no phase known here.
+func keyFiles(words []string, certDir, kubeconfigDir string) []string {
+	word := func(i int) string {
+		if i < len(words) {
+			return words[i]
+		}
+		return ""
+	}
+	var files []string
+	certs := func(names ...string) {
+		for _, n := range names {
+			files = append(files, filepath.Join(certDir, certKeyFiles[n]))
+		}
+	}
+	kubeconfigs := func(names ...string) {
+		for _, n := range names {
+			files = append(files, filepath.Join(kubeconfigDir, kubeconfigFiles[n]))
+		}
+	}
+	allOf := func(m map[string]string) []string {
+		var names []string
+		for n := range m {
+			names = append(names, n)
+		}
+		return names
+	}
+	switch {
+	case word(0) == "join":
+		certs(joinCertPhases...)
+		kubeconfigs(joinKubeconfigs...)
+	case word(0) == "init" && word(1) != "phase":
+		certs(allOf(certKeyFiles)...)
+		kubeconfigs(allOf(kubeconfigFiles)...)
+	case word(0) == "init" && word(2) == "certs":
+		if word(3) == "all" || word(3) == "" {
+			certs(allOf(certKeyFiles)...)
+		} else if _, ok := certKeyFiles[word(3)]; ok {
+			certs(word(3))
+		}
+	case word(0) == "init" && word(2) == "kubeconfig":
+		if word(3) == "all" || word(3) == "" {
+			kubeconfigs(allOf(kubeconfigFiles)...)
+		} else if _, ok := kubeconfigFiles[word(3)]; ok {
+			kubeconfigs(word(3))
+		}
+	}
+	return files
 }
 
 // defaultBits is the size of kubeadm's default keys (RSA-2048).
@@ -177,6 +305,18 @@ func configBits(data []byte) int {
 		}
 	}
 	return defaultBits
+}
+
+// configValue returns the first value of key in a configuration file's
+// text, "" when it has none.
+func configValue(data []byte, key string) string {
+	for line := range strings.Lines(string(data)) {
+		line = strings.ReplaceAll(strings.ReplaceAll(line, `"`, ""), "'", "")
+		if v, ok := value(line, key); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // value returns what follows key on a line of YAML or JSON, up to a comma,

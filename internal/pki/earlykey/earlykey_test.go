@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,74 @@ import (
 
 // noFiles is a readFile for command lines that name no file.
 func noFiles(name string) ([]byte, error) { return nil, os.ErrNotExist }
+
+// noneExist is an exists for a node without keys.
+func noneExist(string) bool { return false }
+
+// TestNoKeyWhenAllThere: a re-run whose key files are all there makes no
+// key ahead; one missing file, a folder given by flag, by the
+// configuration or under --rootfs, and the key is made again.
+func TestNoKeyWhenAllThere(t *testing.T) {
+	var pkiFiles []string
+	for _, f := range certKeyFiles {
+		pkiFiles = append(pkiFiles, "/etc/kubernetes/pki/"+f)
+	}
+	var confFiles []string
+	for _, f := range kubeconfigFiles {
+		confFiles = append(confFiles, "/etc/kubernetes/"+f)
+	}
+	node := func(files ...string) func(string) bool {
+		set := map[string]bool{}
+		for _, f := range files {
+			set[f] = true
+		}
+		return func(name string) bool { return set[name] }
+	}
+	all := node(append(pkiFiles, confFiles...)...)
+	withoutSA := node(append(slices.DeleteFunc(slices.Clone(pkiFiles), func(f string) bool { return strings.HasSuffix(f, "/sa.key") }), confFiles...)...)
+	onlyCA := node("/etc/kubernetes/pki/ca.key", "/etc/kubernetes/pki/ca.crt")
+	elsewhere := node("/x/pki/apiserver.key", "/k/admin.conf", "/r/etc/kubernetes/pki/ca.key", "/c/pki/sa.key")
+	configs := map[string]string{"/c.yaml": "certificatesDir: /c/pki\n", "/r/c.yaml": "certificatesDir: /etc/kubernetes/pki\n"}
+	readFile := func(name string) ([]byte, error) {
+		if s, ok := configs[name]; ok {
+			return []byte(s), nil
+		}
+		return nil, os.ErrNotExist
+	}
+	for _, tc := range []struct {
+		args   string
+		exists func(string) bool
+		want   int
+	}{
+		{"init", all, 0},
+		{"init phase certs all", all, 0},
+		{"init phase kubeconfig all", all, 0},
+		{"init phase certs etcd-peer", all, 0},
+		{"join 10.0.0.1:6443 --token x --control-plane", all, 0},
+		{"kubeconfig user --client-name bob", all, 2048},
+		{"certs generate-csr", all, 2048},
+		{"init", withoutSA, 2048},
+		{"init phase certs all", withoutSA, 2048},
+		{"init phase certs sa", withoutSA, 2048},
+		{"init phase certs apiserver", withoutSA, 0},
+		{"init phase kubeconfig all", withoutSA, 0},
+		// The cluster's CA given by the admin: every other key to make.
+		{"init phase certs all", onlyCA, 2048},
+		{"init phase certs ca", onlyCA, 0},
+		{"init phase certs apiserver --cert-dir /x/pki", elsewhere, 0},
+		{"init phase certs apiserver --cert-dir=/x/pki", elsewhere, 0},
+		{"init phase certs apiserver", elsewhere, 2048},
+		{"init phase kubeconfig admin --kubeconfig-dir /k", elsewhere, 0},
+		{"init phase certs ca --rootfs /r", elsewhere, 0},
+		{"init phase certs sa --config /c.yaml", elsewhere, 0},
+		{"init phase certs ca --rootfs /r --config /c.yaml", elsewhere, 0},
+		{"init phase certs unknown-phase", all, 2048},
+	} {
+		if got := rsaBits(strings.Fields(tc.args), readFile, tc.exists); got != tc.want {
+			t.Errorf("rsaBits(%q) = %d, want %d", tc.args, got, tc.want)
+		}
+	}
+}
 
 func TestMakesKeys(t *testing.T) {
 	for _, tc := range []struct {
@@ -52,7 +121,7 @@ func TestMakesKeys(t *testing.T) {
 		if tc.want {
 			want = 2048
 		}
-		if got := rsaBits(args, noFiles); got != want {
+		if got := rsaBits(args, noFiles, noneExist); got != want {
 			t.Errorf("rsaBits(%q) = %d, want %d", tc.args, got, want)
 		}
 	}
@@ -100,7 +169,7 @@ func TestRSABitsReadsConfig(t *testing.T) {
 		{"init phase etcd local --config /c/rsa.yaml", 0},
 		{"kubeconfig user --client-name bob --config /c/rsa4096.yaml", 4096},
 	} {
-		if got := rsaBits(strings.Fields(tc.args), readFile); got != tc.want {
+		if got := rsaBits(strings.Fields(tc.args), readFile, noneExist); got != tc.want {
 			t.Errorf("rsaBits(%q) = %d, want %d", tc.args, got, tc.want)
 		}
 	}
