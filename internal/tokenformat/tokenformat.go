@@ -24,12 +24,12 @@ const (
 	alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 )
 
-// knownUsages are the usages a bootstrap token may have, in the order
-// error messages list them.
-var knownUsages = []string{"signing", "authentication"}
-
-// KnownUsages returns the usages a bootstrap token may have.
-func KnownUsages() []string { return slices.Clone(knownUsages) }
+// The usages a bootstrap token may have, in the order error messages list
+// them.
+const (
+	usageSigning        = "signing"
+	usageAuthentication = "authentication"
+)
 
 // isTokenChar reports whether c may appear in a token's ID or secret.
 func isTokenChar(c byte) bool {
@@ -133,7 +133,7 @@ func isValidGroup(name string) bool {
 func ValidateUsages(usages []string) error {
 	var unknown []string
 	for _, u := range usages {
-		if !slices.Contains(knownUsages, u) {
+		if u != usageSigning && u != usageAuthentication {
 			unknown = append(unknown, u)
 		}
 	}
@@ -143,5 +143,5 @@ func ValidateUsages(usages []string) error {
 	slices.Sort(unknown)
 	unknown = slices.Compact(unknown)
 	return fmt.Errorf("invalid bootstrap token usage string: %s, valid usage options: %s",
-		strings.Join(unknown, ","), strings.Join(knownUsages, ","))
+		strings.Join(unknown, ","), usageSigning+","+usageAuthentication)
 }
