@@ -89,36 +89,34 @@ func exists(name string) bool {
 func rsaBits(args []string, readFile func(string) ([]byte, error), exists func(string) bool) int {
 	var words []string
 	var config, rootfs, certDir, kubeconfigDir string
+	// The flags whose value the guess needs, as --flag value or --flag=value.
+	valueFlags := map[string]*string{
+		"--config":         &config,
+		"--rootfs":         &rootfs,
+		"--cert-dir":       &certDir,
+		"--kubeconfig-dir": &kubeconfigDir,
+	}
 	controlPlane := false
 	for i, a := range args {
-		next := func() string {
-			if i+1 < len(args) {
-				return args[i+1]
-			}
-			return ""
-		}
-		switch {
-		case a == "-h" || a == "--help" || a == "-help":
+		if a == "-h" || a == "--help" || a == "-help" {
 			return 0
-		case a == "--control-plane" || strings.HasPrefix(a, "--control-plane=true"):
+		}
+		if a == "--control-plane" || strings.HasPrefix(a, "--control-plane=true") {
 			controlPlane = true
-		case a == "--config":
-			config = next()
-		case strings.HasPrefix(a, "--config="):
-			config = strings.TrimPrefix(a, "--config=")
-		case a == "--rootfs":
-			rootfs = next()
-		case strings.HasPrefix(a, "--rootfs="):
-			rootfs = strings.TrimPrefix(a, "--rootfs=")
-		case a == "--cert-dir":
-			certDir = next()
-		case strings.HasPrefix(a, "--cert-dir="):
-			certDir = strings.TrimPrefix(a, "--cert-dir=")
-		case a == "--kubeconfig-dir":
-			kubeconfigDir = next()
-		case strings.HasPrefix(a, "--kubeconfig-dir="):
-			kubeconfigDir = strings.TrimPrefix(a, "--kubeconfig-dir=")
-		case !strings.HasPrefix(a, "-"):
+			continue
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if target, ok := valueFlags[name]; ok {
+			if !hasVal {
+				val = ""
+				if i+1 < len(args) {
+					val = args[i+1]
+				}
+			}
+			*target = val
+			continue
+		}
+		if !strings.HasPrefix(a, "-") {
 			words = append(words, a)
 		}
 	}
