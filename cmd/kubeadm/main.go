@@ -8,7 +8,9 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/cli"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	// Cheaper page faults for the rest of start-up; see its doc.
+	// A quicker start-up: fewer garbage collections and cheaper page faults;
+	// see their docs.
+	_ "github.com/kubeadm-go/kubeadm/internal/gcpace"
 	_ "github.com/kubeadm-go/kubeadm/internal/startmem"
 )
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/gcpace"
 	"github.com/kubeadm-go/kubeadm/internal/pki/earlykey"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -57,8 +58,10 @@ func NewPrivateKey(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 }
 
 // newRSAKey makes an RSA key of the given size, or takes the one begun at
-// start-up when it has that size.
+// start-up when it has that size. Key generation makes garbage steadily:
+// from the first key on, the collector runs at Go's usual pace.
 func newRSAKey(bits int) (crypto.Signer, error) {
+	gcpace.Steady()
 	if k, ok := earlykey.Take(bits); ok {
 		return k, nil
 	}

@@ -22,9 +22,9 @@
 //
 // Measured with hack/benchoffline, the same tree with and without it, on
 // the 2-core test VM: ~5-20 ms less per kubeadm process (`init phase etcd
-// local` 76 to 64 ms), peak memory +1-2 MiB. Raising GOGC during start-up
-// saved a few more milliseconds but needs runtime/debug, whose
-// dependencies (fmt, reflect) would make this init run late.
+// local` 76 to 64 ms), peak memory +1-2 MiB. The collector's pace during
+// start-up is package gcpace's: it needs runtime/debug, whose dependencies
+// would make this init run late.
 //
 // Like earlykey, this package has an init side effect; nothing else runs
 // that early.
