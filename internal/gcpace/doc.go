@@ -29,5 +29,6 @@
 // but cost up to 3 MiB of peak memory.
 //
 // Like startmem, the package is imported by main for the side effect of its
-// init; it keeps no state (setting the default pace again is harmless).
+// init (pki imports it for Steady); it keeps no state: setting the default
+// pace again is harmless.
 package gcpace
