@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,8 +286,7 @@ func commandMakesKeys(words []string, controlPlane bool) bool {
 // YAML or JSON, without parsing it: a wrong answer only costs or spares
 // one key made ahead.
 func configBits(data []byte) int {
-	for line := range strings.Lines(string(data)) {
-		line = strings.ReplaceAll(strings.ReplaceAll(line, `"`, ""), "'", "")
+	for line := range unquotedLines(data) {
 		if v, ok := value(line, "encryptionAlgorithm:"); ok && v != "" {
 			switch v {
 			case "RSA-2048":
@@ -308,13 +308,25 @@ func configBits(data []byte) int {
 // configValue returns the first value of key in a configuration file's
 // text, "" when it has none.
 func configValue(data []byte, key string) string {
-	for line := range strings.Lines(string(data)) {
-		line = strings.ReplaceAll(strings.ReplaceAll(line, `"`, ""), "'", "")
+	for line := range unquotedLines(data) {
 		if v, ok := value(line, key); ok {
 			return v
 		}
 	}
 	return ""
+}
+
+// unquotedLines yields the lines of a configuration file's text without
+// their quotes, so that YAML's plain, single- and double-quoted scalars
+// and JSON's strings read alike.
+func unquotedLines(data []byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for line := range strings.Lines(string(data)) {
+			if !yield(strings.ReplaceAll(strings.ReplaceAll(line, `"`, ""), "'", "")) {
+				return
+			}
+		}
+	}
 }
 
 // value returns what follows key on a line of YAML or JSON, up to a comma,
