@@ -8,13 +8,13 @@ import (
 )
 
 const (
-	// IDLength is the number of characters of a token's public ID.
-	IDLength = 6
-	// SecretLength is the number of characters of a token's secret.
-	SecretLength = 16
+	// idLength is the number of characters of a token's public ID.
+	idLength = 6
+	// secretLength is the number of characters of a token's secret.
+	secretLength = 16
 
-	// GroupPrefix starts every extra group a bootstrap token may carry.
-	GroupPrefix = "system:bootstrappers:"
+	// groupPrefix starts every extra group a bootstrap token may carry.
+	groupPrefix = "system:bootstrappers:"
 	// groupPattern is what error messages show for a rejected group; it is
 	// the pattern the API server's bootstrap authenticator documents.
 	groupPattern = `\Asystem:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]\z`
@@ -47,16 +47,16 @@ func allTokenChars(s string) bool {
 
 // IsValidID reports whether id is six characters of [a-z0-9].
 func IsValidID(id string) bool {
-	return len(id) == IDLength && allTokenChars(id)
+	return len(id) == idLength && allTokenChars(id)
 }
 
 // IsValid reports whether token is "<id>.<secret>" with a six-character ID
 // and a sixteen-character secret, both [a-z0-9].
 func IsValid(token string) bool {
-	if len(token) != IDLength+1+SecretLength || token[IDLength] != '.' {
+	if len(token) != idLength+1+secretLength || token[idLength] != '.' {
 		return false
 	}
-	return allTokenChars(token[:IDLength]) && allTokenChars(token[IDLength+1:])
+	return allTokenChars(token[:idLength]) && allTokenChars(token[idLength+1:])
 }
 
 // Join puts an ID and a secret together into a token string.
@@ -65,11 +65,11 @@ func Join(id, secret string) string { return id + "." + secret }
 // Generate returns a new random token. Each character is drawn uniformly
 // from [a-z0-9] with crypto/rand.
 func Generate() (string, error) {
-	id, err := randomString(IDLength)
+	id, err := randomString(idLength)
 	if err != nil {
 		return "", err
 	}
-	secret, err := randomString(SecretLength)
+	secret, err := randomString(secretLength)
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +111,7 @@ func ValidateGroup(name string) error {
 }
 
 func isValidGroup(name string) bool {
-	rest, ok := strings.CutPrefix(name, GroupPrefix)
+	rest, ok := strings.CutPrefix(name, groupPrefix)
 	if !ok || len(rest) == 0 || len(rest) > maxGroupRest {
 		return false
 	}

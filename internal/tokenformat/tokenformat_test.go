@@ -49,7 +49,7 @@ func TestIsValidID(t *testing.T) {
 }
 
 func TestValidateGroup(t *testing.T) {
-	long := GroupPrefix + strings.Repeat("a", 256)
+	long := groupPrefix + strings.Repeat("a", 256)
 	for _, g := range []string{
 		"system:bootstrappers:kubeadm:default-node-token",
 		"system:bootstrappers:a",
@@ -151,7 +151,7 @@ func FuzzSameAsOracle(f *testing.F) {
 		if got, want := ValidateGroup(s) == nil, bootstraputil.ValidateBootstrapGroupName(s) == nil; got != want {
 			t.Errorf("ValidateGroup(%q) ok = %v, oracle %v", s, got, want)
 		}
-		if got, want := ValidateGroup(GroupPrefix+s) == nil, bootstraputil.ValidateBootstrapGroupName(GroupPrefix+s) == nil; got != want {
+		if got, want := ValidateGroup(groupPrefix+s) == nil, bootstraputil.ValidateBootstrapGroupName(groupPrefix+s) == nil; got != want {
 			t.Errorf("ValidateGroup(prefix+%q) ok = %v, oracle %v", s, got, want)
 		}
 	})
