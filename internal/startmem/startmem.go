@@ -2,12 +2,19 @@ package startmem
 
 import "strconv"
 
-// regionSize is the size of the heap region given huge pages.
-const regionSize = 32 << 20
+// The heap region mapped at start-up, and how much of it, from its start,
+// is given huge pages: about what a command's heap reaches, so that the
+// allocations of start-up and of a phase fault in 2 MiB at a time, while a
+// process whose heap grows further does so in 4 KiB pages as before and
+// does not hold memory it never uses.
+const (
+	regionSize = 32 << 20
+	hugeSize   = 8 << 20
+)
 
 func init() {
 	prefaultData()
-	hugeHeapRegion(regionSize)
+	hugeHeapRegion(regionSize, hugeSize)
 }
 
 // writableSegment finds, in the text of /proc/self/maps, the private

@@ -4,6 +4,7 @@ package startmem
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -37,9 +38,16 @@ func prefaultData() {
 }
 
 // hugeHeapRegion has the runtime map a fresh heap region of size bytes,
-// marks it for transparent huge pages and drops it: the collection its
-// allocation starts frees it for the allocations that follow.
-func hugeHeapRegion(size int) {
+// marks its first huge bytes for transparent huge pages, drops it and
+// collects at once, while the heap is still small (a fraction of a
+// millisecond): the region is free before anything else is allocated, so
+// what follows lands in it, from its start. Left to the collector's own
+// pace, the region stays allocated while a collection runs alongside the
+// package inits, and those allocations grow the heap above it, in 4 KiB
+// pages, more or fewer from one run to the next.
+func hugeHeapRegion(size, huge int) {
 	region := make([]byte, size)
-	madvise(uintptr(unsafe.Pointer(unsafe.SliceData(region))), uintptr(len(region)), madvHugepage)
+	madvise(uintptr(unsafe.Pointer(unsafe.SliceData(region))), uintptr(min(huge, size)), madvHugepage)
+	runtime.GC() // region is dead here: this collection frees it
+
 }

@@ -4,4 +4,4 @@ package startmem
 
 func prefaultData() {}
 
-func hugeHeapRegion(int) {}
+func hugeHeapRegion(int, int) {}

@@ -46,5 +46,5 @@ func TestOwnBinary(t *testing.T) {
 		t.Fatalf("writableSegment found no data segment in /proc/self/maps:\n%s", maps)
 	}
 	prefaultData()
-	hugeHeapRegion(4 << 20)
+	hugeHeapRegion(4<<20, 2<<20)
 }
