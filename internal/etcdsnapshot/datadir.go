@@ -3,29 +3,10 @@ package etcdsnapshot
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/client/pkg/v3/types"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/snap"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v2store"
-	"go.etcd.io/etcd/server/v3/storage/wal"
-	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
-	"go.etcd.io/raft/v3/raftpb"
-	"go.uber.org/zap"
-)
-
-// The prefixes under which etcd keeps the cluster's membership in its
-// version 2 store, which a raft snapshot carries.
-const (
-	v2ClusterPrefix = "/0"
-	v2KeysPrefix    = "/1"
 )
 
 // buildDataDir lays out, in the empty folder dir, the data folder of a new
@@ -41,26 +22,13 @@ const (
 // makes when it bootstraps a cluster): the member and cluster IDs are
 // derived from the member's name, peer URLs and the cluster token as etcd
 // derives them, so the member's flags (--initial-cluster and
-// --initial-cluster-token) match the data.
-func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions, token string) (err error) {
-	initial := make([]string, 0, len(o.PeerURLs))
-	for _, u := range o.PeerURLs {
-		initial = append(initial, o.Name+"="+u)
-	}
-	urls, err := types.NewURLsMap(strings.Join(initial, ","))
+// --initial-cluster-token) match the data. The log and the snapshot are
+// written by raftlog.go, the membership's forms by member.go.
+func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions, token string) error {
+	m, err := memberFor(o.Name, o.PeerURLs, token)
 	if err != nil {
 		return err
 	}
-	lg := zap.NewNop()
-	cluster, err := membership.NewClusterFromURLsMap(lg, token, urls)
-	if err != nil {
-		return err
-	}
-	m := cluster.MemberByName(o.Name)
-	if m == nil {
-		return fmt.Errorf("no member named %q in the new cluster", o.Name)
-	}
-
 	memberDir := filepath.Join(dir, "member")
 	snapDir := filepath.Join(memberDir, "snap")
 	if err := os.MkdirAll(snapDir, DirMode); err != nil {
@@ -74,56 +42,36 @@ func buildDataDir(snapshotPath string, size int64, dir string, o RestoreOptions,
 	// The new cluster's log: entry 1, in term 1, adds the member; it is
 	// committed, and the member voted for itself.
 	const index, term = 1, 1
-	memberJSON, err := json.Marshal(m)
+	record, err := m.record()
 	if err != nil {
 		return err
 	}
-	change, err := (&raftpb.ConfChange{Type: raftpb.ConfChangeAddNode, NodeID: uint64(m.ID), Context: memberJSON}).Marshal()
-	if err != nil {
-		return err
-	}
-	entries := []raftpb.Entry{{Type: raftpb.EntryConfChange, Term: term, Index: index, Data: change}}
-	state := raftpb.HardState{Term: term, Vote: uint64(m.ID), Commit: index}
-	confState := raftpb.ConfState{Voters: []uint64{uint64(m.ID)}}
-
-	if err := adoptDatabase(dbPath, m.ID, memberJSON, index, term); err != nil {
+	if err := adoptDatabase(dbPath, m.ID, record, index, term); err != nil {
 		return fmt.Errorf("making the database the new cluster's: %w", err)
 	}
-
-	metadata, err := (&etcdserverpb.Metadata{NodeID: uint64(m.ID), ClusterID: uint64(cluster.ID())}).Marshal()
-	if err != nil {
-		return err
-	}
-	w, err := wal.Create(lg, filepath.Join(memberDir, "wal"), metadata)
-	if err != nil {
-		return fmt.Errorf("creating the write-ahead log: %w", err)
-	}
-	defer func() {
-		// Closing flushes the log's last segment: its error counts.
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	if err := w.Save(state, entries); err != nil {
-		return fmt.Errorf("writing the write-ahead log: %w", err)
-	}
+	voters := confState(uint64(m.ID))
 
 	// The raft snapshot carries the membership in etcd's version 2 store
 	// format, which a member reads back when it starts from the snapshot.
-	store := v2store.New(v2ClusterPrefix, v2KeysPrefix)
-	cluster.Store(store)
-	membershipData, err := store.SaveNoCopy()
+	store, err := m.v2StoreJSON()
 	if err != nil {
 		return err
 	}
-	err = snap.New(lg, snapDir).SaveSnap(raftpb.Snapshot{
-		Data:     membershipData,
-		Metadata: raftpb.SnapshotMetadata{Index: index, Term: term, ConfState: confState},
-	})
-	if err != nil {
+	if err := writeSnapFile(snapDir, term, index, raftSnapshot(store, voters, index, term)); err != nil {
 		return fmt.Errorf("writing the raft snapshot: %w", err)
 	}
-	if err := w.SaveSnapshot(walpb.Snapshot{Index: index, Term: term, ConfState: &confState}); err != nil {
+
+	// The log as etcd's wal.Create, Save and SaveSnapshot leave it: a CRC
+	// record, the metadata (member and cluster IDs), an empty snapshot
+	// mark, the entry, the hard state, and the mark of the snapshot above.
+	var w walWriter
+	w.record(walCrcType, nil)
+	w.record(walMetadataType, walMetadata(uint64(m.ID), uint64(m.ClusterID)))
+	w.record(walSnapshotType, walSnapshot(0, 0, nil))
+	w.record(walEntryType, raftEntry(entryConfChange, term, index, confChange(uint64(m.ID), record)))
+	w.record(walStateType, hardState(term, uint64(m.ID), index))
+	w.record(walSnapshotType, walSnapshot(index, term, voters))
+	if err := w.writeFile(filepath.Join(memberDir, "wal")); err != nil {
 		return fmt.Errorf("writing the write-ahead log: %w", err)
 	}
 	return nil

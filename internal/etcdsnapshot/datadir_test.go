@@ -30,6 +30,7 @@ func TestRestoreMatchesEtcdutl(t *testing.T) {
 	}{
 		{"one peer URL, default token", "", []string{"https://10.0.0.1:2380"}},
 		{"two peer URLs, own token", "tok-1", []string{"https://10.0.0.1:2380", "https://[fd00::1]:2380"}},
+		{"a token JSON escapes", "t<&>", []string{"http://etcd.example:2380"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := restoreOptions(filepath.Join(t.TempDir(), "ours"))
@@ -59,6 +60,29 @@ func TestRestoreMatchesEtcdutl(t *testing.T) {
 			}
 			if diff := cmp.Diff(dumpDataDir(t, ref), dumpDataDir(t, o.DataDir)); diff != "" {
 				t.Errorf("restored data folder differs from etcdutl's (-etcdutl +ours):\n%s", diff)
+			}
+			// The log and the raft snapshot are written field by field
+			// here (raftlog.go): they must be etcd's bytes, not only read
+			// back the same.
+			for _, f := range []string{
+				"member/wal/0000000000000000-0000000000000000.wal",
+				"member/snap/0000000000000001-0000000000000001.snap",
+			} {
+				want, err := os.ReadFile(filepath.Join(ref, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(filepath.Join(o.DataDir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					n := 0
+					for n < len(got) && n < len(want) && got[n] == want[n] {
+						n++
+					}
+					t.Errorf("%s: %d bytes, etcdutl's %d; they differ from byte %d", f, len(got), len(want), n)
+				}
 			}
 		})
 	}
