@@ -12,9 +12,7 @@ import (
 	"strings"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
+	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // DefaultCertFiles returns where kubeadm keeps, under the certificates
@@ -75,14 +73,14 @@ func (b Backoff) next(d time.Duration) time.Duration {
 	return d
 }
 
-// etcdAPI is what this package asks of etcd; *clientv3.Client has it.
+// etcdAPI is what this package asks of etcd; *etcdrpc.Client has it.
 type etcdAPI interface {
-	MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error)
-	MemberAddAsLearner(ctx context.Context, peerAddrs []string) (*clientv3.MemberAddResponse, error)
-	MemberPromote(ctx context.Context, id uint64) (*clientv3.MemberPromoteResponse, error)
-	MemberRemove(ctx context.Context, id uint64) (*clientv3.MemberRemoveResponse, error)
-	Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error)
-	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
+	MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error)
+	MemberAddAsLearner(ctx context.Context, peerURLs []string) (added etcdrpc.Member, members []etcdrpc.Member, err error)
+	MemberPromote(ctx context.Context, id uint64) ([]etcdrpc.Member, error)
+	MemberRemove(ctx context.Context, id uint64) ([]etcdrpc.Member, error)
+	Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error)
+	Count(ctx context.Context, key string) (int64, error)
 	SetEndpoints(endpoints ...string)
 	Close() error
 }
@@ -107,13 +105,13 @@ func New(cfg Config) (*Client, error) {
 	return newClient(api, cfg), nil
 }
 
-// NewV3Client checks cfg, loads the certificates and returns etcd's own
-// client for cfg's endpoints, for the requests Client does not offer
+// NewV3Client checks cfg, loads the certificates and returns the etcd v3
+// API client for cfg's endpoints, for the requests Client does not offer
 // (snapshots, for one). Only the dial settings of cfg apply to it: its
 // calls are bounded by the contexts the caller gives them, not by
 // CallTimeout or RetryTimeout. Like New it does not wait for a
 // connection. The caller closes it.
-func NewV3Client(cfg Config) (*clientv3.Client, error) {
+func NewV3Client(cfg Config) (*etcdrpc.Client, error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}
@@ -132,15 +130,7 @@ func NewV3Client(cfg Config) (*clientv3.Client, error) {
 		defer cancel()
 		return dial(ctx, addr)
 	}
-	api, err := clientv3.New(clientv3.Config{
-		Endpoints:   cfg.Endpoints,
-		TLS:         tlsConfig,
-		DialTimeout: cfg.DialTimeout,
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(boundedDial)},
-		// The client's own log would repeat, in its words, the errors
-		// returned here.
-		Logger: zap.NewNop(),
-	})
+	api, err := etcdrpc.New(cfg.Endpoints, tlsConfig, boundedDial)
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %v: %w", cfg.Endpoints, err)
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+
+	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // ErrOnlyVoter is returned by RemoveByName and RemoveByPeerURL for the
@@ -67,29 +67,29 @@ func retriedWhileMembersChange(k errorKind) bool {
 	return k == kindTransient || k == kindTooManyLearners || k == kindUnhealthy
 }
 
-// kindOfDescription maps the descriptions etcd gives its answers (the same
-// on the wire and in the client's typed errors) to their meaning here.
+// kindOfDescription maps the descriptions etcd gives its answers to their
+// meaning here.
 func kindOfDescription(desc string) (errorKind, bool) {
 	switch desc {
-	case rpctypes.ErrTooManyLearners.Error():
+	case etcdrpc.ErrTooManyLearners:
 		return kindTooManyLearners, true
-	case rpctypes.ErrUnhealthy.Error(), rpctypes.ErrMemberNotEnoughStarted.Error():
+	case etcdrpc.ErrUnhealthy, etcdrpc.ErrMemberNotEnoughStarted:
 		return kindUnhealthy, true
-	case rpctypes.ErrMemberLearnerNotReady.Error():
+	case etcdrpc.ErrMemberLearnerNotReady:
 		return kindLearnerNotReady, true
-	case rpctypes.ErrPeerURLExist.Error():
+	case etcdrpc.ErrPeerURLExist:
 		return kindPeerURLExists, true
-	case rpctypes.ErrMemberNotFound.Error():
+	case etcdrpc.ErrMemberNotFound:
 		return kindMemberNotFound, true
-	case rpctypes.ErrMemberNotLearner.Error():
+	case etcdrpc.ErrMemberNotLearner:
 		return kindNotLearner, true
-	case rpctypes.ErrNoLeader.Error(), rpctypes.ErrLeaderChanged.Error(), rpctypes.ErrNotCapable.Error(),
-		rpctypes.ErrStopped.Error(), rpctypes.ErrTimeout.Error(), rpctypes.ErrTimeoutDueToLeaderFail.Error(),
-		rpctypes.ErrTimeoutDueToConnectionLost.Error(), rpctypes.ErrTimeoutWaitAppliedIndex.Error(),
-		rpctypes.ErrTooManyRequests.Error(),
+	case etcdrpc.ErrNoLeader, etcdrpc.ErrLeaderChanged, etcdrpc.ErrNotCapable,
+		etcdrpc.ErrStopped, etcdrpc.ErrTimeout, etcdrpc.ErrTimeoutDueToLeaderFail,
+		etcdrpc.ErrTimeoutDueToConnectionLost, etcdrpc.ErrTimeoutWaitAppliedIndex,
+		etcdrpc.ErrTooManyRequests,
 		// A learner serves no linearizable read; the next request goes to
 		// another endpoint.
-		status.Convert(rpctypes.ErrGRPCNotSupportedForLearner).Message():
+		etcdrpc.ErrNotSupportedForLearner:
 		return kindTransient, true
 	}
 	return kindFatal, false
@@ -112,18 +112,11 @@ func classify(parent context.Context, err error) errorKind {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return kindTransient
 	}
-	var etcdErr rpctypes.EtcdError
-	if errors.As(err, &etcdErr) {
-		if k, ok := kindOfDescription(etcdErr.Error()); ok {
+	if desc, code, ok := etcdrpc.Description(err); ok {
+		if k, ok := kindOfDescription(desc); ok {
 			return k
 		}
-		return kindOfCode(etcdErr.Code())
-	}
-	if s, ok := status.FromError(err); ok {
-		if k, ok := kindOfDescription(s.Message()); ok {
-			return k
-		}
-		return kindOfCode(s.Code())
+		return kindOfCode(code)
 	}
 	return kindFatal
 }

@@ -18,35 +18,35 @@ func TestClassify(t *testing.T) {
 		err  error
 		want errorKind
 	}{
-		{"too many learners", rpctypes.ErrTooManyLearners, kindTooManyLearners},
+		{"too many learners", rpctypes.ErrGRPCTooManyLearners, kindTooManyLearners},
 		{"too many learners on the wire", rpctypes.ErrGRPCTooManyLearners, kindTooManyLearners},
-		{"too many learners wrapped", fmt.Errorf("adding: %w", rpctypes.ErrTooManyLearners), kindTooManyLearners},
-		{"unhealthy cluster", rpctypes.ErrUnhealthy, kindUnhealthy},
+		{"too many learners wrapped", fmt.Errorf("adding: %w", rpctypes.ErrGRPCTooManyLearners), kindTooManyLearners},
+		{"unhealthy cluster", rpctypes.ErrGRPCUnhealthy, kindUnhealthy},
 		{"unhealthy cluster on the wire", rpctypes.ErrGRPCUnhealthy, kindUnhealthy},
-		{"not enough started members", rpctypes.ErrMemberNotEnoughStarted, kindUnhealthy},
-		{"learner not ready", rpctypes.ErrMemberLearnerNotReady, kindLearnerNotReady},
+		{"not enough started members", rpctypes.ErrGRPCMemberNotEnoughStarted, kindUnhealthy},
+		{"learner not ready", rpctypes.ErrGRPCLearnerNotReady, kindLearnerNotReady},
 		{"learner not ready on the wire", rpctypes.ErrGRPCLearnerNotReady, kindLearnerNotReady},
-		{"peer URL exists", rpctypes.ErrPeerURLExist, kindPeerURLExists},
-		{"member not found", rpctypes.ErrMemberNotFound, kindMemberNotFound},
+		{"peer URL exists", rpctypes.ErrGRPCPeerURLExist, kindPeerURLExists},
+		{"member not found", rpctypes.ErrGRPCMemberNotFound, kindMemberNotFound},
 		{"member not found on the wire", rpctypes.ErrGRPCMemberNotFound, kindMemberNotFound},
-		{"not a learner", rpctypes.ErrMemberNotLearner, kindNotLearner},
-		{"no leader", rpctypes.ErrNoLeader, kindTransient},
-		{"leader changed", rpctypes.ErrLeaderChanged, kindTransient},
-		{"server timeout", rpctypes.ErrTimeout, kindTransient},
-		{"connection lost", rpctypes.ErrTimeoutDueToConnectionLost, kindTransient},
+		{"not a learner", rpctypes.ErrGRPCMemberNotLearner, kindNotLearner},
+		{"no leader", rpctypes.ErrGRPCNoLeader, kindTransient},
+		{"leader changed", rpctypes.ErrGRPCLeaderChanged, kindTransient},
+		{"server timeout", rpctypes.ErrGRPCTimeout, kindTransient},
+		{"connection lost", rpctypes.ErrGRPCTimeoutDueToConnectionLost, kindTransient},
 		{"learner serves no linearizable read", rpctypes.ErrGRPCNotSupportedForLearner, kindTransient},
 		{"unknown unavailable answer", status.Error(codes.Unavailable, "connection error: connection refused"), kindTransient},
 		{"one call timed out", context.DeadlineExceeded, kindTransient},
 		{"one call timed out, wrapped", fmt.Errorf("listing: %w", context.DeadlineExceeded), kindTransient},
 		{"call deadline on the wire", status.Error(codes.DeadlineExceeded, "deadline"), kindTransient},
-		{"permission denied", rpctypes.ErrPermissionDenied, kindFatal},
+		{"permission denied", rpctypes.ErrGRPCPermissionDenied, kindFatal},
 		{"corrupt cluster", rpctypes.ErrGRPCCorrupt, kindFatal},
-		{"bad URLs", rpctypes.ErrMemberBadURLs, kindFatal},
+		{"bad URLs", rpctypes.ErrGRPCMemberBadURLs, kindFatal},
 		{"TLS failure", status.Error(codes.Unauthenticated, "bad certificate"), kindFatal},
 		{"plain error", errors.New("no such member"), kindFatal},
 		{"caller canceled", context.Canceled, kindFatal},
 		{"decided", &classified{kind: kindTransient, err: errors.New("no leader known")}, kindTransient},
-		{"decided, wrapped", fmt.Errorf("x: %w", &classified{kind: kindFatal, err: rpctypes.ErrNoLeader}), kindFatal},
+		{"decided, wrapped", fmt.Errorf("x: %w", &classified{kind: kindFatal, err: rpctypes.ErrGRPCNoLeader}), kindFatal},
 		{"nil", nil, kindFatal},
 	}
 	for _, tt := range tests {
@@ -58,7 +58,7 @@ func TestClassify(t *testing.T) {
 	// Once the caller's context is over nothing is worth another try.
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, err := range []error{rpctypes.ErrNoLeader, rpctypes.ErrTooManyLearners, context.DeadlineExceeded} {
+	for _, err := range []error{rpctypes.ErrGRPCNoLeader, rpctypes.ErrGRPCTooManyLearners, context.DeadlineExceeded} {
 		if got := classify(done, err); got != kindFatal {
 			t.Errorf("classify(%v) after the caller's end = %v, want fatal", err, got)
 		}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // fakeEtcd behaves like etcd's membership API as far as this package
@@ -18,7 +18,7 @@ import (
 // each call.
 type fakeEtcd struct {
 	mu      sync.Mutex
-	members []*etcdserverpb.Member
+	members []*etcdrpc.Member
 	nextID  uint64
 	// failures are returned, in order, by the method of that name before
 	// it does anything.
@@ -30,25 +30,25 @@ type fakeEtcd struct {
 	// applyThenFail makes the next call of that name take effect and then
 	// report the error, as when an answer is lost.
 	applyThenFail map[string]error
-	status        map[string]*clientv3.StatusResponse
+	status        map[string]*etcdrpc.Status
 	getErr        error
 	// endpoints are those SetEndpoints gave last.
 	endpoints []string
 }
 
-func newFake(members ...*etcdserverpb.Member) *fakeEtcd {
+func newFake(members ...*etcdrpc.Member) *fakeEtcd {
 	return &fakeEtcd{
 		members:       members,
 		nextID:        0x100,
 		failures:      map[string][]error{},
 		calls:         map[string]int{},
 		applyThenFail: map[string]error{},
-		status:        map[string]*clientv3.StatusResponse{},
+		status:        map[string]*etcdrpc.Status{},
 	}
 }
 
-func voter(id uint64, name, peer string) *etcdserverpb.Member {
-	return &etcdserverpb.Member{ID: id, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{"https://client-of-" + name}}
+func voter(id uint64, name, peer string) *etcdrpc.Member {
+	return &etcdrpc.Member{ID: id, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{"https://client-of-" + name}}
 }
 
 func (f *fakeEtcd) enter(ctx context.Context, method string) error {
@@ -69,89 +69,87 @@ func (f *fakeEtcd) lost(method string) error {
 	return err
 }
 
-func (f *fakeEtcd) snapshot() []*etcdserverpb.Member {
-	out := make([]*etcdserverpb.Member, 0, len(f.members))
+func (f *fakeEtcd) snapshot() []etcdrpc.Member {
+	out := make([]etcdrpc.Member, 0, len(f.members))
 	for _, m := range f.members {
-		c := *m
-		out = append(out, &c)
+		out = append(out, *m)
 	}
 	return out
 }
 
-func (f *fakeEtcd) MemberList(ctx context.Context, _ ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
+func (f *fakeEtcd) MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberList"); err != nil {
-		return nil, err
+		return etcdrpc.Header{}, nil, err
 	}
-	return &clientv3.MemberListResponse{Members: f.snapshot()}, nil
+	return etcdrpc.Header{ClusterID: 1}, f.snapshot(), nil
 }
 
-func (f *fakeEtcd) MemberAddAsLearner(ctx context.Context, peerAddrs []string) (*clientv3.MemberAddResponse, error) {
+func (f *fakeEtcd) MemberAddAsLearner(ctx context.Context, peerAddrs []string) (etcdrpc.Member, []etcdrpc.Member, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberAddAsLearner"); err != nil {
-		return nil, err
+		return etcdrpc.Member{}, nil, err
 	}
 	for _, m := range f.members {
 		if slices.Contains(m.PeerURLs, peerAddrs[0]) {
-			return nil, rpctypes.ErrPeerURLExist
+			return etcdrpc.Member{}, nil, rpctypes.ErrGRPCPeerURLExist
 		}
 		if m.IsLearner {
-			return nil, rpctypes.ErrTooManyLearners
+			return etcdrpc.Member{}, nil, rpctypes.ErrGRPCTooManyLearners
 		}
 	}
-	m := &etcdserverpb.Member{ID: f.nextID, PeerURLs: peerAddrs, IsLearner: true}
+	m := &etcdrpc.Member{ID: f.nextID, PeerURLs: peerAddrs, IsLearner: true}
 	f.nextID++
 	f.members = append(f.members, m)
 	if err := f.lost("MemberAddAsLearner"); err != nil {
-		return nil, err
+		return etcdrpc.Member{}, nil, err
 	}
-	c := *m
-	return &clientv3.MemberAddResponse{Member: &c, Members: f.snapshot()}, nil
+	return *m, f.snapshot(), nil
 }
 
-func (f *fakeEtcd) MemberPromote(ctx context.Context, id uint64) (*clientv3.MemberPromoteResponse, error) {
+func (f *fakeEtcd) MemberPromote(ctx context.Context, id uint64) ([]etcdrpc.Member, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberPromote"); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(f.members, func(m *etcdserverpb.Member) bool { return m.ID == id })
+	i := slices.IndexFunc(f.members, func(m *etcdrpc.Member) bool { return m.ID == id })
 	switch {
 	case i < 0:
-		return nil, rpctypes.ErrMemberNotFound
+		return nil, rpctypes.ErrGRPCMemberNotFound
 	case !f.members[i].IsLearner:
-		return nil, rpctypes.ErrMemberNotLearner
+		return nil, rpctypes.ErrGRPCMemberNotLearner
 	case f.notReadyFor > 0:
 		f.notReadyFor--
-		return nil, rpctypes.ErrMemberLearnerNotReady
+		return nil, rpctypes.ErrGRPCLearnerNotReady
 	}
 	f.members[i].IsLearner = false
 	if err := f.lost("MemberPromote"); err != nil {
 		return nil, err
 	}
-	return &clientv3.MemberPromoteResponse{Members: f.snapshot()}, nil
+	return f.snapshot(), nil
 }
 
-func (f *fakeEtcd) MemberRemove(ctx context.Context, id uint64) (*clientv3.MemberRemoveResponse, error) {
+func (f *fakeEtcd) MemberRemove(ctx context.Context, id uint64) ([]etcdrpc.Member, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberRemove"); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(f.members, func(m *etcdserverpb.Member) bool { return m.ID == id })
+	i := slices.IndexFunc(f.members, func(m *etcdrpc.Member) bool { return m.ID == id })
 	if i < 0 {
-		return nil, rpctypes.ErrMemberNotFound
+		return nil, rpctypes.ErrGRPCMemberNotFound
 	}
 	f.members = slices.Delete(f.members, i, i+1)
 	if err := f.lost("MemberRemove"); err != nil {
 		return nil, err
 	}
-	return &clientv3.MemberRemoveResponse{Members: f.snapshot()}, nil
+	return f.snapshot(), nil
 }
 
-func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
+func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "Status"); err != nil {
@@ -160,16 +158,16 @@ func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.Statu
 	if st, ok := f.status[endpoint]; ok {
 		return st, nil
 	}
-	return &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{ClusterId: 1}, Leader: 1}, nil
+	return &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 1}, Leader: 1}, nil
 }
 
-func (f *fakeEtcd) Get(ctx context.Context, _ string, _ ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+func (f *fakeEtcd) Count(ctx context.Context, _ string) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.enter(ctx, "Get"); err != nil {
-		return nil, err
+	if err := f.enter(ctx, "Count"); err != nil {
+		return 0, err
 	}
-	return &clientv3.GetResponse{}, f.getErr
+	return 0, f.getErr
 }
 
 func (f *fakeEtcd) SetEndpoints(endpoints ...string) {

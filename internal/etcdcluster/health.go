@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // healthKey is the key read to prove that a quorum answers; it need not
@@ -43,7 +43,7 @@ func (c *Client) checkOnce(ctx context.Context) error {
 	}
 	clusterIDs := map[uint64][]string{}
 	for _, ep := range c.endpoints {
-		st, err := call(ctx, c, func(ctx context.Context) (*clientv3.StatusResponse, error) {
+		st, err := call(ctx, c, func(ctx context.Context) (*etcdrpc.Status, error) {
 			return c.api.Status(ctx, ep)
 		})
 		switch {
@@ -54,9 +54,7 @@ func (c *Client) checkOnce(ctx context.Context) error {
 		case len(st.Errors) > 0:
 			fail(kindFatal, fmt.Errorf("%s reports: %s", ep, strings.Join(st.Errors, "; ")))
 		default:
-			if st.Header != nil {
-				clusterIDs[st.Header.ClusterId] = append(clusterIDs[st.Header.ClusterId], ep)
-			}
+			clusterIDs[st.Header.ClusterID] = append(clusterIDs[st.Header.ClusterID], ep)
 		}
 	}
 	if len(clusterIDs) > 1 {
@@ -67,8 +65,8 @@ func (c *Client) checkOnce(ctx context.Context) error {
 		slices.Sort(groups)
 		fail(kindFatal, fmt.Errorf("the endpoints belong to different clusters (%s)", strings.Join(groups, "; ")))
 	}
-	if _, err := call(ctx, c, func(ctx context.Context) (*clientv3.GetResponse, error) {
-		return c.api.Get(ctx, healthKey, clientv3.WithCountOnly())
+	if _, err := call(ctx, c, func(ctx context.Context) (int64, error) {
+		return c.api.Count(ctx, healthKey)
 	}); err != nil {
 		fail(classify(ctx, err), fmt.Errorf("linearizable read: %w", err))
 	}

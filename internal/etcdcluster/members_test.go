@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 const (
@@ -143,8 +143,8 @@ func TestAddLearnerBadInput(t *testing.T) {
 
 func TestAddLearnerWaitsForOtherJoins(t *testing.T) {
 	f := newFake(voter(1, "cp-a", peerA))
-	f.failures["MemberAddAsLearner"] = []error{rpctypes.ErrTooManyLearners, rpctypes.ErrGRPCUnhealthy, rpctypes.ErrMemberNotEnoughStarted, rpctypes.ErrNoLeader}
-	f.failures["MemberList"] = []error{rpctypes.ErrLeaderChanged}
+	f.failures["MemberAddAsLearner"] = []error{rpctypes.ErrGRPCTooManyLearners, rpctypes.ErrGRPCUnhealthy, rpctypes.ErrGRPCMemberNotEnoughStarted, rpctypes.ErrGRPCNoLeader}
+	f.failures["MemberList"] = []error{rpctypes.ErrGRPCLeaderChanged}
 	c := testClient(t, f)
 	if _, _, err := c.AddLearner(context.Background(), "cp-b", peerB); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestAddLearnerWaitsForOtherJoins(t *testing.T) {
 }
 
 func TestAddLearnerGivesUpOnAPendingLearner(t *testing.T) {
-	pending := &etcdserverpb.Member{ID: 0x77, PeerURLs: []string{peerC}, IsLearner: true}
+	pending := &etcdrpc.Member{ID: 0x77, PeerURLs: []string{peerC}, IsLearner: true}
 	f := newFake(voter(1, "cp-a", peerA), pending)
 	c := testClient(t, f)
 	c.retryTimeout = 50 * time.Millisecond
@@ -169,7 +169,7 @@ func TestAddLearnerGivesUpOnAPendingLearner(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	if !errors.Is(err, rpctypes.ErrTooManyLearners) {
+	if !errors.Is(err, rpctypes.ErrGRPCTooManyLearners) {
 		t.Errorf("error %v does not wrap etcd's answer", err)
 	}
 	if d := time.Since(began); d > time.Second {
@@ -179,7 +179,7 @@ func TestAddLearnerGivesUpOnAPendingLearner(t *testing.T) {
 
 func TestAddLearnerLostAnswer(t *testing.T) {
 	f := newFake(voter(1, "cp-a", peerA))
-	f.applyThenFail["MemberAddAsLearner"] = rpctypes.ErrTimeout
+	f.applyThenFail["MemberAddAsLearner"] = rpctypes.ErrGRPCTimeout
 	c := testClient(t, f)
 	m, members, err := c.AddLearner(context.Background(), "cp-b", peerB)
 	if err != nil || !m.IsLearner || len(members) != 2 {
@@ -192,10 +192,10 @@ func TestAddLearnerLostAnswer(t *testing.T) {
 
 func TestAddLearnerFatal(t *testing.T) {
 	f := newFake(voter(1, "cp-a", peerA))
-	f.failures["MemberAddAsLearner"] = []error{rpctypes.ErrPermissionDenied, nil}
+	f.failures["MemberAddAsLearner"] = []error{rpctypes.ErrGRPCPermissionDenied, nil}
 	c := testClient(t, f)
 	_, _, err := c.AddLearner(context.Background(), "cp-b", peerB)
-	if !errors.Is(err, rpctypes.ErrPermissionDenied) || f.calls["MemberAddAsLearner"] != 1 {
+	if !errors.Is(err, rpctypes.ErrGRPCPermissionDenied) || f.calls["MemberAddAsLearner"] != 1 {
 		t.Errorf("AddLearner = %v after %d calls; want permission denied at once", err, f.calls["MemberAddAsLearner"])
 	}
 }
@@ -228,8 +228,8 @@ func TestPromoteLearner(t *testing.T) {
 }
 
 func TestPromoteLearnerLostAnswer(t *testing.T) {
-	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
-	f.applyThenFail["MemberPromote"] = rpctypes.ErrTimeoutDueToConnectionLost
+	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
+	f.applyThenFail["MemberPromote"] = rpctypes.ErrGRPCTimeoutDueToConnectionLost
 	c := testClient(t, f)
 	if m, err := c.PromoteLearner(context.Background(), 2); err != nil || m.IsLearner {
 		t.Fatalf("PromoteLearner = %v, %v", m, err)
@@ -239,8 +239,8 @@ func TestPromoteLearnerLostAnswer(t *testing.T) {
 func TestPromoteLearnerNotLearnerAnswer(t *testing.T) {
 	// The list still shows a learner, but etcd says it votes already (a
 	// promotion by someone else between the two requests).
-	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
-	f.failures["MemberPromote"] = []error{rpctypes.ErrMemberNotLearner}
+	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
+	f.failures["MemberPromote"] = []error{rpctypes.ErrGRPCMemberNotLearner}
 	c := testClient(t, f)
 	if m, err := c.PromoteLearner(context.Background(), 2); err != nil || m.IsLearner {
 		t.Fatalf("PromoteLearner = %v, %v", m, err)
@@ -248,7 +248,7 @@ func TestPromoteLearnerNotLearnerAnswer(t *testing.T) {
 }
 
 func TestPromoteLearnerNeverReady(t *testing.T) {
-	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
 	f.notReadyFor = 1 << 30
 	c := testClient(t, f)
 	c.retryTimeout = 50 * time.Millisecond
@@ -259,7 +259,7 @@ func TestPromoteLearnerNeverReady(t *testing.T) {
 }
 
 func TestPromoteLearnerHonoursContext(t *testing.T) {
-	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
 	f.notReadyFor = 1 << 30
 	c := testClient(t, f)
 	c.retryTimeout = time.Hour
@@ -276,7 +276,7 @@ func TestPromoteLearnerHonoursContext(t *testing.T) {
 
 func TestRemove(t *testing.T) {
 	ctx := context.Background()
-	f := newFake(voter(1, "cp-a", peerA), voter(2, "cp-b", peerB), &etcdserverpb.Member{ID: 3, PeerURLs: []string{peerC}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), voter(2, "cp-b", peerB), &etcdrpc.Member{ID: 3, PeerURLs: []string{peerC}, IsLearner: true})
 	c := testClient(t, f)
 
 	m, found, err := c.RemoveByName(ctx, "cp-b")
@@ -307,8 +307,8 @@ func TestRemove(t *testing.T) {
 
 func TestRemoveRetries(t *testing.T) {
 	f := newFake(voter(1, "cp-a", peerA), voter(2, "cp-b", peerB), voter(3, "cp-c", peerC))
-	f.failures["MemberRemove"] = []error{rpctypes.ErrUnhealthy, rpctypes.ErrMemberNotEnoughStarted}
-	f.applyThenFail["MemberRemove"] = rpctypes.ErrTimeout
+	f.failures["MemberRemove"] = []error{rpctypes.ErrGRPCUnhealthy, rpctypes.ErrGRPCMemberNotEnoughStarted}
+	f.applyThenFail["MemberRemove"] = rpctypes.ErrGRPCTimeout
 	c := testClient(t, f)
 	m, found, err := c.RemoveByName(context.Background(), "cp-c")
 	if err != nil || !found || m.ID != 3 {
@@ -324,7 +324,7 @@ func TestRemoveRetries(t *testing.T) {
 
 func TestRemoveMeanwhileGone(t *testing.T) {
 	f := newFake(voter(1, "cp-a", peerA), voter(2, "cp-b", peerB))
-	f.failures["MemberRemove"] = []error{rpctypes.ErrMemberNotFound}
+	f.failures["MemberRemove"] = []error{rpctypes.ErrGRPCMemberNotFound}
 	c := testClient(t, f)
 	if _, found, err := c.RemoveByName(context.Background(), "cp-b"); err != nil || !found {
 		t.Errorf("RemoveByName of a member removed meanwhile = %v, %v", found, err)
@@ -333,14 +333,14 @@ func TestRemoveMeanwhileGone(t *testing.T) {
 
 func TestMembersRetriesTransient(t *testing.T) {
 	f := newFake(voter(1, "cp-a", peerA))
-	f.failures["MemberList"] = []error{rpctypes.ErrNoLeader, context.DeadlineExceeded}
+	f.failures["MemberList"] = []error{rpctypes.ErrGRPCNoLeader, context.DeadlineExceeded}
 	c := testClient(t, f)
 	ms, err := c.Members(context.Background())
 	if err != nil || len(ms) != 1 || ms[0].Name != "cp-a" || ms[0].ClientURLs[0] != "https://client-of-cp-a" {
 		t.Fatalf("Members = %v, %v", ms, err)
 	}
-	f.failures["MemberList"] = []error{rpctypes.ErrPermissionDenied}
-	if _, err := c.Members(context.Background()); !errors.Is(err, rpctypes.ErrPermissionDenied) {
+	f.failures["MemberList"] = []error{rpctypes.ErrGRPCPermissionDenied}
+	if _, err := c.Members(context.Background()); !errors.Is(err, rpctypes.ErrGRPCPermissionDenied) {
 		t.Errorf("Members = %v, want permission denied", err)
 	}
 }
@@ -353,7 +353,7 @@ func TestCheckHealth(t *testing.T) {
 	if err := testClient(t, f, eps...).CheckHealth(ctx); err != nil {
 		t.Fatalf("CheckHealth of a healthy cluster: %v", err)
 	}
-	if f.calls["Status"] != 2 || f.calls["Get"] != 1 {
+	if f.calls["Status"] != 2 || f.calls["Count"] != 1 {
 		t.Errorf("calls %v, want 2 Status and 1 Get", f.calls)
 	}
 
@@ -364,20 +364,20 @@ func TestCheckHealth(t *testing.T) {
 	}
 
 	f = newFake()
-	f.status[eps[1]] = &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{ClusterId: 1}, Leader: 1, Errors: []string{"NOSPACE"}}
+	f.status[eps[1]] = &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 1}, Leader: 1, Errors: []string{"NOSPACE"}}
 	err := testClient(t, f, eps...).CheckHealth(ctx)
 	if err == nil || !strings.Contains(err.Error(), eps[1]+" reports: NOSPACE") || f.calls["Status"] != 2 {
 		t.Errorf("CheckHealth with an alarm = %v after %d Status calls; want it at once", err, f.calls["Status"])
 	}
 
 	f = newFake()
-	f.status[eps[1]] = &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{ClusterId: 2}, Leader: 1}
+	f.status[eps[1]] = &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 2}, Leader: 1}
 	if err := testClient(t, f, eps...).CheckHealth(ctx); err == nil || !strings.Contains(err.Error(), "different clusters") {
 		t.Errorf("CheckHealth across two clusters = %v", err)
 	}
 
 	f = newFake()
-	f.status[eps[0]] = &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{ClusterId: 1}}
+	f.status[eps[0]] = &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 1}}
 	c := testClient(t, f, eps...)
 	c.retryTimeout = 30 * time.Millisecond
 	if err := c.CheckHealth(ctx); err == nil || !strings.Contains(err.Error(), eps[0]+" knows no leader") || f.calls["Status"] < 4 {
@@ -385,7 +385,7 @@ func TestCheckHealth(t *testing.T) {
 	}
 
 	f = newFake()
-	f.getErr = rpctypes.ErrPermissionDenied
+	f.getErr = rpctypes.ErrGRPCPermissionDenied
 	if err := testClient(t, f, eps...).CheckHealth(ctx); err == nil || !strings.Contains(err.Error(), "linearizable read") {
 		t.Errorf("CheckHealth with a failing read = %v", err)
 	}
@@ -396,18 +396,18 @@ func TestCheckHealth(t *testing.T) {
 // reset) does not make every later health check fail.
 func TestSyncEndpoints(t *testing.T) {
 	ctx := context.Background()
-	member := func(id uint64, name string) *etcdserverpb.Member {
-		return &etcdserverpb.Member{ID: id, Name: name,
+	member := func(id uint64, name string) *etcdrpc.Member {
+		return &etcdrpc.Member{ID: id, Name: name,
 			PeerURLs:   []string{fmt.Sprintf("https://10.0.0.%d:2380", id)},
 			ClientURLs: []string{fmt.Sprintf("https://10.0.0.%d:2379", id)}}
 	}
 	learner := member(3, "node3")
 	learner.IsLearner = true
-	unstarted := &etcdserverpb.Member{ID: 4, PeerURLs: []string{"https://10.0.0.4:2380"}}
+	unstarted := &etcdrpc.Member{ID: 4, PeerURLs: []string{"https://10.0.0.4:2380"}}
 	f := newFake(member(1, "node1"), member(2, "node2"), learner, unstarted)
 	stale := "https://10.0.0.9:2379"
 	c := testClient(t, f, "https://10.0.0.1:2379", stale)
-	f.status[stale] = &clientv3.StatusResponse{} // would fail: no leader
+	f.status[stale] = &etcdrpc.Status{} // would fail: no leader
 	if err := c.SyncEndpoints(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // fixture is a snapshot etcdctl saved from a fresh single-member etcd
@@ -53,7 +52,7 @@ type fakeEtcd struct {
 	memberID  uint64
 }
 
-func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
+func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error) {
 	if f.statusErr != nil {
 		return nil, f.statusErr
 	}
@@ -61,26 +60,26 @@ func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.Statu
 	if id == 0 {
 		id = 7
 	}
-	return &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{MemberId: id}}, nil
+	return &etcdrpc.Status{Header: etcdrpc.Header{MemberID: id}}, nil
 }
 
-func (f *fakeEtcd) MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
+func (f *fakeEtcd) MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error) {
 	if f.listErr != nil {
-		return nil, f.listErr
+		return etcdrpc.Header{}, nil, f.listErr
 	}
-	return &clientv3.MemberListResponse{Members: []*etcdserverpb.Member{{ID: 3, Name: "cp-0"}, {ID: 7, Name: "cp-1"}}}, nil
+	return etcdrpc.Header{}, []etcdrpc.Member{{ID: 3, Name: "cp-0"}, {ID: 7, Name: "cp-1"}}, nil
 }
 
-func (f *fakeEtcd) SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error) {
+func (f *fakeEtcd) Snapshot(ctx context.Context) (string, io.ReadCloser, error) {
 	if f.snapErr != nil {
-		return nil, f.snapErr
+		return "", nil, f.snapErr
 	}
 	end := f.streamErr
 	if end == nil {
 		end = io.EOF
 	}
 	r := io.MultiReader(bytes.NewReader(f.stream), errReader{end})
-	return &clientv3.SnapshotResponse{Snapshot: io.NopCloser(r), Version: "3.6.0"}, nil
+	return "3.6.0", io.NopCloser(r), nil
 }
 
 type errReader struct{ err error }

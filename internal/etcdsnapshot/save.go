@@ -10,10 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // Modes of a snapshot file and of the folders Save creates for it.
@@ -39,11 +38,11 @@ type Info struct {
 	Took time.Duration
 }
 
-// snapshotAPI is what Save asks of etcd; *clientv3.Client has it.
+// snapshotAPI is what Save asks of etcd; *etcdrpc.Client has it.
 type snapshotAPI interface {
-	Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error)
-	MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error)
-	SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error)
+	Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error)
+	MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error)
+	Snapshot(ctx context.Context) (version string, snapshot io.ReadCloser, err error)
 }
 
 // Save writes a snapshot of the member at cfg.Endpoints[0] (the other
@@ -108,12 +107,12 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout tim
 	}()
 	var info *Info
 	err = atomicfile.WriteWith(path, FileMode, func(f *os.File) error {
-		resp, err := api.SnapshotWithVersion(ctx)
+		_, snapshot, err := api.Snapshot(ctx)
 		if err != nil {
 			return fmt.Errorf("asking %s for a snapshot: %w", endpoint, err)
 		}
-		defer resp.Snapshot.Close()
-		n, err := io.Copy(f, resp.Snapshot)
+		defer snapshot.Close()
+		n, err := io.Copy(f, snapshot)
 		if err != nil {
 			return fmt.Errorf("receiving the snapshot from %s (%d bytes so far): %w", endpoint, n, err)
 		}
@@ -143,15 +142,15 @@ func memberName(ctx context.Context, api snapshotAPI, endpoint string, callTimeo
 	if err != nil {
 		return "", fmt.Errorf("asking for the member's status: %w", err)
 	}
-	if st.Header == nil {
+	id := st.Header.MemberID
+	if id == 0 {
 		return "", errors.New("the member's status has no header: cannot tell which member it is")
 	}
-	id := st.Header.MemberId
-	list, err := api.MemberList(callCtx)
+	_, members, err := api.MemberList(callCtx)
 	if err != nil {
 		return "", fmt.Errorf("listing the members: %w", err)
 	}
-	for _, m := range list.Members {
+	for _, m := range members {
 		if m.ID == id {
 			return m.Name, nil
 		}

@@ -64,14 +64,21 @@ func ours(pkgs []pkg) []pkg {
 	return out
 }
 
-// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8),
-// and our packages import neither a YAML library other than
-// sigs.k8s.io/yaml (rule 6) nor test helpers.
+// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8)
+// nor etcd's API, client or server packages and the protobuf runtimes they
+// bring (rule 9), and our packages import neither a YAML library other
+// than sigs.k8s.io/yaml (rule 6) nor test helpers.
 func TestLinkedPackages(t *testing.T) {
 	pkgs := productPackages(t)
 	for _, p := range pkgs {
 		if p.ImportPath == "k8s.io/kubernetes" || strings.HasPrefix(p.ImportPath, "k8s.io/kubernetes/") {
 			t.Errorf("the binary links %s", p.ImportPath)
+		}
+		for _, heavy := range []string{"go.etcd.io/etcd/api/", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/server/",
+			"go.etcd.io/raft/", "github.com/gogo/protobuf/", "github.com/golang/protobuf/"} {
+			if strings.HasPrefix(p.ImportPath, heavy) {
+				t.Errorf("the binary links %s (rule 9: its package initialisation slows every command's start)", p.ImportPath)
+			}
 		}
 	}
 	for _, p := range ours(pkgs) {

@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 	"github.com/kubeadm-go/kubeadm/internal/etcdsnapshot"
@@ -139,11 +143,30 @@ func snapshotEtcdConfig(cp *controlplane.ControlPlane, endpoint string) etcdclus
 	}
 }
 
-// snapshotClient is etcd's own client with cfg, closed at the end of the
-// test.
+// snapshotClient is etcd's own client (an independent one: the product
+// has its own) with cfg's endpoints, certificates and dialer, closed at the
+// end of the test.
 func snapshotClient(t *testing.T, cfg etcdcluster.Config) *clientv3.Client {
 	t.Helper()
-	c, err := etcdcluster.NewV3Client(cfg)
+	caPEM, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("no certificate in %s", cfg.CAFile)
+	}
+	pair, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		TLS:         &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
+		DialTimeout: cfg.DialTimeout,
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(cfg.Dial)},
+		Logger:      zap.NewNop(),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
