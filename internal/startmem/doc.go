@@ -1,7 +1,7 @@
 // Package startmem makes the memory work of kubeadm's start-up cheaper.
 //
 // Before main runs, Go initialises every package the binary links
-// (client-go's API scheme, etcd's and gRPC's protobuf registries, metrics):
+// (client-go's API scheme, gRPC's protobuf registry, metrics):
 // a few MiB of heap and most of the binary's data segment are touched for
 // the first time, in 4 KiB pages. On a virtual machine each of those page
 // faults is expensive (on the test machine they were ~45 % of the time of

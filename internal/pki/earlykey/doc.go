@@ -3,7 +3,7 @@
 //
 // Before main runs, Go initialises every package the binary links, one
 // after the other on one core: ~15–20 ms for kubeadm, whose libraries
-// (client-go's API scheme, etcd's and gRPC's protobuf registries, metrics)
+// (client-go's API scheme, gRPC's protobuf registry, metrics)
 // do a lot at init. The other core idles meanwhile. RSA key generation is
 // what the key-making commands spend most of their time on, so this
 // package's init — which runs early, as it depends only on the standard
