@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
@@ -27,6 +29,9 @@ const (
 	methodSnapshot      = "/etcdserverpb.Maintenance/Snapshot"
 	methodRange         = "/etcdserverpb.KV/Range"
 )
+
+// reconnectBackoff paces the attempts to reconnect to an endpoint.
+var reconnectBackoff = backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}
 
 // maxAnswerBytes is the largest answer accepted: etcd's own client allows
 // any size (a snapshot comes in chunks of 32 KiB).
@@ -116,6 +121,10 @@ func (c *Client) conn(endpoint string) (*grpc.ClientConn, error) {
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(c.creds),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallRecvMsgSize(maxAnswerBytes)),
+		// A member that restarts (an upgrade replaces its Pod) is asked
+		// again within seconds, not after gRPC's default pauses of up to
+		// two minutes; the callers' retries pace themselves.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnectBackoff}),
 	}
 	if c.dial != nil {
 		opts = append(opts, grpc.WithContextDialer(c.dial))
@@ -163,6 +172,14 @@ func (c *Client) invokeAny(ctx context.Context, method string, request []byte) (
 			return answer, nil
 		}
 		if !unreachable(err) || ctx.Err() != nil {
+			// etcd's own refusals (a learner serves no such call, no
+			// leader, a timeout) may be this member's: the next call
+			// starts at the next endpoint, as etcd's client balances.
+			c.mu.Lock()
+			if slices.Equal(c.endpoints, eps) {
+				c.current = (k + 1) % len(eps)
+			}
+			c.mu.Unlock()
 			return nil, err
 		}
 		errs = append(errs, err)

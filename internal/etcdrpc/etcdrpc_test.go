@@ -188,11 +188,27 @@ func TestClientTriesTheNextEndpoint(t *testing.T) {
 		t.Errorf("the endpoint that answered is not the one tried first next: %d", c.current)
 	}
 
-	// An answer of etcd's is not a reason to ask another endpoint.
-	b.fail = rpctypes.ErrGRPCMemberNotFound
+	// An answer of etcd's is returned as it is, and the next call starts
+	// at the next endpoint (a learner answers that it serves no such
+	// call; another member may).
+	b.fail = rpctypes.ErrGRPCNotSupportedForLearner
 	_, _, err := c.MemberList(t.Context())
-	if desc, _, _ := Description(err); desc != ErrMemberNotFound {
-		t.Errorf("MemberList = %v, want etcd's answer", err)
+	if desc, _, _ := Description(err); desc != ErrNotSupportedForLearner || b.listed != 3 {
+		t.Errorf("MemberList = %v after %d calls to b, want etcd's answer after 3", err, b.listed)
+	}
+	if c.current != 0 {
+		t.Errorf("after a refusal the next call starts at endpoint %d, want 0", c.current)
+	}
+
+	// Two members, the first a learner: the second call gets an answer.
+	learner := &fakeServer{name: "l", fail: rpctypes.ErrGRPCNotSupportedForLearner}
+	voter := &fakeServer{name: "v"}
+	lv := serve(t, map[string]*fakeServer{"l:2379": learner, "v:2379": voter}, "https://l:2379", "https://v:2379")
+	if _, _, err := lv.MemberList(t.Context()); err == nil {
+		t.Fatal("the learner answered")
+	}
+	if _, members, err := lv.MemberList(t.Context()); err != nil || members[0].Name != "v" {
+		t.Errorf("second MemberList = %+v, %v; want the voter's answer", members, err)
 	}
 
 	none := serve(t, nil, "https://a:2379", "https://c:2379")
