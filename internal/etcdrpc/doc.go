@@ -19,5 +19,7 @@
 //
 // A Client holds one connection per endpoint, made on first use. A call
 // that is not for a given endpoint goes to the endpoint that answered last
-// and, when that one cannot be reached, to the next ones in turn.
+// and, when that one cannot be reached, to the next ones in turn; after
+// etcd refuses a call (a learner, no leader, a timeout) the next call
+// starts at the next endpoint, as etcd's own client balances.
 package etcdrpc
