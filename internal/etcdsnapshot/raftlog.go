@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // This file writes the few records of etcd's storage formats a restored
@@ -13,28 +15,20 @@ import (
 // snapshot file. They are protocol buffer messages (etcd's raftpb, walpb,
 // snappb and etcdserverpb), encoded here field by field the way their
 // generated code does: scalar fields always, in field order, bytes and
-// sub-messages only when set. Every field number is below 16, so each tag
-// is one byte; varints are the standard library's (protobuf's varint is
-// LEB128, as encoding/binary's Uvarint).
+// sub-messages only when set (with protowire, as package etcdrpc encodes
+// its requests).
 
 // crcTable is the CRC-32 table etcd checksums its log and snapshots with.
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// The wire types of the fields written here.
-const (
-	wireVarint = 0
-	wireBytes  = 2
-)
-
 // pbVarint appends field n as a varint.
-func pbVarint(b []byte, n int, v uint64) []byte {
-	return binary.AppendUvarint(append(b, byte(n<<3|wireVarint)), v)
+func pbVarint(b []byte, n protowire.Number, v uint64) []byte {
+	return protowire.AppendVarint(protowire.AppendTag(b, n, protowire.VarintType), v)
 }
 
 // pbBytes appends field n as length-delimited bytes.
-func pbBytes(b []byte, n int, v []byte) []byte {
-	b = binary.AppendUvarint(append(b, byte(n<<3|wireBytes)), uint64(len(v)))
-	return append(b, v...)
+func pbBytes(b []byte, n protowire.Number, v []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(b, n, protowire.BytesType), v)
 }
 
 // raft's entry and change types used by a new cluster's log.
@@ -146,36 +140,29 @@ func (w *walWriter) record(typ uint64, data []byte) {
 
 // writeFile writes the segment as dir/0000000000000000-0000000000000000.wal
 // (sequence 0, first index 0), extended with zeros to walSegmentBytes as
-// etcd's own segments are, and flushes it.
-func (w *walWriter) writeFile(dir string) (err error) {
+// etcd's own segments are.
+func (w *walWriter) writeFile(dir string) error {
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%016x-%016x.wal", 0, 0)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	if _, err := f.Write(w.buf); err != nil {
-		return err
-	}
-	if err := f.Truncate(max(walSegmentBytes, int64(len(w.buf)))); err != nil {
-		return err
-	}
-	return f.Sync()
+	return writeNewFile(filepath.Join(dir, fmt.Sprintf("%016x-%016x.wal", 0, 0)), w.buf, walSegmentBytes)
 }
 
 // writeSnapFile writes the raft snapshot snap (raftpb.Snapshot) taken at
 // term and index into dir as <term>-<index>.snap: snappb.Snapshot{Crc,
 // Data}, crc (1) then data (2).
-func writeSnapFile(dir string, term, index uint64, snap []byte) (err error) {
+func writeSnapFile(dir string, term, index uint64, snap []byte) error {
 	b := pbVarint(nil, 1, uint64(crc32.Update(0, crcTable, snap)))
 	b = pbBytes(b, 2, snap)
-	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%016x-%016x.snap", term, index)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+	return writeNewFile(filepath.Join(dir, fmt.Sprintf("%016x-%016x.snap", term, index)), b, 0)
+}
+
+// writeNewFile creates path (which must not exist) with data, extended
+// with zeros to size when that is longer, and flushes it. The restore
+// writes into a folder of its own that is renamed into place whole, so a
+// file need not be made atomically by itself.
+func writeNewFile(path string, data []byte, size int64) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 	if err != nil {
 		return err
 	}
@@ -184,8 +171,13 @@ func writeSnapFile(dir string, term, index uint64, snap []byte) (err error) {
 			err = cerr
 		}
 	}()
-	if _, err := f.Write(b); err != nil {
+	if _, err := f.Write(data); err != nil {
 		return err
+	}
+	if size > int64(len(data)) {
+		if err := f.Truncate(size); err != nil {
+			return err
+		}
 	}
 	return f.Sync()
 }
