@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"go.etcd.io/etcd/client/pkg/v3/types"
@@ -30,9 +29,9 @@ func memberFor(name string, peerURLs []string, token string) (newMember, error) 
 	if err != nil {
 		return newMember{}, err
 	}
+	// types.NewURLs has sorted the URLs, as etcd sorts them for the ID.
 	m := newMember{Name: name, PeerURLs: urls.StringSlice()}
-	sorted := slices.Sorted(slices.Values(m.PeerURLs))
-	sum := sha1.Sum([]byte(strings.Join(sorted, "") + token))
+	sum := sha1.Sum([]byte(strings.Join(m.PeerURLs, "") + token))
 	m.ID = types.ID(binary.BigEndian.Uint64(sum[:8]))
 	if m.ID == 0 {
 		return newMember{}, fmt.Errorf("the peer URLs give the member the ID 0, which etcd does not accept")
