@@ -228,17 +228,18 @@ func (c *Client) MemberAddAsLearner(ctx context.Context, peerURLs []string) (add
 
 // MemberPromote makes the learner id a voting member.
 func (c *Client) MemberPromote(ctx context.Context, id uint64) ([]Member, error) {
-	answer, err := c.invokeAny(ctx, methodMemberPromote, memberIDRequest(id))
-	if err != nil {
-		return nil, err
-	}
-	_, _, members, err := membersAnswer(answer, 2)
-	return members, err
+	return c.changeMember(ctx, methodMemberPromote, id)
 }
 
 // MemberRemove removes the member id.
 func (c *Client) MemberRemove(ctx context.Context, id uint64) ([]Member, error) {
-	answer, err := c.invokeAny(ctx, methodMemberRemove, memberIDRequest(id))
+	return c.changeMember(ctx, methodMemberRemove, id)
+}
+
+// changeMember calls a method that takes a member's ID and answers with
+// the members after the change.
+func (c *Client) changeMember(ctx context.Context, method string, id uint64) ([]Member, error) {
+	answer, err := c.invokeAny(ctx, method, memberIDRequest(id))
 	if err != nil {
 		return nil, err
 	}
