@@ -19,16 +19,12 @@ func TestClassify(t *testing.T) {
 		want errorKind
 	}{
 		{"too many learners", rpctypes.ErrGRPCTooManyLearners, kindTooManyLearners},
-		{"too many learners on the wire", rpctypes.ErrGRPCTooManyLearners, kindTooManyLearners},
 		{"too many learners wrapped", fmt.Errorf("adding: %w", rpctypes.ErrGRPCTooManyLearners), kindTooManyLearners},
 		{"unhealthy cluster", rpctypes.ErrGRPCUnhealthy, kindUnhealthy},
-		{"unhealthy cluster on the wire", rpctypes.ErrGRPCUnhealthy, kindUnhealthy},
 		{"not enough started members", rpctypes.ErrGRPCMemberNotEnoughStarted, kindUnhealthy},
 		{"learner not ready", rpctypes.ErrGRPCLearnerNotReady, kindLearnerNotReady},
-		{"learner not ready on the wire", rpctypes.ErrGRPCLearnerNotReady, kindLearnerNotReady},
 		{"peer URL exists", rpctypes.ErrGRPCPeerURLExist, kindPeerURLExists},
 		{"member not found", rpctypes.ErrGRPCMemberNotFound, kindMemberNotFound},
-		{"member not found on the wire", rpctypes.ErrGRPCMemberNotFound, kindMemberNotFound},
 		{"not a learner", rpctypes.ErrGRPCMemberNotLearner, kindNotLearner},
 		{"no leader", rpctypes.ErrGRPCNoLeader, kindTransient},
 		{"leader changed", rpctypes.ErrGRPCLeaderChanged, kindTransient},
