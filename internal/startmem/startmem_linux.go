@@ -49,5 +49,4 @@ func hugeHeapRegion(size, huge int) {
 	region := make([]byte, size)
 	madvise(uintptr(unsafe.Pointer(unsafe.SliceData(region))), uintptr(min(huge, size)), madvHugepage)
 	runtime.GC() // region is dead here: this collection frees it
-
 }
