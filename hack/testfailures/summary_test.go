@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	in := `=== RUN   TestJoin
+    harness_test.go:178: [testbed] starting node node1 (10.199.0.11)
+=== RUN   TestJoin/worker
+    join_test.go:100: joined
+=== RUN   TestJoin/reset_every_node
+    join_test.go:380: node2: files differ from before init: [/etc/kubernetes/x]
+    join_test.go:390: containers left after reset: abc
+        def
+=== NAME  TestJoin
+    harness_test.go:163: ---- end of kubelet.log of node1:
+        I1127 kubelet line one
+        I1127 kubelet line two
+    harness_test.go:178: [testbed] stopping node node1
+--- FAIL: TestJoin (186.91s)
+    --- PASS: TestJoin/worker (12.35s)
+    --- FAIL: TestJoin/reset_every_node (16.91s)
+=== RUN   TestOther
+    other_test.go:10: fine
+--- PASS: TestOther (1.00s)
+FAIL
+FAIL	github.com/kubeadm-go/kubeadm/test/e2e	1275.416s
+FAIL
+`
+	var out bytes.Buffer
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.HasPrefix(got, in) {
+		t.Fatalf("the input is not passed through unchanged:\n%s", got)
+	}
+	want := `
+== what the 2 failing tests printed (node logs left out; each whole above)
+--- FAIL: TestJoin
+    harness_test.go:178: [testbed] starting node node1 (10.199.0.11)
+    harness_test.go:163: ---- end of kubelet.log of node1: (left out here)
+    harness_test.go:178: [testbed] stopping node node1
+--- FAIL: TestJoin/reset_every_node
+    join_test.go:380: node2: files differ from before init: [/etc/kubernetes/x]
+    join_test.go:390: containers left after reset: abc
+        def
+`
+	if summary := strings.TrimPrefix(got, in); summary != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", summary, want)
+	}
+}
+
+func TestRunNoFailure(t *testing.T) {
+	in := "=== RUN   TestA\n    a_test.go:1: hi\n--- PASS: TestA (0.00s)\nPASS\nok\tpkg\t0.1s\n"
+	var out bytes.Buffer
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != in {
+		t.Errorf("output %q, want the input alone", out.String())
+	}
+}
+
+func TestSummaryKeepsTheLastLines(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("=== RUN   TestLong\n")
+	for i := range maxLines + 5 {
+		in.WriteString("    long_test.go:1: line " + strings.Repeat("x", i%3) + "\n")
+	}
+	in.WriteString("    long_test.go:2: the last\n--- FAIL: TestLong (1.00s)\n")
+	var out bytes.Buffer
+	if err := run(strings.NewReader(in.String()), &out); err != nil {
+		t.Fatal(err)
+	}
+	summary := strings.TrimPrefix(out.String(), in.String())
+	if !strings.Contains(summary, "(6 earlier lines left out)") || !strings.HasSuffix(summary, "the last\n") {
+		t.Errorf("summary:\n%s", summary)
+	}
+	if n := strings.Count(summary, "long_test.go"); n != maxLines {
+		t.Errorf("%d lines repeated, want %d", n, maxLines)
+	}
+}
