@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -361,26 +362,32 @@ func TestJoin(t *testing.T) {
 	})
 
 	t.Run("reset every node, then init again", func(t *testing.T) {
+		// What each reset printed goes with any failure about its node.
+		said := map[string]string{}
 		// The joined control-plane nodes first: their etcd members leave.
-		mustRun(t, n3, "kubeadm", "reset", "--force")
-		mustRun(t, n5, "kubeadm", "reset", "--force")
+		said[n3.Name] = mustRun(t, n3, "kubeadm", "reset", "--force")
+		said[n5.Name] = mustRun(t, n5, "kubeadm", "reset", "--force")
 		if members := etcdMemberList(t, n1); len(members) != 1 {
-			t.Errorf("etcd members after resetting node3 and node5: %v", members)
+			t.Errorf("etcd members after resetting node3 and node5: %v\nnode3's reset:\n%s\nnode5's reset:\n%s", members, said[n3.Name], said[n5.Name])
 		}
 		// A reset killed half-way, then run again, converges.
 		mustRun(t, n2, "sh", "-c", "kubeadm reset --force >/dev/null 2>&1 & pid=$!; sleep 0.3; kill -9 $pid; wait; true")
-		mustRun(t, n2, "kubeadm", "reset", "--force")
-		mustRun(t, n4, "kubeadm", "reset", "--force", "--cleanup-network")
-		mustRun(t, n1, "kubeadm", "reset", "--force")
+		said[n2.Name] = mustRun(t, n2, "kubeadm", "reset", "--force")
+		said[n4.Name] = mustRun(t, n4, "kubeadm", "reset", "--force", "--cleanup-network")
+		said[n1.Name] = mustRun(t, n1, "kubeadm", "reset", "--force")
 		for _, n := range nodes {
+			var wrong []string
 			if d := diffDigests(before[n.Name], nodeFiles(t, n)); len(d) > 0 {
-				t.Errorf("%s: files differ from before init: %v", n.Name, d)
+				wrong = append(wrong, fmt.Sprintf("files differ from before init: %v", d))
 			}
 			if got := strings.TrimSpace(run(t, n, "systemctl", "is-active", "kubelet").Stdout); got == "active" {
-				t.Errorf("%s: the kubelet still runs after reset", n.Name)
+				wrong = append(wrong, "the kubelet still runs after reset")
 			}
 			if got := strings.TrimSpace(mustRun(t, n, "ctr", "-n", "k8s.io", "-a", "/run/containerd/containerd.sock", "containers", "ls", "-q")); got != "" {
-				t.Errorf("%s: containers left after reset: %s", n.Name, got)
+				wrong = append(wrong, "containers left after reset: "+got)
+			}
+			if len(wrong) > 0 {
+				t.Errorf("%s: %s\nits reset printed:\n%s", n.Name, strings.Join(wrong, "; "), said[n.Name])
 			}
 		}
 		// --cleanup-network removed node4's CNI configuration and KUBE- chains.
