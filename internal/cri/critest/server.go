@@ -38,6 +38,8 @@ type Server struct {
 	// have started, so a test can prove that pulls overlap. A pull that
 	// waits in vain fails after a few seconds.
 	HoldPulls int
+	// StopFailures makes the first n stops of a pod sandbox, by ID, fail.
+	StopFailures map[string]int
 	// Sandboxes and Containers are what the runtime runs from the start.
 	Sandboxes  []*criv1.PodSandbox
 	Containers []*criv1.Container
@@ -57,6 +59,7 @@ type Server struct {
 	maxInFlight int
 	allStarted  chan struct{}
 	calls       []string
+	stopsFailed map[string]int
 }
 
 // Start serves s on a new socket in a temporary folder until the test ends
@@ -214,6 +217,13 @@ func (s *Server) StopPodSandbox(_ context.Context, r *criv1.StopPodSandboxReques
 	s.record("StopPodSandbox", r.GetPodSandboxId())
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if id := r.GetPodSandboxId(); s.stopsFailed[id] < s.StopFailures[id] {
+		if s.stopsFailed == nil {
+			s.stopsFailed = map[string]int{}
+		}
+		s.stopsFailed[id]++
+		return nil, status.Errorf(codes.Unknown, "failed to stop container of sandbox %q: still starting", id)
+	}
 	for i, sb := range s.Sandboxes {
 		if sb.GetId() == r.GetPodSandboxId() {
 			// A new value, not a change in place: answers being sent may

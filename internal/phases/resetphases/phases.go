@@ -315,8 +315,15 @@ func unmountFlags(names []string) int {
 	return flags
 }
 
+// podRemovalRounds is how many times removePods lists the pods and removes
+// what is left, as upstream tries each removal up to five times.
+const podRemovalRounds = 5
+
 // removePods stops and removes every pod sandbox (and so its containers)
 // of the container runtime: on a kubeadm node they are all the kubelet's.
+// A runtime can refuse a stop while a container is still starting or
+// exiting; what a round leaves is tried again in the next, and the
+// errors of the last round are returned.
 func removePods(ctx context.Context, d *Data) error {
 	if d.DialCRI == nil || d.Cfg.CRISocket == "" {
 		return errors.New("no container runtime endpoint is known")
@@ -326,21 +333,30 @@ func removePods(ctx context.Context, d *Data) error {
 		return err
 	}
 	defer rt.Close()
-	pods, err := rt.ListPodSandboxes(ctx, nil)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, p := range pods {
-		if err := rt.StopPodSandbox(ctx, p.ID); err != nil {
-			errs = append(errs, fmt.Errorf("stopping pod %s/%s: %w", p.Namespace, p.Name, err))
-			continue
+	for round := 1; ; round++ {
+		pods, err := rt.ListPodSandboxes(ctx, nil)
+		if err != nil {
+			return err
 		}
-		if err := rt.RemovePodSandbox(ctx, p.ID); err != nil {
-			errs = append(errs, fmt.Errorf("removing pod %s/%s: %w", p.Namespace, p.Name, err))
+		var errs []error
+		for _, p := range pods {
+			if err := rt.StopPodSandbox(ctx, p.ID); err != nil {
+				errs = append(errs, fmt.Errorf("stopping pod %s/%s: %w", p.Namespace, p.Name, err))
+				continue
+			}
+			if err := rt.RemovePodSandbox(ctx, p.ID); err != nil {
+				errs = append(errs, fmt.Errorf("removing pod %s/%s: %w", p.Namespace, p.Name, err))
+			}
+		}
+		if len(errs) == 0 || round == podRemovalRounds {
+			return errors.Join(errs...)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(append(errs, ctx.Err())...)
+		case <-time.After(time.Duration(round) * 200 * time.Millisecond):
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // cleanDir deletes what dir holds and keeps dir itself; a missing dir is

@@ -173,6 +173,51 @@ func TestCleanupNodeRemovesPods(t *testing.T) {
 	}
 }
 
+func TestCleanupNodeTriesPodsAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		failures int
+		wantWarn bool
+	}{
+		{name: "a stop refused twice", failures: 2},
+		{name: "a stop always refused", failures: podRemovalRounds, wantWarn: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := testNode(t)
+			var out bytes.Buffer
+			d.Out = &out
+			srv := &critest.Server{
+				Sandboxes: []*criv1.PodSandbox{
+					{Id: "p1", Metadata: &criv1.PodSandboxMetadata{Name: "etcd-cp", Namespace: "kube-system"}, State: criv1.PodSandboxState_SANDBOX_READY},
+					{Id: "p2", Metadata: &criv1.PodSandboxMetadata{Name: "web", Namespace: "default"}, State: criv1.PodSandboxState_SANDBOX_READY},
+				},
+				StopFailures: map[string]int{"p2": tc.failures},
+			}
+			d.Cfg.CRISocket = critest.Start(t, srv)
+			d.DialCRI = func(ctx context.Context, endpoint string) (cri.Runtime, error) {
+				return cri.Dial(ctx, endpoint, cri.Options{})
+			}
+			if err := runCleanupNode(context.Background(), d); err != nil {
+				t.Fatal(err)
+			}
+			stops := 0
+			for _, c := range srv.Calls() {
+				if c == "StopPodSandbox p2" {
+					stops++
+				}
+			}
+			wantStops := min(tc.failures+1, podRemovalRounds)
+			if stops != wantStops {
+				t.Errorf("p2 stopped %d times, want %d", stops, wantStops)
+			}
+			warned := strings.Contains(out.String(), "WARNING: the containers could not be removed: stopping pod default/web")
+			if warned != tc.wantWarn {
+				t.Errorf("warning printed: %v, want %v\n%s", warned, tc.wantWarn, out.String())
+			}
+		})
+	}
+}
+
 func TestPreflightConfirmation(t *testing.T) {
 	cases := []struct {
 		name       string
