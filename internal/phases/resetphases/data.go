@@ -70,6 +70,12 @@ type Data struct {
 	NewClient func(path string) (kubernetes.Interface, error)
 	// Run runs a program and returns its output (iptables-save, ...).
 	Run func(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
+
+	// emptiedEtcdDir is the etcd data folder remove-etcd-member emptied in
+	// this run. The kubelet may restart the etcd container before
+	// cleanup-node stops it, and that etcd writes its files again; so
+	// cleanup-node empties the folder once more when the pods are gone.
+	emptiedEtcdDir string
 }
 
 // ProcMounts lists the mount points of this process's mount namespace from

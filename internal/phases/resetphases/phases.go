@@ -113,6 +113,7 @@ func runRemoveEtcdMember(ctx context.Context, d *Data) error {
 		fmt.Fprintln(d.Out, "[reset] If the cluster lives on, remove it by hand: etcdctl member remove <ID>")
 	}
 	fmt.Fprintf(d.Out, "[reset] Emptying the etcd data folder %s\n", local.dataDir)
+	d.emptiedEtcdDir = local.dataDir
 	return cleanDir(local.dataDir)
 }
 
@@ -231,6 +232,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 	fmt.Fprintln(d.Out, "[reset] Stopping and removing every pod through the container runtime")
 	if err := removePods(ctx, d); err != nil {
 		fmt.Fprintf(d.Out, "[reset] WARNING: the containers could not be removed: %v\n", err)
+	}
+	if d.emptiedEtcdDir != "" {
+		dirs = append(dirs, d.emptiedEtcdDir)
 	}
 	fmt.Fprintf(d.Out, "[reset] Emptying the folders %v\n", dirs)
 	for _, dir := range dirs {

@@ -323,6 +323,43 @@ spec:
 	}
 }
 
+// An etcd the kubelet restarts between the two phases writes its files
+// into the emptied folder again; cleanup-node removes them once its pods
+// are gone.
+func TestCleanupNodeEmptiesTheEtcdFolderAgain(t *testing.T) {
+	d, root := testNode(t)
+	dataDir := filepath.Join(root, "var/lib/etcd")
+	manifest := "apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system}\nspec:\n  containers:\n  - name: etcd\n    command:\n    - etcd\n    - --name=cp\n" +
+		"    - --data-dir=" + dataDir + "\n    - --initial-advertise-peer-urls=https://127.0.0.1:1\n    - --advertise-client-urls=https://127.0.0.1:1\n"
+	if err := os.WriteFile(filepath.Join(d.ManifestDir, "etcd.yaml"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dataDir, "member/snap/db")
+	restartedEtcd := func() {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(db, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restartedEtcd()
+	if err := runRemoveEtcdMember(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "member")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("remove-etcd-member left the data: %v", err)
+	}
+	restartedEtcd()
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(dataDir); err != nil || len(entries) != 0 {
+		t.Errorf("etcd folder after cleanup-node: %v, %v", entries, err)
+	}
+}
+
 func TestUnescapeMountPath(t *testing.T) {
 	if got := unescapeMountPath(`/var/lib/kubelet/pods/a\040b/vol`); got != "/var/lib/kubelet/pods/a b/vol" {
 		t.Errorf("got %q", got)
