@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeproxyconfig"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -60,8 +60,8 @@ type Documents struct {
 	Reset   *v1beta4.ResetConfiguration
 	Upgrade *v1beta4.UpgradeConfiguration
 
-	Kubelet   *kubeletv1beta1.KubeletConfiguration
-	KubeProxy *kubeproxyv1alpha1.KubeProxyConfiguration
+	Kubelet   *kubeletconfig.KubeletConfiguration
+	KubeProxy *kubeproxyconfig.KubeProxyConfiguration
 
 	// Kinds lists the kinds of the documents read (kubeadm's and the
 	// component configurations), in the file's order.
@@ -131,12 +131,12 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			if gvk.GroupVersion() != KubeletGroupVersion || gvk.Kind != KindKubelet {
 				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeletGroupVersion, KindKubelet)
 			}
-			obj = &kubeletv1beta1.KubeletConfiguration{}
+			obj = &kubeletconfig.KubeletConfiguration{}
 		case KubeProxyGroupVersion.Group:
 			if gvk.GroupVersion() != KubeProxyGroupVersion || gvk.Kind != KindKubeProxy {
 				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeProxyGroupVersion, KindKubeProxy)
 			}
-			obj = &kubeproxyv1alpha1.KubeProxyConfiguration{}
+			obj = &kubeproxyconfig.KubeProxyConfiguration{}
 		default:
 			out.Warnings = append(out.Warnings, fmt.Sprintf("ignoring document %d: kubeadm does not know apiVersion %s kind %s", d.Index+1, gvk.GroupVersion(), gvk.Kind))
 			continue
@@ -172,9 +172,9 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			v1beta3Cluster = o
 		case *v1beta3.JoinConfiguration:
 			out.Join = joinFromV1beta3(o)
-		case *kubeletv1beta1.KubeletConfiguration:
+		case *kubeletconfig.KubeletConfiguration:
 			out.Kubelet = o
-		case *kubeproxyv1alpha1.KubeProxyConfiguration:
+		case *kubeproxyconfig.KubeProxyConfiguration:
 			out.KubeProxy = o
 		}
 	}

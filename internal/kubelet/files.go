@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/patches"
 )
@@ -73,13 +73,15 @@ type ConfigOptions struct {
 // resolvConf filled in from opts, then the user's patches, then the
 // node-local settings. out receives the patch messages. The result is the
 // same for the same inputs.
-func Config(cfg *kubeletv1beta1.KubeletConfiguration, opts ConfigOptions, out io.Writer) ([]byte, error) {
+func Config(cfg *kubeletconfig.KubeletConfiguration, opts ConfigOptions, out io.Writer) ([]byte, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("rendering the kubelet configuration: no configuration given")
 	}
-	c := cfg.DeepCopy()
+	// A copy of the top level is enough: only top-level fields are set.
+	copied := *cfg
+	c := &copied
 	if c.APIVersion == "" {
-		c.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
+		c.APIVersion = kubeletconfig.GroupVersion
 	}
 	if c.Kind == "" {
 		c.Kind = "KubeletConfiguration"
@@ -109,7 +111,7 @@ func Config(cfg *kubeletv1beta1.KubeletConfiguration, opts ConfigOptions, out io
 }
 
 // WriteConfig writes config.yaml into dir (see Config). Idempotent.
-func WriteConfig(dir string, cfg *kubeletv1beta1.KubeletConfiguration, opts ConfigOptions, out io.Writer) error {
+func WriteConfig(dir string, cfg *kubeletconfig.KubeletConfiguration, opts ConfigOptions, out io.Writer) error {
 	doc, err := Config(cfg, opts, out)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 )
 
@@ -323,13 +324,13 @@ func TestInstanceConfig(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	base := func() *kubeletv1beta1.KubeletConfiguration {
-		return &kubeletv1beta1.KubeletConfiguration{ClusterDomain: "cluster.local"}
+	base := func() *kubeletconfig.KubeletConfiguration {
+		return &kubeletconfig.KubeletConfiguration{ClusterDomain: "cluster.local"}
 	}
 	userResolv := "/etc/my.conf"
 	tests := []struct {
 		name  string
-		cfg   *kubeletv1beta1.KubeletConfiguration
+		cfg   *kubeletconfig.KubeletConfiguration
 		opts  ConfigOptions
 		check func(t *testing.T, doc map[string]any)
 	}{
@@ -354,7 +355,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "the user's resolvConf kept",
-			cfg:  func() *kubeletv1beta1.KubeletConfiguration { c := base(); c.ResolverConfig = &userResolv; return c }(),
+			cfg:  func() *kubeletconfig.KubeletConfiguration { c := base(); c.ResolverConfig = &userResolv; return c }(),
 			opts: ConfigOptions{ResolvConf: SystemdResolvConf},
 			check: func(t *testing.T, doc map[string]any) {
 				if doc["resolvConf"] != userResolv {
@@ -364,7 +365,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "an empty resolvConf from the user is kept empty",
-			cfg:  func() *kubeletv1beta1.KubeletConfiguration { c := base(); e := ""; c.ResolverConfig = &e; return c }(),
+			cfg:  func() *kubeletconfig.KubeletConfiguration { c := base(); e := ""; c.ResolverConfig = &e; return c }(),
 			opts: ConfigOptions{ResolvConf: SystemdResolvConf},
 			check: func(t *testing.T, doc map[string]any) {
 				if v, ok := doc["resolvConf"]; ok && v != "" {
@@ -374,7 +375,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "without node-local socket the endpoint is the configuration's",
-			cfg: func() *kubeletv1beta1.KubeletConfiguration {
+			cfg: func() *kubeletconfig.KubeletConfiguration {
 				c := base()
 				c.ContainerRuntimeEndpoint = "unix:///mine"
 				return c
@@ -387,7 +388,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "the node-local socket wins",
-			cfg: func() *kubeletv1beta1.KubeletConfiguration {
+			cfg: func() *kubeletconfig.KubeletConfiguration {
 				c := base()
 				c.ContainerRuntimeEndpoint = "unix:///mine"
 				return c
@@ -402,13 +403,16 @@ func TestConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := tt.cfg.DeepCopy()
+			before, err := json.Marshal(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
 			b, err := Config(tt.cfg, tt.opts, &bytes.Buffer{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(before, tt.cfg) {
-				t.Error("Config modified its argument")
+			if after, _ := json.Marshal(tt.cfg); !bytes.Equal(before, after) {
+				t.Errorf("Config modified its argument:\n%s\n%s", before, after)
 			}
 			var doc map[string]any
 			if err := yaml.Unmarshal(b, &doc); err != nil {
@@ -427,7 +431,7 @@ func TestConfigPatchErrorsNameTheTarget(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kubeletconfiguration+json.yaml"), []byte("- op: remove\n  path: /nope\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Config(&kubeletv1beta1.KubeletConfiguration{}, ConfigOptions{PatchesDir: dir}, &bytes.Buffer{})
+	_, err := Config(&kubeletconfig.KubeletConfiguration{}, ConfigOptions{PatchesDir: dir}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "patching the kubelet configuration") {
 		t.Errorf("error = %v", err)
 	}

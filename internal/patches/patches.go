@@ -18,8 +18,9 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 )
 
 // The targets a patch file can name.
@@ -311,7 +312,7 @@ func schemaFor(target string) (any, error) {
 	case TargetEtcd, TargetKubeAPIServer, TargetKubeControllerManager, TargetKubeScheduler:
 		return corev1.Pod{}, nil
 	case TargetKubeletConfiguration:
-		return kubeletv1beta1.KubeletConfiguration{}, nil
+		return kubeletconfig.KubeletConfiguration{}, nil
 	case TargetCoreDNSDeployment:
 		return appsv1.Deployment{}, nil
 	}

@@ -13,11 +13,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 )
 
@@ -74,9 +74,11 @@ func KubeletConfig(cfg *kubeadm.ClusterConfiguration) (*corev1.ConfigMap, error)
 	if k == nil {
 		return nil, errors.New("the configuration holds no KubeletConfiguration to store")
 	}
-	k = k.DeepCopy()
+	// A copy of the top level is enough: only its type fields are set.
+	copied := *k
+	k = &copied
 	if k.APIVersion == "" {
-		k.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
+		k.APIVersion = kubeletconfig.GroupVersion
 	}
 	if k.Kind == "" {
 		k.Kind = "KubeletConfiguration"

@@ -64,10 +64,11 @@ func ours(pkgs []pkg) []pkg {
 	return out
 }
 
-// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8)
+// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8),
 // nor etcd's API, client or server packages and the protobuf runtimes they
-// bring (rule 9), and our packages import neither a YAML library other
-// than sigs.k8s.io/yaml (rule 6) nor test helpers.
+// bring, nor component-base and the Prometheus client (rule 9); and our
+// packages import neither a YAML library other than sigs.k8s.io/yaml
+// (rule 6) nor test helpers.
 func TestLinkedPackages(t *testing.T) {
 	pkgs := productPackages(t)
 	for _, p := range pkgs {
@@ -75,7 +76,8 @@ func TestLinkedPackages(t *testing.T) {
 			t.Errorf("the binary links %s", p.ImportPath)
 		}
 		for _, heavy := range []string{"go.etcd.io/etcd/api/", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/server/",
-			"go.etcd.io/raft/", "github.com/gogo/protobuf/", "github.com/golang/protobuf/"} {
+			"go.etcd.io/raft/", "github.com/gogo/protobuf/", "github.com/golang/protobuf/",
+			"k8s.io/component-base/", "k8s.io/kubelet/", "k8s.io/kube-proxy/", "github.com/prometheus/"} {
 			if strings.HasPrefix(p.ImportPath, heavy) {
 				t.Errorf("the binary links %s (rule 9: its package initialisation slows every command's start)", p.ImportPath)
 			}
