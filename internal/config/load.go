@@ -17,14 +17,14 @@ import (
 
 // Groups and versions of the component configuration documents.
 var (
-	KubeletGroupVersion   = schema.GroupVersion{Group: "kubelet.config.k8s.io", Version: "v1beta1"}
-	KubeProxyGroupVersion = schema.GroupVersion{Group: "kubeproxy.config.k8s.io", Version: "v1alpha1"}
+	KubeletGroupVersion   = schema.GroupVersion{Group: kubeletconfig.Group, Version: kubeletconfig.Version}
+	KubeProxyGroupVersion = schema.GroupVersion{Group: kubeproxyconfig.Group, Version: kubeproxyconfig.Version}
 )
 
 // Kinds of the component configuration documents.
 const (
-	KindKubelet   = "KubeletConfiguration"
-	KindKubeProxy = "KubeProxyConfiguration"
+	KindKubelet   = kubeletconfig.Kind
+	KindKubeProxy = kubeproxyconfig.Kind
 )
 
 // oldVersions maps kubeadm API versions this tool no longer reads to the

@@ -77,15 +77,7 @@ func Config(cfg *kubeletconfig.KubeletConfiguration, opts ConfigOptions, out io.
 	if cfg == nil {
 		return nil, fmt.Errorf("rendering the kubelet configuration: no configuration given")
 	}
-	// A copy of the top level is enough: only top-level fields are set.
-	copied := *cfg
-	c := &copied
-	if c.APIVersion == "" {
-		c.APIVersion = kubeletconfig.GroupVersion
-	}
-	if c.Kind == "" {
-		c.Kind = "KubeletConfiguration"
-	}
+	c := cfg.WithTypeMeta()
 	if c.ResolverConfig == nil && opts.ResolvConf != "" {
 		r := opts.ResolvConf
 		c.ResolverConfig = &r

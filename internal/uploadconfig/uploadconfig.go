@@ -17,7 +17,6 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 )
 
@@ -74,16 +73,7 @@ func KubeletConfig(cfg *kubeadm.ClusterConfiguration) (*corev1.ConfigMap, error)
 	if k == nil {
 		return nil, errors.New("the configuration holds no KubeletConfiguration to store")
 	}
-	// A copy of the top level is enough: only its type fields are set.
-	copied := *k
-	k = &copied
-	if k.APIVersion == "" {
-		k.APIVersion = kubeletconfig.GroupVersion
-	}
-	if k.Kind == "" {
-		k.Kind = "KubeletConfiguration"
-	}
-	doc, err := yaml.Marshal(k)
+	doc, err := yaml.Marshal(k.WithTypeMeta())
 	if err != nil {
 		return nil, fmt.Errorf("encoding the KubeletConfiguration for ConfigMap %s/%s: %w", metav1.NamespaceSystem, KubeletConfigMap, err)
 	}

@@ -7,10 +7,11 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/componentbase"
 )
 
-// GroupVersion and Kind name the document.
+// Group, Version and Kind name the document.
 const (
-	GroupVersion = "kubelet.config.k8s.io/v1beta1"
-	Kind         = "KubeletConfiguration"
+	Group   = "kubelet.config.k8s.io"
+	Version = "v1beta1"
+	Kind    = "KubeletConfiguration"
 )
 
 // KubeletConfiguration is the kubelet's configuration file.
@@ -210,4 +211,18 @@ type MemoryReservation struct {
 // UserNamespaces configures the user namespaces of pods.
 type UserNamespaces struct {
 	IDsPerPod *int64 `json:"idsPerPod,omitempty"`
+}
+
+// WithTypeMeta returns a copy of k with apiVersion and kind set where k
+// leaves them empty, as a written document needs them. Only the top level
+// is copied: the copy shares k's lists, maps and pointers.
+func (k *KubeletConfiguration) WithTypeMeta() *KubeletConfiguration {
+	c := *k
+	if c.APIVersion == "" {
+		c.APIVersion = Group + "/" + Version
+	}
+	if c.Kind == "" {
+		c.Kind = Kind
+	}
+	return &c
 }

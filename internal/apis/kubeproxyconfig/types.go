@@ -6,10 +6,11 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/componentbase"
 )
 
-// GroupVersion and Kind name the document.
+// Group, Version and Kind name the document.
 const (
-	GroupVersion = "kubeproxy.config.k8s.io/v1alpha1"
-	Kind         = "KubeProxyConfiguration"
+	Group   = "kubeproxy.config.k8s.io"
+	Version = "v1alpha1"
+	Kind    = "KubeProxyConfiguration"
 )
 
 // KubeProxyConfiguration is kube-proxy's configuration file.
