@@ -116,10 +116,7 @@ func jsonFields(t reflect.Type) map[string]field {
 			continue
 		}
 		if inline {
-			name = "(" + f.Type.String() + ")"
-			if i := strings.LastIndex(name, "."); i >= 0 {
-				name = "(" + name[i+1:]
-			}
+			name = "(" + f.Type.Name() + ")"
 		}
 		if name == "" {
 			name = f.Name
@@ -149,22 +146,8 @@ func TestSameDocumentsAsUpstream(t *testing.T) {
 					t.Fatal(err)
 				}
 				// What upstream writes after reading doc is what ours must.
-				read := p.upstream()
-				if err := yaml.UnmarshalStrict(doc, read); err != nil {
-					t.Fatal(err)
-				}
-				want, err := yaml.Marshal(read)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ours := p.ours()
-				if err := yaml.UnmarshalStrict(doc, ours); err != nil {
-					t.Fatalf("reading upstream's document: %v\n%s", err, doc)
-				}
-				got, err := yaml.Marshal(ours)
-				if err != nil {
-					t.Fatal(err)
-				}
+				want := rewrite(t, doc, p.upstream())
+				got := rewrite(t, doc, p.ours())
 				if d := diffJSON(t, got, want); d != "" {
 					t.Fatalf("document %d written differently: %s", i, d)
 				}
@@ -173,7 +156,21 @@ func TestSameDocumentsAsUpstream(t *testing.T) {
 	}
 }
 
-// diffJSON names the first top-level field in which two documents differ.
+// rewrite reads doc strictly into obj and writes obj again.
+func rewrite(t *testing.T, doc []byte, obj any) []byte {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		t.Fatalf("reading into %T: %v\n%s", obj, err, doc)
+	}
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diffJSON names a top-level field in which two documents differ, or
+// returns "" when they are the same.
 func diffJSON(t *testing.T, a, b []byte) string {
 	t.Helper()
 	var x, y map[string]any
