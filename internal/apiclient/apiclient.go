@@ -95,7 +95,11 @@ func PollBackoff(ctx context.Context, first, max, timeout time.Duration, fn func
 		var r *retryable
 		switch {
 		case errors.As(err, &r):
-			last = r.err
+			// An attempt the deadline cut short only says that time ran
+			// out; the error before it says why the condition was not met.
+			if last == nil || ctx.Err() == nil {
+				last = r.err
+			}
 		case err != nil:
 			return err
 		case done:

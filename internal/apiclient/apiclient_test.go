@@ -3,10 +3,12 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +122,22 @@ func TestCreateOrUpdateRetries(t *testing.T) {
 				t.Errorf("%d create calls, want %d", calls, tc.wantCalls)
 			}
 		})
+	}
+}
+
+// An attempt that the deadline cuts short does not hide why the earlier
+// attempts failed.
+func TestPollKeepsTheReasonPastTheDeadline(t *testing.T) {
+	attempts := 0
+	err := Poll(context.Background(), time.Millisecond, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		attempts++
+		if attempts == 1 {
+			return false, Retry(errors.New("the node has no hostname label"))
+		}
+		<-ctx.Done() // a request still in flight when time runs out
+		return false, Retry(fmt.Errorf("reading the node: %w", ctx.Err()))
+	})
+	if err == nil || !strings.Contains(err.Error(), "the node has no hostname label") {
+		t.Errorf("error %v, want the first attempt's reason", err)
 	}
 }
