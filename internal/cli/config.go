@@ -58,7 +58,9 @@ const (
 	placeholderEndpoint = "kube-apiserver:6443"
 )
 
-var componentConfigKinds = []string{"KubeProxyConfiguration", "KubeletConfiguration"}
+// componentConfigKinds names the component configurations "config print"
+// can add to its output.
+func componentConfigKinds() []string { return []string{config.KindKubeProxy, config.KindKubelet} }
 
 func newConfigPrintCmd(streams Streams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -90,7 +92,7 @@ the bootstrap token, the node name and the advertise address.`,
 			return err
 		},
 	}
-	initCmd.Flags().StringSliceVar(&initComponents, "component-configs", nil, fmt.Sprintf("Also print the defaults of these component configurations (any of %s).", strings.Join(componentConfigKinds, ", ")))
+	initCmd.Flags().StringSliceVar(&initComponents, "component-configs", nil, fmt.Sprintf("Also print the defaults of these component configurations (any of %s).", strings.Join(componentConfigKinds(), ", ")))
 
 	joinCmd := &cobra.Command{
 		Use:   "join-defaults",
@@ -110,7 +112,7 @@ the bootstrap token, the node name and the advertise address.`,
 			return err
 		},
 	}
-	joinCmd.Flags().StringSliceVar(&joinComponents, "component-configs", nil, fmt.Sprintf("Also print the defaults of these component configurations (any of %s).", strings.Join(componentConfigKinds, ", ")))
+	joinCmd.Flags().StringSliceVar(&joinComponents, "component-configs", nil, fmt.Sprintf("Also print the defaults of these component configurations (any of %s).", strings.Join(componentConfigKinds(), ", ")))
 
 	resetCmd := &cobra.Command{
 		Use:   "reset-defaults",
@@ -151,13 +153,13 @@ func checkComponentConfigKinds(kinds []string) (map[string]bool, error) {
 	set := map[string]bool{}
 	for _, k := range kinds {
 		known := false
-		for _, c := range componentConfigKinds {
+		for _, c := range componentConfigKinds() {
 			if k == c {
 				known = true
 			}
 		}
 		if !known {
-			return nil, fmt.Errorf("unknown component configuration %q in --component-configs; choose among %s", k, strings.Join(componentConfigKinds, ", "))
+			return nil, fmt.Errorf("unknown component configuration %q in --component-configs; choose among %s", k, strings.Join(componentConfigKinds(), ", "))
 		}
 		set[k] = true
 	}
@@ -224,10 +226,10 @@ func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertiseAddress s
 	}
 	config.DefaultComponentConfigs(internal, advertiseAddress, nil)
 	var objs []any
-	if components["KubeletConfiguration"] {
+	if components[config.KindKubelet] {
 		objs = append(objs, internal.ComponentConfigs.Kubelet)
 	}
-	if components["KubeProxyConfiguration"] {
+	if components[config.KindKubeProxy] {
 		objs = append(objs, internal.ComponentConfigs.KubeProxy)
 	}
 	return objs
