@@ -12,10 +12,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // ClusterAdminsGroup is the group of admin.conf's identity; the
@@ -32,27 +33,27 @@ const (
 )
 
 // FromKubeconfig builds a clientset from a kubeconfig file.
-func FromKubeconfig(path string) (kubernetes.Interface, *rest.Config, error) {
+func FromKubeconfig(path string) (kubeclient.Interface, *rest.Config, error) {
 	return fromKubeconfig(path, "")
 }
 
 // FromKubeconfigAt is FromKubeconfig with the API server's URL replaced by
 // server: the file's credentials and CA, another address (this node's own
 // API server rather than the load balancer the file names, say).
-func FromKubeconfigAt(path, server string) (kubernetes.Interface, error) {
+func FromKubeconfigAt(path, server string) (kubeclient.Interface, error) {
 	c, _, err := fromKubeconfig(path, server)
 	return c, err
 }
 
 // fromKubeconfig builds a clientset from a kubeconfig file, at server
 // unless it is "".
-func fromKubeconfig(path, server string) (kubernetes.Interface, *rest.Config, error) {
+func fromKubeconfig(path, server string) (kubeclient.Interface, *rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags(server, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("client from kubeconfig %s: %w", path, err)
 	}
@@ -61,13 +62,13 @@ func fromKubeconfig(path, server string) (kubernetes.Interface, *rest.Config, er
 
 // FromConfig builds a clientset from an in-memory kubeconfig (its
 // current context).
-func FromConfig(kc *clientcmdapi.Config) (kubernetes.Interface, error) {
+func FromConfig(kc *clientcmdapi.Config) (kubeclient.Interface, error) {
 	cfg, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("client configuration: %w", err)
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -217,12 +218,12 @@ func Transient(err error) bool {
 // admin client is tried again until it works or timeout passes. The API
 // server's authorizer learns of a new binding within milliseconds, so the
 // tries start 10 ms apart (upstream waits 500 ms, on every new cluster).
-func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubernetes.Interface, error) {
+func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubeclient.Interface, error) {
 	admin, _, err := FromKubeconfig(adminConf)
 	if err != nil {
 		return nil, err
 	}
-	var super kubernetes.Interface
+	var super kubeclient.Interface
 	err = PollBackoff(ctx, 10*time.Millisecond, 500*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
 		_, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, ClusterAdminsGroup, metav1.GetOptions{})
 		switch {

@@ -4,21 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	k8stesting "k8s.io/client-go/testing"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 func TestCreateOrUpdate(t *testing.T) {
-	c := fake.NewClientset()
+	c := kubeclienttest.NewClientset()
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"}, Data: map[string]string{"a": "1"}}
 	if err := CreateOrUpdate(ctx, c.CoreV1().ConfigMaps("ns"), cm); err != nil {
@@ -104,7 +106,7 @@ func TestCreateOrUpdateRetries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientset()
+			c := kubeclienttest.NewClientset()
 			calls := 0
 			c.PrependReactor("create", "configmaps", func(action k8stesting.Action) (bool, runtime.Object, error) {
 				calls++

@@ -23,13 +23,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // dryRunReadTimeout bounds each read a dry run passes to the real cluster.
@@ -55,8 +56,8 @@ const dryRunReadTimeout = 30 * time.Second
 // The client is client-go's own, over an HTTP transport that answers in
 // the process: no request leaves it. (client-go's fake clientset would do
 // too, but linking it costs every kubeadm command ~2.5 ms of start-up.)
-func DryRunClient(out io.Writer, real kubernetes.Interface, seed ...runtime.Object) kubernetes.Interface {
-	t := &dryRunTransport{out: out, real: real, store: map[storeKey]runtime.Object{}}
+func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Object) kubeclient.Interface {
+	t := &dryRunTransport{out: out, real: real, scheme: kubeclient.NewScheme(), store: map[storeKey]runtime.Object{}}
 	for _, obj := range seed {
 		t.seed(obj)
 	}
@@ -65,7 +66,7 @@ func DryRunClient(out io.Writer, real kubernetes.Interface, seed ...runtime.Obje
 		QPS:           -1, // no client-side rate limit: nothing is sent anywhere
 		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeJSON},
 	}
-	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: t})
+	cs, err := kubeclient.NewForConfigAndClient(cfg, &http.Client{Transport: t})
 	if err != nil {
 		// Only a malformed rest.Config fails here, and this one is fixed.
 		panic(fmt.Sprintf("dry-run client: %v", err))
@@ -76,8 +77,9 @@ func DryRunClient(out io.Writer, real kubernetes.Interface, seed ...runtime.Obje
 // dryRunTransport answers a typed client's requests from the real cluster
 // (reads only) and its own store.
 type dryRunTransport struct {
-	out  io.Writer
-	real kubernetes.Interface
+	out    io.Writer
+	real   kubeclient.Interface
+	scheme *runtime.Scheme // the kinds the client knows
 
 	mu    sync.Mutex // one request at a time, so output is not interleaved
 	store map[storeKey]runtime.Object
@@ -160,7 +162,7 @@ func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
 		if !ok {
 			return 0, nil, apierrors.NewNotFound(r.gvr.GroupResource(), r.name)
 		}
-		return http.StatusOK, withKind(obj.DeepCopyObject()), nil
+		return http.StatusOK, t.withKind(obj.DeepCopyObject()), nil
 	case "list":
 		selector, err := labels.Parse(r.query.Get("labelSelector"))
 		if err != nil {
@@ -181,7 +183,7 @@ func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
 		fmt.Fprintln(t.out, "[dryrun] Real object does not exist. Attempting to LIST from followup reactors or from the fake client tracker")
 		return http.StatusOK, t.list(r, selector), nil
 	case "create", "update":
-		obj, err := decodeObject(r.gvr, r.body)
+		obj, err := t.decodeObject(r.gvr, r.body)
 		if err != nil {
 			return 0, nil, apierrors.NewBadRequest(err.Error())
 		}
@@ -221,7 +223,7 @@ func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
 	case "delete":
 		fmt.Fprintf(t.out, "[dryrun] Resource name %q, namespace %q\n", r.name, r.namespace)
 		stub := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace}}
-		if gvk, err := kindFor(r.gvr); err == nil {
+		if gvk, err := t.kindFor(r.gvr); err == nil {
 			stub.SetGroupVersionKind(gvk)
 		}
 		printYAML(t.out, stub)
@@ -233,7 +235,7 @@ func (t *dryRunTransport) serve(r dryRunRequest) (int, any, error) {
 
 // seed puts obj into the store, under the resource of its kind.
 func (t *dryRunTransport) seed(obj runtime.Object) {
-	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	gvks, _, err := t.scheme.ObjectKinds(obj)
 	m, merr := meta.Accessor(obj)
 	if err != nil || merr != nil || len(gvks) == 0 {
 		return
@@ -245,8 +247,8 @@ func (t *dryRunTransport) seed(obj runtime.Object) {
 // shown prints obj and returns it with its apiVersion and kind set, to be
 // answered.
 func (t *dryRunTransport) shown(obj runtime.Object) runtime.Object {
-	printObject(t.out, obj)
-	return withKind(obj.DeepCopyObject())
+	t.printObject(obj)
+	return t.withKind(obj.DeepCopyObject())
 }
 
 // list answers a list request from the store: the objects of r's resource
@@ -270,10 +272,10 @@ func (t *dryRunTransport) list(r dryRunRequest, selector labels.Selector) map[st
 	})
 	items := make([]runtime.Object, 0, len(keys))
 	for _, k := range keys {
-		items = append(items, withKind(t.store[k].DeepCopyObject()))
+		items = append(items, t.withKind(t.store[k].DeepCopyObject()))
 	}
 	kind := "List"
-	if gvk, err := kindFor(r.gvr); err == nil {
+	if gvk, err := t.kindFor(r.gvr); err == nil {
 		kind = gvk.Kind + "List"
 	}
 	return map[string]any{
@@ -332,12 +334,12 @@ func parseDryRunRequest(method string, u *url.URL, body []byte) (dryRunRequest, 
 }
 
 // decodeObject decodes a request body into the typed object of gvr's kind.
-func decodeObject(gvr schema.GroupVersionResource, body []byte) (runtime.Object, error) {
+func (t *dryRunTransport) decodeObject(gvr schema.GroupVersionResource, body []byte) (runtime.Object, error) {
 	var into *schema.GroupVersionKind
-	if gvk, err := kindFor(gvr); err == nil {
+	if gvk, err := t.kindFor(gvr); err == nil {
 		into = &gvk
 	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, into, nil)
+	obj, _, err := serializer.NewCodecFactory(t.scheme).UniversalDeserializer().Decode(body, into, nil)
 	return obj, err
 }
 
@@ -396,8 +398,8 @@ func jsonResponse(req *http.Request, code int, v any) (*http.Response, error) {
 }
 
 // kindFor finds the kind of a resource of the client's scheme.
-func kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
-	for gvk := range scheme.Scheme.AllKnownTypes() {
+func (t *dryRunTransport) kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
+	for gvk := range t.scheme.AllKnownTypes() {
 		if gvk.Group != gvr.Group || gvk.Version != gvr.Version {
 			continue
 		}
@@ -410,7 +412,7 @@ func kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
 
 // realGet reads one object from the real cluster; (nil, nil) when the
 // resource is not one a dry run passes on.
-func realGet(c kubernetes.Interface, resource, ns, name string) (runtime.Object, error) {
+func realGet(c kubeclient.Interface, resource, ns, name string) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dryRunReadTimeout)
 	defer cancel()
 	opts := metav1.GetOptions{}
@@ -435,7 +437,7 @@ func realGet(c kubernetes.Interface, resource, ns, name string) (runtime.Object,
 
 // realList lists secrets or configmaps in the real cluster; (nil, nil) for
 // other resources.
-func realList(c kubernetes.Interface, resource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+func realList(c kubeclient.Interface, resource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dryRunReadTimeout)
 	defer cancel()
 	switch resource {
@@ -449,25 +451,25 @@ func realList(c kubernetes.Interface, resource, ns string, opts metav1.ListOptio
 
 // printObject shows obj as YAML with its apiVersion and kind, token
 // secrets hidden.
-func printObject(out io.Writer, obj runtime.Object) {
-	printYAML(out, withKind(redactTokenSecrets(obj.DeepCopyObject())))
+func (t *dryRunTransport) printObject(obj runtime.Object) {
+	printYAML(t.out, t.withKind(redactTokenSecrets(obj.DeepCopyObject())))
 }
 
 // withKind fills in obj's apiVersion and kind, and those of its items, from
 // the client's scheme, and returns it.
-func withKind(obj runtime.Object) runtime.Object {
-	setKind(obj)
+func (t *dryRunTransport) withKind(obj runtime.Object) runtime.Object {
+	t.setKind(obj)
 	if items, err := meta.ExtractList(obj); err == nil {
 		for _, item := range items {
-			setKind(item)
+			t.setKind(item)
 		}
 	}
 	return obj
 }
 
 // setKind fills in obj's apiVersion and kind from the client's scheme.
-func setKind(obj runtime.Object) {
-	if gvks, _, err := scheme.Scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
+func (t *dryRunTransport) setKind(obj runtime.Object) {
+	if gvks, _, err := t.scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
 		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // TestResetCertDir: reset empties the certificate folder the flag or its
@@ -45,7 +46,7 @@ func TestResetCertDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			o := &resetOptions{}
-			o.clusterClient = func(string) (kubernetes.Interface, error) {
+			o.clusterClient = func(string) (kubeclient.Interface, error) {
 				if !tc.reach {
 					return nil, fmt.Errorf("no kubeconfig")
 				}

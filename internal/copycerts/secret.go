@@ -15,11 +15,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
@@ -67,7 +67,7 @@ type UploadOptions struct {
 // Upload converges: running it again replaces the Secret's content and
 // owner with a fresh token, as upstream kubeadm does; the older owner
 // tokens expire on their own.
-func Upload(ctx context.Context, c kubernetes.Interface, opts UploadOptions) error {
+func Upload(ctx context.Context, c kubeclient.Interface, opts UploadOptions) error {
 	key, err := ParseKey(opts.Key)
 	if err != nil {
 		return err
@@ -228,7 +228,7 @@ func Open(secret *corev1.Secret, hexKey string) (map[string][]byte, error) {
 // before the first file is written, so a wrong key leaves the disk
 // untouched. Files with no entry, or an empty one, are left alone.
 // Idempotent: the same Secret and key write the same files.
-func Download(ctx context.Context, c kubernetes.Interface, files []File, hexKey string) error {
+func Download(ctx context.Context, c kubeclient.Interface, files []File, hexKey string) error {
 	if _, err := ParseKey(hexKey); err != nil {
 		return err
 	}

@@ -11,11 +11,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
@@ -129,12 +129,12 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 		return fmt.Errorf("making a client for %s: %w", cfg.Host, err)
 	}
 	defer httpClient.CloseIdleConnections()
-	client, err := corev1client.NewForConfigAndClient(cfg, httpClient)
+	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return fmt.Errorf("making a client for %s: %w", cfg.Host, err)
 	}
 	return d.poll(ctx, end, func(ctx context.Context) (bool, error) {
-		cm, err := client.ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
+		cm, err := client.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
 		if err != nil {
 			return check(nil, err)
 		}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -441,12 +441,12 @@ func (cp *ControlPlane) RESTConfig(kubeconfigPath string) (*rest.Config, error) 
 }
 
 // ClientFor returns a clientset with a kubeconfig file's credentials.
-func (cp *ControlPlane) ClientFor(kubeconfigPath string) (kubernetes.Interface, error) {
+func (cp *ControlPlane) ClientFor(kubeconfigPath string) (kubeclient.Interface, error) {
 	cfg, err := cp.RESTConfig(kubeconfigPath)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", kubeconfigPath, err)
 	}
@@ -454,7 +454,7 @@ func (cp *ControlPlane) ClientFor(kubeconfigPath string) (kubernetes.Interface, 
 }
 
 // Client returns a clientset with the super-admin credentials.
-func (cp *ControlPlane) Client() kubernetes.Interface {
+func (cp *ControlPlane) Client() kubeclient.Interface {
 	cs, err := cp.ClientFor(cp.SuperAdminKubeconfig())
 	if err != nil {
 		cp.t.Fatalf("%v", err)

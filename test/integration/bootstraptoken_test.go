@@ -30,6 +30,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
@@ -274,7 +275,7 @@ func bareConfig(t *testing.T, cp *controlplane.ControlPlane) *rest.Config {
 
 func testAnonymousClusterInfo(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := testContext(t, 30*time.Second)
-	anon, err := kubernetes.NewForConfig(bareConfig(t, cp))
+	anon, err := kubeclient.NewForConfig(bareConfig(t, cp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,11 +298,11 @@ func testTokenCSR(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := testContext(t, 60*time.Second)
 	cfg := bareConfig(t, cp)
 	cfg.BearerToken = btNodeID + "." + btNodeSecret
-	node, err := kubernetes.NewForConfig(cfg)
+	node, err := kubernetes.NewForConfig(cfg) // client-go's typed clients: the test plays the kubelet, whose CSR kubeadm never touches
 	if err != nil {
 		t.Fatal(err)
 	}
-	review := whoAmI(ctx, t, node)
+	review := whoAmI(ctx, t, node.Discovery().RESTClient())
 	if review.Username != "system:bootstrap:"+btNodeID {
 		t.Errorf("the token authenticates as %q in %q", review.Username, review.Groups)
 	}
@@ -478,7 +479,7 @@ var phaseKeys = []struct{ kind, ns, name string }{
 // fields the API server sets (uid, resourceVersion, creationTimestamp,
 // managedFields), token expirations (shown as "<set>"), Secret data
 // decoded, and cluster-info's signatures.
-func phaseObjects(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]any {
+func phaseObjects(ctx context.Context, t *testing.T, cs kubeclient.Interface) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	for _, k := range phaseKeys {
@@ -552,7 +553,7 @@ func normalized(t *testing.T, obj runtime.Object) (string, map[string]any) {
 }
 
 // removePhaseObjects deletes what the phase creates.
-func removePhaseObjects(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
+func removePhaseObjects(ctx context.Context, t *testing.T, cs kubeclient.Interface) {
 	t.Helper()
 	for _, k := range phaseKeys {
 		var err error

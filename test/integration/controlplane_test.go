@@ -21,11 +21,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -40,6 +41,7 @@ func TestControlPlaneFromOurFiles(t *testing.T) {
 	t.Run("admin.conf needs the kubeadm:cluster-admins binding", func(t *testing.T) { testAdminBinding(t, cp) })
 	t.Run("bootstrap signer signs cluster-info", func(t *testing.T) { testBootstrapSigner(t, cp) })
 	t.Run("serving certificate verifies against ca.crt", func(t *testing.T) { testServingCert(t, cp) })
+	t.Run("kubeadm's client reads and writes like client-go's", func(t *testing.T) { testKubeclient(t, cp) })
 }
 
 func testReadyz(t *testing.T, cp *controlplane.ControlPlane) {
@@ -54,7 +56,7 @@ func testReadyz(t *testing.T, cp *controlplane.ControlPlane) {
 	if !strings.Contains(string(body), "readyz check passed") {
 		t.Errorf("GET /readyz?verbose: %s", body)
 	}
-	review := whoAmI(ctx, t, cp.Client())
+	review := whoAmI(ctx, t, cp.Client().Discovery().RESTClient())
 	if !slices.Contains(review.Groups, "system:masters") {
 		t.Errorf("super-admin.conf authenticates as %q in %q, want group system:masters", review.Username, review.Groups)
 	}
@@ -66,7 +68,7 @@ func testAdminBinding(t *testing.T, cp *controlplane.ControlPlane) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	review := whoAmI(ctx, t, admin)
+	review := whoAmI(ctx, t, admin.Discovery().RESTClient())
 	if review.Username != "kubernetes-admin" || !slices.Contains(review.Groups, "kubeadm:cluster-admins") {
 		t.Errorf("admin.conf authenticates as %q in %q, want kubernetes-admin in kubeadm:cluster-admins", review.Username, review.Groups)
 	}
@@ -148,11 +150,11 @@ func testBootstrapSigner(t *testing.T, cp *controlplane.ControlPlane) {
 	}
 	cfg.CertData, cfg.KeyData = nil, nil
 	cfg.BearerToken = tokenID + "." + tokenSecret
-	bootstrap, err := kubernetes.NewForConfig(cfg)
+	bootstrap, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	review := whoAmI(ctx, t, bootstrap)
+	review := whoAmI(ctx, t, bootstrap.Discovery().RESTClient())
 	if review.Username != "system:bootstrap:"+tokenID || !slices.Contains(review.Groups, "system:bootstrappers") {
 		t.Errorf("bootstrap token authenticates as %q in %q", review.Username, review.Groups)
 	}
@@ -231,11 +233,21 @@ func testServingCert(t *testing.T, cp *controlplane.ControlPlane) {
 	}
 }
 
-func whoAmI(ctx context.Context, t *testing.T, cs kubernetes.Interface) authenticationv1.UserInfo {
+// whoAmI asks the server who the client of rc is (a SelfSubjectReview).
+// It takes the REST client both kubeadm's client and client-go's clientset
+// give (Discovery().RESTClient()).
+func whoAmI(ctx context.Context, t *testing.T, rc rest.Interface) authenticationv1.UserInfo {
 	t.Helper()
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	body, err := rc.Post().AbsPath("/apis/authentication.k8s.io/v1/selfsubjectreviews").
+		SetHeader("Content-Type", "application/json").
+		Body([]byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`)).
+		Do(ctx).Raw()
 	if err != nil {
 		t.Fatalf("self subject review: %v", err)
+	}
+	var review authenticationv1.SelfSubjectReview
+	if err := json.Unmarshal(body, &review); err != nil {
+		t.Fatalf("self subject review %s: %v", body, err)
 	}
 	return review.Status.UserInfo
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
@@ -19,6 +18,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/discovery"
+	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
@@ -155,11 +155,11 @@ func checkBootstrapKubeconfig(ctx context.Context, t *testing.T, cp *controlplan
 		t.Fatal(err)
 	}
 	cfg.Dial = cp.DialContext
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if review := whoAmI(ctx, t, cs); review.Username != "system:bootstrap:"+discID {
+	if review := whoAmI(ctx, t, cs.Discovery().RESTClient()); review.Username != "system:bootstrap:"+discID {
 		t.Errorf("the discovered kubeconfig authenticates as %q, want system:bootstrap:%s", review.Username, discID)
 	}
 }
