@@ -32,7 +32,7 @@ const (
 	clientBurst = 200
 )
 
-// FromKubeconfig builds a clientset from a kubeconfig file.
+// FromKubeconfig builds a client from a kubeconfig file.
 func FromKubeconfig(path string) (kubeclient.Interface, *rest.Config, error) {
 	return fromKubeconfig(path, "")
 }
@@ -45,7 +45,7 @@ func FromKubeconfigAt(path, server string) (kubeclient.Interface, error) {
 	return c, err
 }
 
-// fromKubeconfig builds a clientset from a kubeconfig file, at server
+// fromKubeconfig builds a client from a kubeconfig file, at server
 // unless it is "".
 func fromKubeconfig(path, server string) (kubeclient.Interface, *rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags(server, path)
@@ -60,7 +60,7 @@ func fromKubeconfig(path, server string) (kubeclient.Interface, *rest.Config, er
 	return c, cfg, nil
 }
 
-// FromConfig builds a clientset from an in-memory kubeconfig (its
+// FromConfig builds a client from an in-memory kubeconfig (its
 // current context).
 func FromConfig(kc *clientcmdapi.Config) (kubeclient.Interface, error) {
 	cfg, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -131,7 +131,8 @@ func Retry(err error) error {
 	return &retryable{err}
 }
 
-// createUpdater is what typed client-go clients offer for one resource.
+// createUpdater is what a client offers for one resource (kubeclient.Resource
+// has it).
 type createUpdater[T any] interface {
 	Create(context.Context, T, metav1.CreateOptions) (T, error)
 	Update(context.Context, T, metav1.UpdateOptions) (T, error)

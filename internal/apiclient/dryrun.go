@@ -53,11 +53,17 @@ const dryRunReadTimeout = 30 * time.Second
 // without a cluster uses them to stand in for what the cluster would have
 // (the Node a kubelet registers).
 //
-// The client is client-go's own, over an HTTP transport that answers in
-// the process: no request leaves it. (client-go's fake clientset would do
-// too, but linking it costs every kubeadm command ~2.5 ms of start-up.)
+// The client is kubeadm's own (kubeclient), over an HTTP transport that
+// answers in the process: no request leaves it.
 func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Object) kubeclient.Interface {
-	t := &dryRunTransport{out: out, real: real, scheme: kubeclient.NewScheme(), store: map[storeKey]runtime.Object{}}
+	scheme := kubeclient.NewScheme()
+	t := &dryRunTransport{
+		out:     out,
+		real:    real,
+		scheme:  scheme,
+		decoder: serializer.NewCodecFactory(scheme).UniversalDeserializer(),
+		store:   map[storeKey]runtime.Object{},
+	}
 	for _, obj := range seed {
 		t.seed(obj)
 	}
@@ -74,12 +80,13 @@ func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Obje
 	return dryRunClientset{cs}
 }
 
-// dryRunTransport answers a typed client's requests from the real cluster
+// dryRunTransport answers the client's requests from the real cluster
 // (reads only) and its own store.
 type dryRunTransport struct {
-	out    io.Writer
-	real   kubeclient.Interface
-	scheme *runtime.Scheme // the kinds the client knows
+	out     io.Writer
+	real    kubeclient.Interface
+	scheme  *runtime.Scheme // the kinds the client knows
+	decoder runtime.Decoder // of the scheme's kinds, from JSON, YAML or protobuf
 
 	mu    sync.Mutex // one request at a time, so output is not interleaved
 	store map[storeKey]runtime.Object
@@ -286,7 +293,7 @@ func (t *dryRunTransport) list(r dryRunRequest, selector labels.Selector) map[st
 	}
 }
 
-// parseDryRunRequest takes apart a request of a typed client:
+// parseDryRunRequest takes apart a request of the client:
 //
 //	/api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUBRESOURCE]]
 //	/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME[/SUBRESOURCE]]
@@ -339,7 +346,7 @@ func (t *dryRunTransport) decodeObject(gvr schema.GroupVersionResource, body []b
 	if gvk, err := t.kindFor(gvr); err == nil {
 		into = &gvk
 	}
-	obj, _, err := serializer.NewCodecFactory(t.scheme).UniversalDeserializer().Decode(body, into, nil)
+	obj, _, err := t.decoder.Decode(body, into, nil)
 	return obj, err
 }
 

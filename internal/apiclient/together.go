@@ -93,6 +93,6 @@ func FirstError(errs []error) error {
 	return nil
 }
 
-// dryRunClientset is the clientset DryRunClient returns; Together knows it
+// dryRunClientset is the client DryRunClient returns; Together knows it
 // by its type.
 type dryRunClientset struct{ kubeclient.Interface }
