@@ -2,6 +2,9 @@ package pki
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // KeyGenerator makes a new private key of the given algorithm.
@@ -79,8 +83,10 @@ type Result struct {
 //
 //   - a valid pair on disk (right CA, every required name and usage, not
 //     expired) is reused, never rewritten;
-//   - a missing certificate is created, overwriting a key left without its
-//     certificate; a leaf whose key alone is missing is created anew;
+//   - a missing certificate is created; a key left without it (a run
+//     killed between writing the two) is kept and used when it loads and
+//     is of the configured algorithm, else replaced; a leaf whose key
+//     alone is missing is created anew;
 //   - a CA certificate without its key is kept as an external CA: then a
 //     missing certificate it signs is an error;
 //   - a file that is present but unusable (unparsable, not matching its
@@ -119,18 +125,70 @@ func ensureCA(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpec,
 	if err := noOrphans(dir, c); err != nil {
 		return Result{}, err
 	}
-	key, err := opts.newKey(cfg.KeyAlgorithm())
-	if err != nil {
-		return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
+	key, left := leftKey(KeyPath(dir, c.BaseName), cfg.KeyAlgorithm())
+	if !left {
+		if key, err = opts.newKey(cfg.KeyAlgorithm()); err != nil {
+			return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
+		}
 	}
 	cert, err := NewSelfSignedCA(spec, key, opts.now())
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeCertAndKey(opts.writer(), dir, c.BaseName, cert, key); err != nil {
+	if err := writeNewPair(opts.writer(), dir, c.BaseName, cert, key, left); err != nil {
 		return Result{}, err
 	}
 	return Result{Cert: c, Outcome: Generated, Certificate: cert}, nil
+}
+
+// leftKey returns the key at keyPath when it loads and is of algorithm
+// alg: one a run wrote and was killed before writing its certificate
+// (keys are written first). Using it, rather than a new key, keeps every
+// key a run wrote, so a run after a crash ends with the files the crashed
+// one began. ok is false when there is no such key.
+func leftKey(keyPath string, alg kubeadm.EncryptionAlgorithmType) (key crypto.Signer, ok bool) {
+	if found, err := exists(keyPath); err != nil || !found {
+		return nil, false
+	}
+	key, err := LoadKey(keyPath)
+	if err != nil || !keyOfAlgorithm(key, alg) {
+		return nil, false
+	}
+	return key, true
+}
+
+// keyOfAlgorithm reports whether key is what alg ("" meaning RSA-2048)
+// makes.
+func keyOfAlgorithm(key crypto.Signer, alg kubeadm.EncryptionAlgorithmType) bool {
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		bits := k.N.BitLen()
+		switch alg {
+		case "", v1beta4.EncryptionAlgorithmRSA2048:
+			return bits == 2048
+		case v1beta4.EncryptionAlgorithmRSA3072:
+			return bits == 3072
+		case v1beta4.EncryptionAlgorithmRSA4096:
+			return bits == 4096
+		}
+	case *ecdsa.PrivateKey:
+		switch alg {
+		case v1beta4.EncryptionAlgorithmECDSAP256:
+			return k.Curve == elliptic.P256()
+		case v1beta4.EncryptionAlgorithmECDSAP384:
+			return k.Curve == elliptic.P384()
+		}
+	}
+	return false
+}
+
+// writeNewPair writes a new certificate and, unless it is the key already
+// on disk (kept), its key.
+func writeNewPair(w FileWriter, dir, base string, cert *x509.Certificate, key crypto.Signer, kept bool) error {
+	if kept {
+		return writeCert(w, dir, base, cert)
+	}
+	return writeCertAndKey(w, dir, base, cert, key)
 }
 
 // noOrphans refuses to create the missing CA certificate of ca while a
@@ -251,15 +309,21 @@ func ensureLeaf(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpe
 		}
 		return Result{}, fmt.Errorf("%s is missing and cannot be created: the CA key %s is absent (external CA mode), so every certificate the CA signs must be provided", missing, caKeyPath)
 	}
-	key, err := opts.newKey(cfg.KeyAlgorithm())
-	if err != nil {
-		return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
+	var key crypto.Signer
+	left := false
+	if !crtOK {
+		key, left = leftKey(keyPath, cfg.KeyAlgorithm())
+	}
+	if !left {
+		if key, err = opts.newKey(cfg.KeyAlgorithm()); err != nil {
+			return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
+		}
 	}
 	cert, err := NewSignedCert(spec, key.Public(), ca, caKey, opts.now())
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeCertAndKey(opts.writer(), dir, c.BaseName, cert, key); err != nil {
+	if err := writeNewPair(opts.writer(), dir, c.BaseName, cert, key, left); err != nil {
 		return Result{}, err
 	}
 	return Result{Cert: c, Outcome: Generated, Certificate: cert}, nil

@@ -340,12 +340,10 @@ func TestConvergesAfterInterruption(t *testing.T) {
 		if len(final) != files {
 			t.Fatalf("re-run after %d writes: %d files", n, len(final))
 		}
-		// Complete pairs written before the interruption are kept.
+		// Every file written before the interruption is kept, a key
+		// whose certificate was not written yet included.
 		for name, data := range partial {
-			other := strings.TrimSuffix(name, filepath.Ext(name))
-			_, hasCrt := partial[other+".crt"]
-			_, hasPub := partial[other+".pub"]
-			if (hasCrt || hasPub) && final[name] != data {
+			if final[name] != data {
 				t.Errorf("after %d writes: %s was rewritten", n, name)
 			}
 		}
@@ -355,6 +353,32 @@ func TestConvergesAfterInterruption(t *testing.T) {
 		if !maps.Equal(final, snapshot(t, dir)) {
 			t.Errorf("after %d writes: third run changed files", n)
 		}
+	}
+}
+
+// TestLeftKeyOfAnotherAlgorithm: a key left without its certificate is
+// replaced when it is not what the configured algorithm makes.
+func TestLeftKeyOfAnotherAlgorithm(t *testing.T) {
+	cfg := testConfig(func(c *kubeadm.InitConfiguration) { c.EncryptionAlgorithm = v1beta4.EncryptionAlgorithmECDSAP256 })
+	dir := filepath.Join(t.TempDir(), "pki")
+	other, err := NewPrivateKey(v1beta4.EncryptionAlgorithmECDSAP384)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeKey(atomicfile.Write, dir, "ca", other); err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := LookupCert(CAName)
+	res, err := EnsureCert(cfg, dir, ca, Options{Now: fixedNow})
+	if err != nil || res.Outcome != Generated {
+		t.Fatalf("%v %v", res.Outcome, err)
+	}
+	key, err := LoadKey(KeyPath(dir, "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if PublicKeysEqual(key.Public(), other.Public()) || !PublicKeysEqual(key.Public(), res.Certificate.PublicKey) {
+		t.Error("the P-384 key left behind was kept for a P-256 configuration")
 	}
 }
 
