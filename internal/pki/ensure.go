@@ -125,11 +125,9 @@ func ensureCA(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpec,
 	if err := noOrphans(dir, c); err != nil {
 		return Result{}, err
 	}
-	key, left := leftKey(KeyPath(dir, c.BaseName), cfg.KeyAlgorithm())
-	if !left {
-		if key, err = opts.newKey(cfg.KeyAlgorithm()); err != nil {
-			return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
-		}
+	key, left, err := keyForNewCert(cfg, dir, c.BaseName, opts)
+	if err != nil {
+		return Result{}, err
 	}
 	cert, err := NewSelfSignedCA(spec, key, opts.now())
 	if err != nil {
@@ -139,6 +137,21 @@ func ensureCA(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpec,
 		return Result{}, err
 	}
 	return Result{Cert: c, Outcome: Generated, Certificate: cert}, nil
+}
+
+// keyForNewCert returns the key for a certificate about to be created in
+// dir under base: the key left there without its certificate (left true,
+// see leftKey), else a new one from opts. (When the certificate is there,
+// the key is the missing file, so a new one is made.)
+func keyForNewCert(cfg *kubeadm.InitConfiguration, dir, base string, opts Options) (key crypto.Signer, left bool, err error) {
+	if key, ok := leftKey(KeyPath(dir, base), cfg.KeyAlgorithm()); ok {
+		return key, true, nil
+	}
+	key, err = opts.newKey(cfg.KeyAlgorithm())
+	if err != nil {
+		return nil, false, fmt.Errorf("creating the key of %s: %w", CertPath(dir, base), err)
+	}
+	return key, false, nil
 }
 
 // leftKey returns the key at keyPath when it loads and is of algorithm
@@ -309,15 +322,9 @@ func ensureLeaf(cfg *kubeadm.InitConfiguration, dir string, c Cert, spec CertSpe
 		}
 		return Result{}, fmt.Errorf("%s is missing and cannot be created: the CA key %s is absent (external CA mode), so every certificate the CA signs must be provided", missing, caKeyPath)
 	}
-	var key crypto.Signer
-	left := false
-	if !crtOK {
-		key, left = leftKey(keyPath, cfg.KeyAlgorithm())
-	}
-	if !left {
-		if key, err = opts.newKey(cfg.KeyAlgorithm()); err != nil {
-			return Result{}, fmt.Errorf("creating the key of %s: %w", crtPath, err)
-		}
+	key, left, err := keyForNewCert(cfg, dir, c.BaseName, opts)
+	if err != nil {
+		return Result{}, err
 	}
 	cert, err := NewSignedCert(spec, key.Public(), ca, caKey, opts.now())
 	if err != nil {
