@@ -2,8 +2,9 @@
 // all, etcd local, control-plane all) with our kubeadm and upstream's side
 // by side, several rounds interleaved, each in a fresh --rootfs folder, and
 // prints median wall time, CPU time and peak memory of the four
-// invocations for both, and their ratios, then the medians of each
-// invocation alone.
+// invocations for both, and their ratios (with how far the wall speed-up
+// moves when the rounds are drawn again: see speedUpInterval), then the
+// medians of each invocation alone.
 //
 // After each round it also measures the machine itself (see probe and
 // ceiling): how long a bare Go program takes to make the same RSA-2048
@@ -128,6 +129,8 @@ func run(ours, upstream, cfg string, rounds int) error {
 	fmt.Printf("  %-9s wall %7.3fs  cpu %7.3fs  peak RSS %6.1f MiB\n", "upstream", u.wall.Seconds(), u.cpu.Seconds(), float64(u.maxRSSKiB)/1024)
 	fmt.Printf("  speed-up: wall %.2fx, cpu %.2fx; memory ours/upstream %.2f\n",
 		u.wall.Seconds()/o.wall.Seconds(), u.cpu.Seconds()/o.cpu.Seconds(), float64(o.maxRSSKiB)/float64(u.maxRSSKiB))
+	lo, hi := speedUpInterval(walls(results["ours"]), walls(results["upstream"]), 2000)
+	fmt.Printf("  the rounds drawn again 2000 times: wall speed-up %.2f–%.2fx for 95 %% of the draws\n", lo, hi)
 	fmt.Println("each invocation, medians of wall / CPU (ms):")
 	var oursNoKeys time.Duration
 	for i, p := range phases {
@@ -182,6 +185,15 @@ func once(bin string, cfg []byte) (roundResult, error) {
 		total.maxRSSKiB = max(total.maxRSSKiB, s.maxRSSKiB)
 	}
 	return rr, nil
+}
+
+// walls returns the wall times of samples.
+func walls(samples []sample) []time.Duration {
+	w := make([]time.Duration, len(samples))
+	for i, s := range samples {
+		w[i] = s.wall
+	}
+	return w
 }
 
 func median(s []sample) sample {
