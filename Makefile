@@ -26,7 +26,7 @@ compat: upstream
 # Runs the offline init phases with our kubeadm and upstream's side by side
 # and prints wall, CPU and peak memory (figures go to docs/benchmarks.md).
 bench: build upstream
-	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 7
+	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 31
 
 # Fast-tier integration tests: the real etcd, kube-apiserver and
 # kube-controller-manager run as host processes from the files our kubeadm
