@@ -129,8 +129,8 @@ func run(ours, upstream, cfg string, rounds int) error {
 	fmt.Printf("  %-9s wall %7.3fs  cpu %7.3fs  peak RSS %6.1f MiB\n", "upstream", u.wall.Seconds(), u.cpu.Seconds(), float64(u.maxRSSKiB)/1024)
 	fmt.Printf("  speed-up: wall %.2fx, cpu %.2fx; memory ours/upstream %.2f\n",
 		u.wall.Seconds()/o.wall.Seconds(), u.cpu.Seconds()/o.cpu.Seconds(), float64(o.maxRSSKiB)/float64(u.maxRSSKiB))
-	lo, hi := speedUpInterval(walls(results["ours"]), walls(results["upstream"]), 2000)
-	fmt.Printf("  the rounds drawn again 2000 times: wall speed-up %.2f–%.2fx for 95 %% of the draws\n", lo, hi)
+	lo, hi := speedUpInterval(results["ours"], results["upstream"])
+	fmt.Printf("  the rounds drawn again %d times: wall speed-up %.2f–%.2fx for 95 %% of the draws\n", redraws, lo, hi)
 	fmt.Println("each invocation, medians of wall / CPU (ms):")
 	var oursNoKeys time.Duration
 	for i, p := range phases {
@@ -185,15 +185,6 @@ func once(bin string, cfg []byte) (roundResult, error) {
 		total.maxRSSKiB = max(total.maxRSSKiB, s.maxRSSKiB)
 	}
 	return rr, nil
-}
-
-// walls returns the wall times of samples.
-func walls(samples []sample) []time.Duration {
-	w := make([]time.Duration, len(samples))
-	for i, s := range samples {
-		w[i] = s.wall
-	}
-	return w
 }
 
 func median(s []sample) sample {
