@@ -13,10 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 )
 
 // ClusterAdminsGroup is the group of admin.conf's identity; the
@@ -48,7 +48,11 @@ func FromKubeconfigAt(path, server string) (kubeclient.Interface, error) {
 // fromKubeconfig builds a client from a kubeconfig file, at server
 // unless it is "".
 func fromKubeconfig(path, server string) (kubeclient.Interface, *rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags(server, path)
+	kc, err := kubeconfig.Load(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
+	}
+	cfg, err := kubeconfig.RESTConfig(kc, server)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
 	}
@@ -63,7 +67,7 @@ func fromKubeconfig(path, server string) (kubeclient.Interface, *rest.Config, er
 // FromConfig builds a client from an in-memory kubeconfig (its
 // current context).
 func FromConfig(kc *clientcmdapi.Config) (kubeclient.Interface, error) {
-	cfg, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
+	cfg, err := kubeconfig.RESTConfig(kc, "")
 	if err != nil {
 		return nil, fmt.Errorf("client configuration: %w", err)
 	}

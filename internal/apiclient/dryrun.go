@@ -30,6 +30,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
@@ -115,7 +116,7 @@ var errUnsupported = errors.New("not supported by a dry run")
 func (t *dryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
+		b, err := boundedread.ReadAll(req.Body, boundedread.MaxAPIResponse, "the body of "+req.Method+" "+req.URL.String())
 		req.Body.Close()
 		if err != nil {
 			return nil, err
