@@ -19,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 )
 
 // Interface is what kubeadm uses of the API server, group by group.
@@ -81,13 +84,19 @@ type Resource[T, L runtime.Object] interface {
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-// NewForConfig returns a client of the server cfg describes.
+// NewForConfig returns a client of the server cfg describes. Each
+// response body is capped at boundedread.MaxAPIResponse, and redirects are
+// followed only on the same host, never from https to http
+// (redirectpolicy.SameHost).
 func NewForConfig(cfg *rest.Config) (Interface, error) {
-	hc, err := rest.HTTPClientFor(cfg)
+	capped := rest.CopyConfig(cfg)
+	capped.Wrap(boundedread.Transport(boundedread.MaxAPIResponse))
+	hc, err := rest.HTTPClientFor(capped)
 	if err != nil {
 		return nil, err
 	}
-	return NewForConfigAndClient(cfg, hc)
+	hc.CheckRedirect = redirectpolicy.SameHost
+	return NewForConfigAndClient(capped, hc)
 }
 
 // NewForConfigAndClient returns a client of the server cfg describes that
