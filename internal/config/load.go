@@ -1,8 +1,8 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeproxyconfig"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -74,10 +75,13 @@ type Documents struct {
 }
 
 // ReadFile reads and decodes a configuration file. A file that cannot be
-// read is a plain error; one that does not decode is invalid input (exit
-// code 3).
+// read is a plain error; one larger than boundedread.MaxFile, or that does
+// not decode, is invalid input (exit code 3).
 func ReadFile(path string, strict Strictness) (*Documents, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+	if errors.Is(err, boundedread.ErrTooLarge) {
+		return nil, exitcode.ValidationError(fmt.Errorf("unable to read config from %q: %w", path, err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("unable to read config from %q: %w", path, err)
 	}
