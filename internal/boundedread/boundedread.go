@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // The limits; see the package documentation for what each one covers.
@@ -133,7 +131,19 @@ func (t *cappedTransport) WrappedRoundTripper() http.RoundTripper { return t.nex
 
 // CloseIdleConnections closes the idle connections of the transport below,
 // so that http.Client.CloseIdleConnections reaches it.
-func (t *cappedTransport) CloseIdleConnections() { utilnet.CloseIdleConnectionsFor(t.next) }
+func (t *cappedTransport) CloseIdleConnections() { closeIdleConnections(t.next) }
+
+// closeIdleConnections closes the idle connections of rt or, when it does
+// not offer to, of the transport it wraps (client-go's wrappers say which
+// with WrappedRoundTripper).
+func closeIdleConnections(rt http.RoundTripper) {
+	switch rt := rt.(type) {
+	case interface{ CloseIdleConnections() }:
+		rt.CloseIdleConnections()
+	case interface{ WrappedRoundTripper() http.RoundTripper }:
+		closeIdleConnections(rt.WrappedRoundTripper())
+	}
+}
 
 // cappedBody is a response body that fails once more than left bytes
 // would be read.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
@@ -596,7 +597,7 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 	view := d.InitView()
 	for _, comp := range staticpod.ControlPlaneComponents() {
 		path := staticpod.ManifestPath(d.ManifestDir, comp)
-		old, err := os.ReadFile(path)
+		old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 		if err != nil {
 			return err
 		}

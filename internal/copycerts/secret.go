@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
@@ -114,7 +115,7 @@ func Upload(ctx context.Context, c kubeclient.Interface, opts UploadOptions) err
 func sealFiles(files []File, key []byte) (map[string][]byte, error) {
 	data := make(map[string][]byte, len(files))
 	for _, f := range files {
-		b, err := os.ReadFile(f.Path)
+		b, err := boundedread.ReadFile(f.Path, boundedread.MaxFile)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if f.Key == caKeyKey || f.Key == frontProxyCAKeyKey {

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
@@ -186,7 +186,7 @@ func loadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 	if caFile == "" || certFile == "" || keyFile == "" {
 		return nil, errors.New("the CA certificate, client certificate and client key files must all be given")
 	}
-	caPEM, err := os.ReadFile(caFile)
+	caPEM, err := boundedread.ReadFile(caFile, boundedread.MaxFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading the etcd CA certificate: %w", err)
 	}
@@ -194,7 +194,15 @@ func loadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 	if !pool.AppendCertsFromPEM(caPEM) {
 		return nil, fmt.Errorf("etcd CA certificate %s: no PEM certificate in it", caFile)
 	}
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	certPEM, err := boundedread.ReadFile(certFile, boundedread.MaxFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the etcd client certificate: %w", err)
+	}
+	keyPEM, err := boundedread.ReadFile(keyFile, boundedread.MaxFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the etcd client key: %w", err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("loading the etcd client certificate %s and key %s: %w", certFile, keyFile, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // The targets a patch file can name.
@@ -128,7 +129,7 @@ func Load(dir string, out io.Writer) (*Set, error) {
 			ignored = append(ignored, base)
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
 		if err != nil {
 			return fmt.Errorf("reading patch file: %w", err)
 		}

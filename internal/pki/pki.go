@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/gcpace"
 	"github.com/kubeadm-go/kubeadm/internal/pki/earlykey"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -227,7 +228,7 @@ func KeyPath(dir, base string) string  { return filepath.Join(dir, base+".key") 
 
 // LoadCert reads a certificate file.
 func LoadCert(path string) (*x509.Certificate, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func LoadCert(path string) (*x509.Certificate, error) {
 
 // LoadKey reads a private key file.
 func LoadKey(path string) (crypto.Signer, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return nil, err
 	}

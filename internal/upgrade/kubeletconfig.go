@@ -13,6 +13,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
 
@@ -37,7 +38,7 @@ func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletconfig.KubeletCon
 		return res, err
 	}
 	path := filepath.Join(kubeletDir, kubelet.ConfigFile)
-	old, err := os.ReadFile(path)
+	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	switch {
 	case err == nil && bytes.Equal(old, doc):
 		return res, nil
