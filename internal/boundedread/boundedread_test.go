@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -43,7 +44,7 @@ func TestReadFile(t *testing.T) {
 		{name: "at the limit", path: write("at", 10), limit: 10, wantLen: 10},
 		{name: "one byte over", path: write("over", 11), limit: 10, tooLarge: true},
 		{name: "sparse terabyte", path: sparse, limit: MaxFile, tooLarge: true},
-		{name: "endless device", path: "/dev/zero", limit: 1 << 20, tooLarge: true},
+		{name: "pipe", path: pipe(t, dir, 3<<20), limit: 1 << 20, tooLarge: true},
 		{name: "missing", path: filepath.Join(dir, "absent"), limit: 10, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -165,4 +166,23 @@ func TestTransport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pipe returns a named pipe in dir that a goroutine fills with size bytes
+// (or until its reader goes): a file that does not say its size.
+func pipe(t *testing.T, dir string, size int) string {
+	t.Helper()
+	path := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer w.Close()
+		_, _ = w.Write(make([]byte, size))
+	}()
+	return path
 }

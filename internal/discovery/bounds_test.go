@@ -58,7 +58,10 @@ func TestTokenDiscoveryStopsReadingAHugeClusterInfo(t *testing.T) {
 				break // the client hung up
 			}
 		}
-		written <- n
+		select {
+		case written <- n: // the first answer's count
+		default:
+		}
 	}
 	var read atomic.Int64
 	d := f.discoverer(t, newFakeClock())
@@ -157,7 +160,7 @@ func TestFileDiscoveryRedirects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			before := len(f.requests())
+			before, plainBefore := len(f.requests()), plainReads.Load()
 			got, err := d.File(context.Background(), "https://"+f.endpoint()+tt.path, time.Minute)
 			var fileReads int
 			for _, r := range f.requests()[before:] {
@@ -184,8 +187,8 @@ func TestFileDiscoveryRedirects(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantText) || !strings.Contains(err.Error(), tt.path) {
 				t.Errorf("error %q does not contain %q and the URL asked for", err, tt.wantText)
 			}
-			if fileReads != 0 || plainReads.Load() != 0 {
-				t.Errorf("the file was read after all (%d times over https, %d over http)", fileReads, plainReads.Load())
+			if plain := plainReads.Load() - plainBefore; fileReads != 0 || plain != 0 {
+				t.Errorf("the file was read after all (%d times over https, %d over http)", fileReads, plain)
 			}
 		})
 	}
