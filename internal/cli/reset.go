@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -183,7 +184,9 @@ func askYes(streams Streams) func(question string) bool {
 		if streams.In == nil {
 			return false
 		}
-		line, _ := bufio.NewReader(streams.In).ReadString('\n')
+		// A line longer than any answer is not a yes; an endless one is
+		// not read to its end.
+		line, _ := bufio.NewReader(io.LimitReader(streams.In, 1<<10)).ReadString('\n')
 		a := strings.ToLower(strings.TrimSpace(line))
 		return a == "y" || a == "yes"
 	}
