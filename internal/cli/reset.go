@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
@@ -166,7 +167,7 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 			return cri.Dial(ctx, endpoint, cri.Options{})
 		},
 		NewClient: func(path string) (kubeclient.Interface, error) {
-			c, _, err := apiclient.FromKubeconfig(path)
+			c, _, err := apiclient.FromKubeconfig(path, kubeadm.KubernetesAPICall(cfg.Timeouts))
 			return c, err
 		},
 		Run: resetphases.RunProgram,

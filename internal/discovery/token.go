@@ -129,6 +129,9 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 	// cluster-info is a small kubeconfig; before the server is verified
 	// anyone may be answering.
 	cfg.Wrap(boundedread.Transport(boundedread.MaxUnverified))
+	// Each request is bounded by poll's context; the client's own timeout
+	// is the same bound, for any request made without it.
+	cfg.Timeout = d.requestTimeout()
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return fmt.Errorf("making a client for %s: %w", cfg.Host, err)

@@ -19,7 +19,8 @@
 // place; on any failure neither the temporary file nor a file at the
 // target is left, and the folders it created are removed again. It never
 // replaces an existing file. The transfer is bounded by the caller's
-// context, every other request to etcd by Config.CallTimeout.
+// context and ends when no data came for StallTimeout; every other request
+// to etcd is bounded by Config.CallTimeout.
 //
 // Restore builds the data folder of a new single-member cluster (the
 // member keeps its name and peer URLs; the cluster and member IDs are new)

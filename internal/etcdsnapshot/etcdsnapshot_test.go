@@ -50,6 +50,8 @@ type fakeEtcd struct {
 	listErr   error
 	snapErr   error
 	memberID  uint64
+	// silent: the snapshot never starts; stall: it stops after stream.
+	silent, stall bool
 }
 
 func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error) {
@@ -74,17 +76,33 @@ func (f *fakeEtcd) Snapshot(ctx context.Context) (string, io.ReadCloser, error) 
 	if f.snapErr != nil {
 		return "", nil, f.snapErr
 	}
-	end := f.streamErr
-	if end == nil {
-		end = io.EOF
+	if f.silent {
+		<-ctx.Done()
+		return "", nil, ctx.Err()
 	}
-	r := io.MultiReader(bytes.NewReader(f.stream), errReader{end})
+	var end io.Reader = errReader{f.streamErr}
+	switch {
+	case f.stall:
+		end = stalledReader{ctx}
+	case f.streamErr == nil:
+		end = errReader{io.EOF}
+	}
+	r := io.MultiReader(bytes.NewReader(f.stream), end)
 	return "3.6.0", io.NopCloser(r), nil
 }
 
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// stalledReader sends nothing until its context ends, like a gRPC stream
+// whose server stopped sending.
+type stalledReader struct{ ctx context.Context }
+
+func (r stalledReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, r.ctx.Err()
+}
 
 // fakeClock advances by a second at every reading.
 func fakeClock() func() time.Time {
@@ -156,7 +174,7 @@ func TestSaveWritesCheckedFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "backups", "today", "snapshot.db")
 	api := &fakeEtcd{stream: readFixture(t)}
-	info, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, path, fakeClock())
+	info, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, time.Minute, path, fakeClock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +226,45 @@ func TestSaveLeavesNothingOnFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "new", "snapshot.db")
-			_, err := save(context.Background(), tc.api, "https://10.0.0.1:2379", time.Second, path, fakeClock())
+			_, err := save(context.Background(), tc.api, "https://10.0.0.1:2379", time.Second, time.Minute, path, fakeClock())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("save = %v, want an error containing %q", err, tc.want)
+			}
+			if names := entries(t, dir); len(names) != 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
+	}
+}
+
+// TestSaveGivesUpOnAStalledMember: a member that stops sending, before
+// the first piece of the snapshot or in the middle, ends the transfer
+// after the stall timeout instead of holding the command until the
+// caller's deadline (if it has one); nothing is left behind.
+func TestSaveGivesUpOnAStalledMember(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		api  *fakeEtcd
+	}{
+		{"nothing sent", &fakeEtcd{silent: true}},
+		{"stops halfway", &fakeEtcd{stream: readFixture(t)[:8192], stall: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "new", "snapshot.db")
+			res := make(chan error, 1)
+			go func() {
+				_, err := save(context.Background(), tc.api, "https://10.0.0.1:2379", time.Second, stall, path, fakeClock())
+				res <- err
+			}()
+			select {
+			case err := <-res:
+				if err == nil || !strings.Contains(err.Error(), "the member sent nothing for 200ms") {
+					t.Fatalf("save = %v, want the stall named", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("save still waits after 30s")
 			}
 			if names := entries(t, dir); len(names) != 0 {
 				t.Errorf("left behind: %v", names)
@@ -234,7 +288,7 @@ func TestSaveBadPaths(t *testing.T) {
 		{"under a file", filepath.Join(existing, "snapshot.db"), "not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, tc.path, fakeClock())
+			_, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, time.Minute, tc.path, fakeClock())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("save = %v, want an error containing %q", err, tc.want)
 			}

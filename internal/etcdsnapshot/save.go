@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
@@ -64,8 +65,14 @@ func Save(ctx context.Context, cfg etcdcluster.Config, path string, now func() t
 		return nil, fmt.Errorf("etcd snapshot: %w", err)
 	}
 	defer client.Close()
-	return save(ctx, client, cfg.Endpoints[0], cfg.CallTimeout, path, now)
+	return save(ctx, client, cfg.Endpoints[0], cfg.CallTimeout, StallTimeout, path, now)
 }
+
+// StallTimeout is how long Save waits for the next piece of a snapshot
+// (the first one included) before it gives the transfer up: etcd sends a
+// snapshot in pieces of 32 KiB as fast as it reads them, so a member that
+// sends nothing for that long has stopped.
+const StallTimeout = time.Minute
 
 // checkTarget refuses an empty path and one that already exists.
 func checkTarget(path string) error {
@@ -82,9 +89,10 @@ func checkTarget(path string) error {
 	return nil
 }
 
-// save is Save once the client is made: api talks to endpoint, and every
-// request but the transfer itself is bounded by callTimeout.
-func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout time.Duration, path string, now func() time.Time) (_ *Info, err error) {
+// save is Save once the client is made: api talks to endpoint, every
+// request but the transfer itself is bounded by callTimeout, and the
+// transfer ends when no data came for stall.
+func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout, stall time.Duration, path string, now func() time.Time) (_ *Info, err error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -107,14 +115,18 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout tim
 	}()
 	var info *Info
 	err = atomicfile.WriteWith(path, FileMode, func(f *os.File) error {
-		_, snapshot, err := api.Snapshot(ctx)
+		transfer, cancel := context.WithCancel(ctx)
+		defer cancel()
+		guard := newStallGuard(stall, cancel)
+		defer guard.stop()
+		_, snapshot, err := api.Snapshot(transfer)
 		if err != nil {
-			return fmt.Errorf("asking %s for a snapshot: %w", endpoint, err)
+			return fmt.Errorf("asking %s for a snapshot: %w", endpoint, guard.explain(err))
 		}
 		defer snapshot.Close()
-		n, err := io.Copy(f, snapshot)
+		n, err := io.Copy(f, guard.reader(snapshot))
 		if err != nil {
-			return fmt.Errorf("receiving the snapshot from %s (%d bytes so far): %w", endpoint, n, err)
+			return fmt.Errorf("receiving the snapshot from %s (%d bytes so far): %w", endpoint, n, guard.explain(err))
 		}
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("flushing the snapshot: %w", err)
@@ -194,4 +206,47 @@ func removeFolders(created []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stallGuard ends a transfer (by cancelling its context) when no data came
+// for its time: at the start, and after each piece read through reader.
+type stallGuard struct {
+	after   time.Duration
+	timer   *time.Timer
+	stalled atomic.Bool
+}
+
+func newStallGuard(after time.Duration, cancel context.CancelFunc) *stallGuard {
+	g := &stallGuard{after: after}
+	g.timer = time.AfterFunc(after, func() {
+		g.stalled.Store(true)
+		cancel()
+	})
+	return g
+}
+
+// reader is r, each piece of data it gives restarting the wait.
+func (g *stallGuard) reader(r io.Reader) io.Reader { return stallReader{r: r, g: g} }
+
+func (g *stallGuard) stop() { g.timer.Stop() }
+
+// explain says so when err comes from the guard ending the transfer.
+func (g *stallGuard) explain(err error) error {
+	if g.stalled.Load() {
+		return fmt.Errorf("the member sent nothing for %v: %w", g.after, err)
+	}
+	return err
+}
+
+type stallReader struct {
+	r io.Reader
+	g *stallGuard
+}
+
+func (s stallReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 && !s.g.stalled.Load() {
+		s.g.timer.Reset(s.g.after)
+	}
+	return n, err
 }

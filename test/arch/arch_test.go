@@ -10,6 +10,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,4 +197,32 @@ func TestWritesAreAtomic(t *testing.T) {
 func readOnly(e ast.Expr) bool {
 	sel, ok := e.(*ast.SelectorExpr)
 	return ok && sel.Sel.Name == "O_RDONLY"
+}
+
+// TestClientsAreBounded: clients of the API server are made where every
+// request gets a timeout (rule 10): internal/apiclient (FromKubeconfig,
+// FromConfig, whose requests are bounded by timeouts.kubernetesAPICall)
+// and token discovery, which bounds its own; kubeclient itself is the
+// client. etcd's connections are made by internal/etcdcluster, whose
+// Config requires dial, call and retry timeouts.
+func TestClientsAreBounded(t *testing.T) {
+	makers := map[string][]string{
+		module + "/internal/kubeclient.NewForConfig":                    {module + "/internal/apiclient", module + "/internal/kubeclient"},
+		module + "/internal/kubeclient.NewForConfigAndClient":           {module + "/internal/apiclient", module + "/internal/discovery"},
+		"k8s.io/client-go/rest.HTTPClientFor":                           {module + "/internal/discovery", module + "/internal/kubeclient"},
+		"k8s.io/client-go/rest.RESTClientFor":                           nil,
+		"k8s.io/client-go/rest.UnversionedRESTClientFor":                nil,
+		"k8s.io/client-go/rest.RESTClientForConfigAndClient":            {module + "/internal/kubeclient"},
+		"k8s.io/client-go/rest.UnversionedRESTClientForConfigAndClient": {module + "/internal/kubeclient"},
+		module + "/internal/etcdrpc.New":                                {module + "/internal/etcdcluster"},
+	}
+	names := make([]string, 0, len(makers))
+	for n := range makers {
+		names = append(names, n)
+	}
+	for _, c := range calls(t, names...) {
+		if !slices.Contains(makers[c.name], c.pkg) {
+			t.Errorf("%s: %s in %s; make clients through internal/apiclient (API server) or internal/etcdcluster (etcd), which bound every request", c.pos, c.name, c.pkg)
+		}
+	}
 }

@@ -343,7 +343,7 @@ func (w *healthWaiter) apiServerLive(base string) func(ctx context.Context) erro
 			if _, err := os.Stat(admin); err != nil {
 				return w.get(ctx, base+"/livez")
 			}
-			c, err := apiclient.FromKubeconfigAt(admin, base)
+			c, err := apiclient.FromKubeconfigAt(admin, base, apiCallTimeout(w.d))
 			if err != nil {
 				return err
 			}
