@@ -11,18 +11,10 @@ import (
 
 // TestReadsAreBounded: whole files and bodies are read through
 // internal/boundedread, whose limits keep a hostile server or a mistaken
-// file from taking kubeadm's memory (issue 29). The exceptions run in
-// package initialisation, which must not wait for other packages, and
-// bound what they read themselves.
+// file from taking kubeadm's memory (issue 29).
 func TestReadsAreBounded(t *testing.T) {
 	allowed := map[string]string{
 		module + "/internal/boundedread": "the helper itself",
-		// Reads /proc/self/maps, the kernel's list of its own process's
-		// mappings, while the process starts.
-		module + "/internal/startmem": "own /proc/self/maps, in package init",
-		// Reads --config only when it is a regular file of at most 1 MiB
-		// (checked first), while the process starts.
-		module + "/internal/pki/earlykey": "config file checked for size, in package init",
 	}
 	unbounded := []string{
 		"os.ReadFile", "io.ReadAll", "io/ioutil.ReadFile", "io/ioutil.ReadAll",
