@@ -18,9 +18,9 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
@@ -313,7 +313,7 @@ func schemaFor(target string) (any, error) {
 	case TargetEtcd, TargetKubeAPIServer, TargetKubeControllerManager, TargetKubeScheduler:
 		return corev1.Pod{}, nil
 	case TargetKubeletConfiguration:
-		return kubeletconfig.KubeletConfiguration{}, nil
+		return kubeletv1beta1.KubeletConfiguration{}, nil
 	case TargetCoreDNSDeployment:
 		return appsv1.Deployment{}, nil
 	}

