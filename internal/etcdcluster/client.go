@@ -121,7 +121,7 @@ func New(cfg Config) (*Client, error) {
 // connection attempts (a member that restarts, as an upgrade replaces its
 // Pod, is asked again soon rather than after gRPC's default pauses of up
 // to two minutes), and remembers the last failure of every call for the
-// error of a call that runs out of time (see lastAnswer).
+// error of a call that runs out of time (see Bounded).
 func NewV3Client(cfg Config) (*clientv3.Client, error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
