@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // fixture is a snapshot etcdctl saved from a fresh single-member etcd
@@ -54,7 +55,7 @@ type fakeEtcd struct {
 	silent, stall bool
 }
 
-func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error) {
+func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
 	if f.statusErr != nil {
 		return nil, f.statusErr
 	}
@@ -62,23 +63,23 @@ func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status
 	if id == 0 {
 		id = 7
 	}
-	return &etcdrpc.Status{Header: etcdrpc.Header{MemberID: id}}, nil
+	return &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{MemberId: id}}, nil
 }
 
-func (f *fakeEtcd) MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error) {
+func (f *fakeEtcd) MemberList(ctx context.Context, _ ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
 	if f.listErr != nil {
-		return etcdrpc.Header{}, nil, f.listErr
+		return nil, f.listErr
 	}
-	return etcdrpc.Header{}, []etcdrpc.Member{{ID: 3, Name: "cp-0"}, {ID: 7, Name: "cp-1"}}, nil
+	return &clientv3.MemberListResponse{Members: []*etcdserverpb.Member{{ID: 3, Name: "cp-0"}, {ID: 7, Name: "cp-1"}}}, nil
 }
 
-func (f *fakeEtcd) Snapshot(ctx context.Context) (string, io.ReadCloser, error) {
+func (f *fakeEtcd) SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error) {
 	if f.snapErr != nil {
-		return "", nil, f.snapErr
+		return nil, f.snapErr
 	}
 	if f.silent {
 		<-ctx.Done()
-		return "", nil, ctx.Err()
+		return nil, ctx.Err()
 	}
 	var end io.Reader = errReader{f.streamErr}
 	switch {
@@ -88,7 +89,7 @@ func (f *fakeEtcd) Snapshot(ctx context.Context) (string, io.ReadCloser, error) 
 		end = errReader{io.EOF}
 	}
 	r := io.MultiReader(bytes.NewReader(f.stream), end)
-	return "3.6.0", io.NopCloser(r), nil
+	return &clientv3.SnapshotResponse{Version: "3.6.0", Snapshot: io.NopCloser(r)}, nil
 }
 
 type errReader struct{ err error }
@@ -407,7 +408,8 @@ func TestRestoreRefuses(t *testing.T) {
 		{name: "missing snapshot", want: "no such file", setup: func(t *testing.T, o *RestoreOptions) {
 			o.Snapshot = filepath.Join(filepath.Dir(o.DataDir), "none.db")
 		}},
-		{name: "damaged snapshot", want: "the snapshot is damaged", setup: func(t *testing.T, o *RestoreOptions) {
+		// etcd's restore compares the copy it makes with the digest.
+		{name: "damaged snapshot", want: "expected sha256", setup: func(t *testing.T, o *RestoreOptions) {
 			o.Snapshot = filepath.Join(t.TempDir(), "damaged.db")
 			if err := os.WriteFile(o.Snapshot, damaged, 0o600); err != nil {
 				t.Fatal(err)
@@ -465,6 +467,37 @@ func TestRestoreRefuses(t *testing.T) {
 				} else if fi.IsDir() && len(entries(t, filepath.Join(o.DataDir, "member"))) != 1 {
 					t.Errorf("the data folder's content changed")
 				}
+			}
+		})
+	}
+}
+
+// etcd's code ends the process on a fatal error and panics on others;
+// under etcdLog's logger both become an error that says what it logged.
+func TestEtcdLogRecovers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(lg *zap.Logger) error
+		want string
+	}{
+		{"fatal", func(lg *zap.Logger) error {
+			lg.Info("not kept")
+			lg.Fatal("cannot go on", zap.String("why", "broken"))
+			return nil
+		}, `etcd failed on the snapshot's data: cannot go on {"why": "broken"}`},
+		{"panic", func(lg *zap.Logger) error {
+			lg.Warn("first")
+			lg.Panic("failed to open database", zap.Error(errors.New("invalid database")))
+			return nil
+		}, `etcd failed on the snapshot's data: failed to open database {"error": "invalid database"}`},
+		{"bare panic", func(*zap.Logger) error { panic("index out of range") }, "etcd failed on the snapshot's data: index out of range"},
+		{"error", func(*zap.Logger) error { return errors.New("plain") }, "plain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &etcdLog{}
+			err := l.recovered(func() error { return tc.f(l.logger()) })
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("recovered = %v, want %q", err, tc.want)
 			}
 		})
 	}

@@ -11,9 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // Modes of a snapshot file and of the folders Save creates for it.
@@ -39,11 +40,12 @@ type Info struct {
 	Took time.Duration
 }
 
-// snapshotAPI is what Save asks of etcd; *etcdrpc.Client has it.
+// snapshotAPI is what Save asks of etcd: a part of etcd's client,
+// *clientv3.Client, which unit tests replace.
 type snapshotAPI interface {
-	Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error)
-	MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error)
-	Snapshot(ctx context.Context) (version string, snapshot io.ReadCloser, err error)
+	Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error)
+	MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error)
+	SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error)
 }
 
 // Save writes a snapshot of the member at cfg.Endpoints[0] (the other
@@ -119,12 +121,12 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout, st
 		defer cancel()
 		guard := newStallGuard(stall, cancel)
 		defer guard.stop()
-		_, snapshot, err := api.Snapshot(transfer)
+		resp, err := api.SnapshotWithVersion(transfer)
 		if err != nil {
 			return fmt.Errorf("asking %s for a snapshot: %w", endpoint, guard.explain(err))
 		}
-		defer snapshot.Close()
-		n, err := io.Copy(f, guard.reader(snapshot))
+		defer resp.Snapshot.Close()
+		n, err := io.Copy(f, guard.reader(resp.Snapshot))
 		if err != nil {
 			return fmt.Errorf("receiving the snapshot from %s (%d bytes so far): %w", endpoint, n, guard.explain(err))
 		}
@@ -146,23 +148,28 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout, st
 	return info, nil
 }
 
-// memberName asks endpoint who it is.
+// memberName asks endpoint who it is, each request bounded by
+// callTimeout.
 func memberName(ctx context.Context, api snapshotAPI, endpoint string, callTimeout time.Duration) (string, error) {
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	st, err := api.Status(callCtx, endpoint)
-	if err != nil {
+	var st *clientv3.StatusResponse
+	if err := etcdcluster.Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
+		st, err = api.Status(ctx, endpoint)
+		return err
+	}); err != nil {
 		return "", fmt.Errorf("asking for the member's status: %w", err)
 	}
-	id := st.Header.MemberID
-	if id == 0 {
+	if st.Header == nil || st.Header.MemberId == 0 {
 		return "", errors.New("the member's status has no header: cannot tell which member it is")
 	}
-	_, members, err := api.MemberList(callCtx)
-	if err != nil {
+	id := st.Header.MemberId
+	var list *clientv3.MemberListResponse
+	if err := etcdcluster.Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
+		list, err = api.MemberList(ctx)
+		return err
+	}); err != nil {
 		return "", fmt.Errorf("listing the members: %w", err)
 	}
-	for _, m := range members {
+	for _, m := range list.Members {
 		if m.ID == id {
 			return m.Name, nil
 		}

@@ -65,23 +65,46 @@ func ours(pkgs []pkg) []pkg {
 	return out
 }
 
-// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8),
-// nor etcd's API, client or server packages and the protobuf runtimes they
-// bring, nor client-go's
-// typed clientset and what registers every API group with it (rule 9); and our
-// packages import neither a YAML library other than sigs.k8s.io/yaml
-// (rule 6) nor test helpers.
+// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8);
+// it reaches etcd through etcd's client and restores with etcd's restore
+// library, and it has no hand-written stand-in for them (rule 9); it
+// does not yet link client-go's typed clientset and what registers every
+// API group with it (rule 9); and our packages import neither a YAML
+// library other than sigs.k8s.io/yaml (rule 6) nor test helpers.
 func TestLinkedPackages(t *testing.T) {
 	pkgs := productPackages(t)
+	linked := map[string]bool{}
 	for _, p := range pkgs {
+		linked[p.ImportPath] = true
 		if p.ImportPath == "k8s.io/kubernetes" || strings.HasPrefix(p.ImportPath, "k8s.io/kubernetes/") {
 			t.Errorf("the binary links %s", p.ImportPath)
 		}
-		for _, heavy := range []string{"go.etcd.io/etcd/api/", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/server/",
-			"go.etcd.io/raft/", "github.com/gogo/protobuf/", "github.com/golang/protobuf/",
+		for _, heavy := range []string{
 			"k8s.io/client-go/kubernetes", "k8s.io/client-go/discovery", "k8s.io/client-go/applyconfigurations/"} {
 			if strings.HasPrefix(p.ImportPath, heavy) {
 				t.Errorf("the binary links %s (rule 9: its package initialisation slows every command's start)", p.ImportPath)
+			}
+		}
+		if p.ImportPath == module+"/internal/etcdrpc" {
+			t.Errorf("the binary links %s; etcd is reached with its own client (rule 9)", p.ImportPath)
+		}
+	}
+	for _, want := range []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/etcdutl/v3/snapshot"} {
+		if !linked[want] {
+			t.Errorf("the binary does not link %s (rule 9: etcd's own libraries reach it and restore its data)", want)
+		}
+	}
+	// Every etcd request goes through etcd's client: only the membership
+	// package makes one, and only the snapshot package restores.
+	for _, p := range ours(pkgs) {
+		for _, imp := range p.Imports {
+			switch {
+			case imp == "go.etcd.io/etcd/client/v3" && p.ImportPath != module+"/internal/etcdcluster" && p.ImportPath != module+"/internal/etcdsnapshot":
+				t.Errorf("%s imports etcd's client; reach etcd through internal/etcdcluster", p.ImportPath)
+			case imp == "go.etcd.io/etcd/etcdutl/v3/snapshot" && p.ImportPath != module+"/internal/etcdsnapshot":
+				t.Errorf("%s imports etcd's restore library; snapshots are internal/etcdsnapshot's", p.ImportPath)
+			case strings.HasPrefix(imp, "google.golang.org/grpc") && strings.HasPrefix(p.ImportPath, module+"/internal/etcd") && p.ImportPath != module+"/internal/etcdcluster":
+				t.Errorf("%s speaks gRPC itself; etcd's client does", p.ImportPath)
 			}
 		}
 	}
@@ -179,9 +202,6 @@ func TestWritesAreAtomic(t *testing.T) {
 		// The etcd data backup of an upgrade is copied file by file
 		// (O_EXCL) into a new dated folder; the copy is only a backup.
 		module + "/internal/upgrade": "etcd data backup",
-		// The restored database is copied (O_EXCL) into the new data
-		// folder, which takes the member's place only once complete.
-		module + "/internal/etcdsnapshot": "restore staging",
 	}
 	for _, c := range calls(t, "os.WriteFile", "os.Create", "os.OpenFile", "io/ioutil.WriteFile") {
 		if _, ok := allowed[c.pkg]; ok {

@@ -18,10 +18,15 @@ import (
 )
 
 // TestRestoreMatchesEtcdutl restores the fixture with Restore and with
-// etcdutl's snapshot restore (the reference, linked into this test only)
-// and compares what a member reads from the two data folders: every
-// bucket of the database, the write-ahead log (metadata, hard state,
-// entries, snapshots) and the raft snapshot.
+// etcdutl's snapshot restore called as `etcdutl snapshot restore --name
+// … --initial-cluster … --initial-advertise-peer-urls …
+// --initial-cluster-token …` calls it, and compares what a member reads
+// from the two data folders: every bucket of the database, the
+// write-ahead log (metadata, hard state, entries, snapshots) and the raft
+// snapshot. Restore runs the same library; this checks that it gives it
+// the member's name, peer URLs and token as etcdutl's flags would, so the
+// member and cluster IDs are those a member started from the manifest
+// expects.
 func TestRestoreMatchesEtcdutl(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -61,8 +66,7 @@ func TestRestoreMatchesEtcdutl(t *testing.T) {
 			if diff := cmp.Diff(dumpDataDir(t, ref), dumpDataDir(t, o.DataDir)); diff != "" {
 				t.Errorf("restored data folder differs from etcdutl's (-etcdutl +ours):\n%s", diff)
 			}
-			// The log and the raft snapshot are written field by field
-			// here (raftlog.go): they must be etcd's bytes, not only read
+			// The log and the raft snapshot are etcd's bytes, not only read
 			// back the same.
 			for _, f := range []string{
 				"member/wal/0000000000000000-0000000000000000.wal",
