@@ -117,7 +117,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client) (Interface, error)
 
 	scheme := NewScheme()
 	codecs := serializer.NewCodecFactory(scheme)
-	g := groups{params: runtime.NewParameterCodec(scheme)}
+	g := groups{params: runtime.NewParameterCodec(scheme), creds: credentialsOf(cfg)}
 
 	var err error
 	forGroup := func(gv schema.GroupVersion, apiPath string) rest.Interface {
@@ -173,6 +173,7 @@ func NewScheme() *runtime.Scheme {
 type groups struct {
 	core, rbac, apps, batch, root rest.Interface
 	params                        runtime.ParameterCodec
+	creds                         credentials
 }
 
 func (g groups) CoreV1() CoreV1       { return coreV1(g) }
@@ -190,55 +191,55 @@ type (
 )
 
 func (g coreV1) ConfigMaps(ns string) Resource[*corev1.ConfigMap, *corev1.ConfigMapList] {
-	return newResource[corev1.ConfigMap, corev1.ConfigMapList](g.core, g.params, ns, "configmaps")
+	return newResource[corev1.ConfigMap, corev1.ConfigMapList](groups(g), g.core, ns, "configmaps")
 }
 
 func (g coreV1) Secrets(ns string) Resource[*corev1.Secret, *corev1.SecretList] {
-	return newResource[corev1.Secret, corev1.SecretList](g.core, g.params, ns, "secrets")
+	return newResource[corev1.Secret, corev1.SecretList](groups(g), g.core, ns, "secrets")
 }
 
 func (g coreV1) Nodes() Resource[*corev1.Node, *corev1.NodeList] {
-	return newResource[corev1.Node, corev1.NodeList](g.core, g.params, "", "nodes")
+	return newResource[corev1.Node, corev1.NodeList](groups(g), g.core, "", "nodes")
 }
 
 func (g coreV1) Pods(ns string) Resource[*corev1.Pod, *corev1.PodList] {
-	return newResource[corev1.Pod, corev1.PodList](g.core, g.params, ns, "pods")
+	return newResource[corev1.Pod, corev1.PodList](groups(g), g.core, ns, "pods")
 }
 
 func (g coreV1) ServiceAccounts(ns string) Resource[*corev1.ServiceAccount, *corev1.ServiceAccountList] {
-	return newResource[corev1.ServiceAccount, corev1.ServiceAccountList](g.core, g.params, ns, "serviceaccounts")
+	return newResource[corev1.ServiceAccount, corev1.ServiceAccountList](groups(g), g.core, ns, "serviceaccounts")
 }
 
 func (g coreV1) Services(ns string) Resource[*corev1.Service, *corev1.ServiceList] {
-	return newResource[corev1.Service, corev1.ServiceList](g.core, g.params, ns, "services")
+	return newResource[corev1.Service, corev1.ServiceList](groups(g), g.core, ns, "services")
 }
 
 func (g rbacV1) Roles(ns string) Resource[*rbacv1.Role, *rbacv1.RoleList] {
-	return newResource[rbacv1.Role, rbacv1.RoleList](g.rbac, g.params, ns, "roles")
+	return newResource[rbacv1.Role, rbacv1.RoleList](groups(g), g.rbac, ns, "roles")
 }
 
 func (g rbacV1) RoleBindings(ns string) Resource[*rbacv1.RoleBinding, *rbacv1.RoleBindingList] {
-	return newResource[rbacv1.RoleBinding, rbacv1.RoleBindingList](g.rbac, g.params, ns, "rolebindings")
+	return newResource[rbacv1.RoleBinding, rbacv1.RoleBindingList](groups(g), g.rbac, ns, "rolebindings")
 }
 
 func (g rbacV1) ClusterRoles() Resource[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList] {
-	return newResource[rbacv1.ClusterRole, rbacv1.ClusterRoleList](g.rbac, g.params, "", "clusterroles")
+	return newResource[rbacv1.ClusterRole, rbacv1.ClusterRoleList](groups(g), g.rbac, "", "clusterroles")
 }
 
 func (g rbacV1) ClusterRoleBindings() Resource[*rbacv1.ClusterRoleBinding, *rbacv1.ClusterRoleBindingList] {
-	return newResource[rbacv1.ClusterRoleBinding, rbacv1.ClusterRoleBindingList](g.rbac, g.params, "", "clusterrolebindings")
+	return newResource[rbacv1.ClusterRoleBinding, rbacv1.ClusterRoleBindingList](groups(g), g.rbac, "", "clusterrolebindings")
 }
 
 func (g appsV1) Deployments(ns string) Resource[*appsv1.Deployment, *appsv1.DeploymentList] {
-	return newResource[appsv1.Deployment, appsv1.DeploymentList](g.apps, g.params, ns, "deployments")
+	return newResource[appsv1.Deployment, appsv1.DeploymentList](groups(g), g.apps, ns, "deployments")
 }
 
 func (g appsV1) DaemonSets(ns string) Resource[*appsv1.DaemonSet, *appsv1.DaemonSetList] {
-	return newResource[appsv1.DaemonSet, appsv1.DaemonSetList](g.apps, g.params, ns, "daemonsets")
+	return newResource[appsv1.DaemonSet, appsv1.DaemonSetList](groups(g), g.apps, ns, "daemonsets")
 }
 
 func (g batchV1) Jobs(ns string) Resource[*batchv1.Job, *batchv1.JobList] {
-	return newResource[batchv1.Job, batchv1.JobList](g.batch, g.params, ns, "jobs")
+	return newResource[batchv1.Job, batchv1.JobList](groups(g), g.batch, ns, "jobs")
 }
 
 func (g discovery) RESTClient() rest.Interface { return g.root }
@@ -246,7 +247,7 @@ func (g discovery) RESTClient() rest.Interface { return g.root }
 func (g discovery) ServerVersion() (*version.Info, error) {
 	body, err := g.root.Get().AbsPath("/version").Do(context.TODO()).Raw()
 	if err != nil {
-		return nil, err
+		return nil, g.creds.explain(err, "get", "/version")
 	}
 	var info version.Info
 	if err := json.Unmarshal(body, &info); err != nil {
