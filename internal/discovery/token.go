@@ -11,12 +11,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
@@ -138,7 +138,7 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 	}
 	httpClient.CheckRedirect = redirectpolicy.SameHost
 	defer httpClient.CloseIdleConnections()
-	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return fmt.Errorf("making a client for %s: %w", cfg.Host, err)
 	}
