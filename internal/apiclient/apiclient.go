@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -90,12 +91,17 @@ func FromRESTConfig(cfg *rest.Config, requestTimeout time.Duration) (kubernetes.
 	return c, nil
 }
 
-// clientConfig returns a copy of cfg with the request timeout and the
-// client-side rate limit of every client kubeadm makes.
+// clientConfig returns a copy of cfg with the request timeout, the
+// client-side rate limit and the content type of every client kubeadm
+// makes. The content type is JSON, where client-go's typed clients would
+// default to protobuf: the bodies that -v=8 and above log stay readable
+// (with the data of Secrets hidden by internal/redact, which leaves out a
+// binary body whole).
 func clientConfig(cfg *rest.Config, requestTimeout time.Duration) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cfg.Timeout = RequestTimeout(requestTimeout)
+	cfg.ContentType = runtime.ContentTypeJSON
 	return cfg
 }
 

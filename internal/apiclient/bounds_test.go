@@ -18,16 +18,18 @@ import (
 
 // TestClientsBoundWhatTheyRead: every client this package makes refuses
 // an answer larger than boundedread.MaxAPIResponse and a redirect to
-// another host, and names kubeadm in its User-Agent.
+// another host, names the program in its User-Agent, and asks for JSON
+// (not client-go's protobuf), whose bodies verbose logs can show.
 func TestClientsBoundWhatTheyRead(t *testing.T) {
 	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("the redirect to another host was followed: %s %s", r.Method, r.URL)
 	}))
 	defer other.Close()
-	agents := make(chan string, 16)
+	type request struct{ agent, accept string }
+	requests := make(chan request, 16)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case agents <- r.UserAgent():
+		case requests <- request{r.UserAgent(), r.Header.Get("Accept")}:
 		default:
 		}
 		switch r.URL.Path {
@@ -52,13 +54,17 @@ func TestClientsBoundWhatTheyRead(t *testing.T) {
 			if _, err := cms.Get(context.Background(), "huge", metav1.GetOptions{}); !errors.Is(err, boundedread.ErrTooLarge) || !strings.Contains(err.Error(), "64 MiB") {
 				t.Errorf("reading an answer over the limit: %v", err)
 			}
-			if ua := <-agents; !strings.HasPrefix(ua, "apiclient.test/") {
-				t.Errorf("User-Agent %q, want client-go's default, named for the program", ua)
+			r := <-requests
+			if !strings.HasPrefix(r.agent, "apiclient.test/") {
+				t.Errorf("User-Agent %q, want client-go's default, named for the program", r.agent)
+			}
+			if !strings.HasPrefix(r.accept, "application/json") || strings.Contains(r.accept, "protobuf") {
+				t.Errorf("Accept %q, want JSON", r.accept)
 			}
 			if _, err := cms.Get(context.Background(), "moved", metav1.GetOptions{}); !errors.Is(err, redirectpolicy.ErrRefused) {
 				t.Errorf("following a redirect to another host: %v", err)
 			}
-			<-agents
+			<-requests
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -126,6 +127,9 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 	cfg.Dial = d.dial()
 	cfg.UserAgent = "kubeadm-discovery"
 	cfg.QPS = -1 // poll paces the requests; no client-side rate limit
+	// JSON, as every client of kubeadm (apiclient), rather than client-go's
+	// protobuf: verbose logs can show it.
+	cfg.ContentType = runtime.ContentTypeJSON
 	// cluster-info is a small kubeconfig; before the server is verified
 	// anyone may be answering.
 	cfg.Wrap(boundedread.Transport(boundedread.MaxUnverified))
