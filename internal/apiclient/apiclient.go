@@ -108,8 +108,10 @@ func clientConfig(cfg *rest.Config, requestTimeout time.Duration) *rest.Config {
 // newClientset returns client-go's clientset of the server cfg describes,
 // with the bounds of every client kubeadm makes: each response body is
 // capped at boundedread.MaxAPIResponse, and redirects are followed only on
-// the same host, never from https to http (redirectpolicy.SameHost). cfg's
-// Timeout bounds each request (see RequestTimeout). As client-go's
+// the same host, never from https to http (redirectpolicy.SameHost); a
+// refusal without a reason says what was refused and to whom
+// (ExplainRefusals). cfg's Timeout bounds each request (see
+// RequestTimeout). As client-go's
 // kubernetes.NewForConfig, the requests name the program and its version
 // in their User-Agent unless cfg names another.
 func newClientset(cfg *rest.Config) (kubernetes.Interface, error) {
@@ -118,6 +120,7 @@ func newClientset(cfg *rest.Config) (kubernetes.Interface, error) {
 		capped.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
 	capped.Wrap(boundedread.Transport(boundedread.MaxAPIResponse))
+	capped.Wrap(ExplainRefusals(cfg))
 	hc, err := rest.HTTPClientFor(capped)
 	if err != nil {
 		return nil, err

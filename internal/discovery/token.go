@@ -17,6 +17,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
@@ -133,6 +134,9 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 	// cluster-info is a small kubeconfig; before the server is verified
 	// anyone may be answering.
 	cfg.Wrap(boundedread.Transport(boundedread.MaxUnverified))
+	// A refusal without a reason (a proxy in the way) says what was
+	// refused and to whom, as for every client of kubeadm.
+	cfg.Wrap(apiclient.ExplainRefusals(cfg))
 	// Each request is bounded by poll's context; the client's own timeout
 	// is the same bound, for any request made without it.
 	cfg.Timeout = d.requestTimeout()
