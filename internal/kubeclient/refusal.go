@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
@@ -47,7 +47,7 @@ type identity struct {
 func (c credentials) identity() identity {
 	token := c.bearerToken
 	if token == "" && c.bearerTokenFile != "" {
-		if b, err := os.ReadFile(c.bearerTokenFile); err == nil {
+		if b, err := boundedread.ReadFile(c.bearerTokenFile, boundedread.MaxFile); err == nil {
 			token = strings.TrimSpace(string(b))
 		}
 	}
@@ -59,7 +59,7 @@ func (c credentials) identity() identity {
 	case len(c.certData) > 0 || c.certFile != "":
 		data := c.certData
 		if len(data) == 0 {
-			data, _ = os.ReadFile(c.certFile)
+			data, _ = boundedread.ReadFile(c.certFile, boundedread.MaxFile)
 		}
 		if certs, err := certutil.ParseCertsPEM(data); err == nil {
 			cert := certs[0]
