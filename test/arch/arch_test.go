@@ -30,7 +30,13 @@ type pkg struct {
 // productPackages lists every package the kubeadm binary links.
 func productPackages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-json", "./cmd/kubeadm")
+	return listDeps(t, "./cmd/kubeadm")
+}
+
+// listDeps lists the given packages and every package they import.
+func listDeps(t *testing.T, patterns ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-json"}, patterns...)...)
 	cmd.Dir = "../.."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
