@@ -42,4 +42,3 @@ func TestEtcdClientCertsFallBack(t *testing.T) {
 		t.Errorf("with the health-check pair: %s, %s, %s", ca, cert, key)
 	}
 }
-
