@@ -24,7 +24,7 @@ compat: upstream
 	$(GO) test -tags compat ./test/compat/ -count=1 -v -timeout 30m
 
 # Runs the offline init phases with our kubeadm and upstream's side by side
-# and prints wall, CPU and peak memory (figures go to docs/benchmarks.md).
+# and prints wall, CPU and peak memory (figures go to docs/performance.md).
 bench: build upstream
 	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 31
 
@@ -46,6 +46,6 @@ e2e: testbed
 	KUBEADM_E2E=1 $(GO) test ./test/testbed/ ./test/e2e/ -count=1 -v -timeout 60m
 
 # Real kubeadm init, ours and upstream's side by side on fresh test-bed
-# nodes (root). Figures go to docs/benchmarks.md.
+# nodes (root). Figures go to docs/performance.md.
 bench-init: testbed upstream
 	$(GO) run ./hack/benchinit -rounds 5

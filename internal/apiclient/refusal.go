@@ -17,7 +17,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 // nodeBootstrapTokenGroup is the group kubeadm's bootstrap tokens carry,
@@ -230,7 +230,7 @@ func (c credentials) identity() identity {
 		}
 	}
 	switch {
-	case token != "" && tokenformat.IsValid(token):
+	case token != "" && bootstraputil.IsValidBootstrapToken(token):
 		return identity{user: fmt.Sprintf("user %q (a bootstrap token)", "system:bootstrap:"+token[:6]), bootstrapToken: true}
 	case token != "":
 		return identity{user: "the user of the client's bearer token"}

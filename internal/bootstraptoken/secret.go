@@ -12,7 +12,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 // usagePrefix starts the data key of each usage ("usage-bootstrap-signing").
@@ -72,7 +72,7 @@ func FromSecret(s *corev1.Secret) (*kubeadm.BootstrapToken, error) {
 	if secret == "" {
 		return nil, fmt.Errorf("the bootstrap token Secret %s has no %s", s.Name, bootstrapapi.BootstrapTokenSecretKey)
 	}
-	if !tokenformat.IsValid(tokenformat.Join(id, secret)) {
+	if !bootstraputil.IsValidBootstrapToken(bootstraputil.TokenFromIDAndSecret(id, secret)) {
 		return nil, fmt.Errorf("the bootstrap token Secret %s does not hold a token of the form [a-z0-9]{6}.[a-z0-9]{16}", s.Name)
 	}
 	tok := &kubeadm.BootstrapToken{

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 // ExistsError is Create's error for a token ID that is already taken.
@@ -114,10 +114,10 @@ func Delete(ctx context.Context, c kubernetes.Interface, id string) error {
 // ("abcdef.0123456789abcdef") or just its ID ("abcdef"). The error shows
 // s with anything after its first dot hidden.
 func ParseID(s string) (string, error) {
-	if tokenformat.IsValidID(s) {
+	if bootstraputil.IsValidBootstrapTokenID(s) {
 		return s, nil
 	}
-	if tokenformat.IsValid(s) {
+	if bootstraputil.IsValidBootstrapToken(s) {
 		id, _, _ := strings.Cut(s, ".")
 		return id, nil
 	}

@@ -368,32 +368,9 @@ func validateFile(ctx context.Context, env config.Environment, path string) erro
 	if err != nil {
 		return err
 	}
-	var errs field.ErrorList
-	opts := config.DefaultOptions{}
-	if docs.Init != nil || docs.Cluster != nil {
-		cfg, err := env.InitConfiguration(ctx, docs, opts)
-		if err != nil {
-			return exitcode.ValidationError(err)
-		}
-		errs = append(errs, validation.ValidateInitConfiguration(cfg)...)
-		warnAll(env, "", validation.ClusterConfigurationWarnings(&cfg.ClusterConfiguration))
-	}
-	if docs.Join != nil {
-		cfg, err := env.JoinConfiguration(docs, opts)
-		if err != nil {
-			return exitcode.ValidationError(err)
-		}
-		errs = append(errs, validation.ValidateJoinConfiguration(cfg)...)
-	}
-	if docs.Reset != nil {
-		cfg, err := env.ResetConfiguration(docs, opts)
-		if err != nil {
-			return exitcode.ValidationError(err)
-		}
-		errs = append(errs, validation.ValidateResetConfiguration(cfg)...)
-	}
-	if docs.Upgrade != nil {
-		errs = append(errs, validation.ValidateUpgradeConfiguration(env.UpgradeConfiguration(docs))...)
+	_, errs, err := env.ValidateDocuments(ctx, docs)
+	if err != nil {
+		return exitcode.ValidationError(err)
 	}
 	return validationError(path, errs)
 }

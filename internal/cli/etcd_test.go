@@ -12,19 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
-// etcdFixture is a sound snapshot (see internal/etcdsnapshot/testdata).
-const etcdFixture = "../etcdsnapshot/testdata/three-keys.db"
+// etcdFixture is a sound snapshot (see internal/etcd/testdata).
+const etcdFixture = "../etcd/testdata/three-keys.db"
 
 // etcdNode is a control-plane node's files in a temporary folder: an etcd
 // manifest whose data folder is mounted from <root>/var/lib/etcd (which
 // holds one file), and the etcd CA and client certificates.
 type etcdNode struct {
 	root, manifest, dataDir, certDir string
-	env                              etcdEnv
+	env                              etcd.Node
 }
 
 func newEtcdNode(t *testing.T, peerURL string, dial func(ctx context.Context, addr string) (net.Conn, error)) *etcdNode {
@@ -34,22 +35,22 @@ func newEtcdNode(t *testing.T, peerURL string, dial func(ctx context.Context, ad
 		root:    root,
 		dataDir: filepath.Join(root, "var", "lib", "etcd"),
 		certDir: filepath.Join(root, "etc", "kubernetes", "pki"),
-		env: etcdEnv{
-			kubernetesDir: filepath.Join(root, "etc", "kubernetes"),
-			manifestDir:   filepath.Join(root, "etc", "kubernetes", "manifests"),
-			now:           func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-			dial:          dial,
-			dialTimeout:   100 * time.Millisecond,
-			callTimeout:   200 * time.Millisecond,
-			listTimeout:   300 * time.Millisecond,
-			saveTimeout:   5 * time.Second,
-			stopTimeout:   300 * time.Millisecond,
-			startTimeout:  300 * time.Millisecond,
-			poll:          20 * time.Millisecond,
+		env: etcd.Node{
+			KubernetesDir: filepath.Join(root, "etc", "kubernetes"),
+			ManifestDir:   filepath.Join(root, "etc", "kubernetes", "manifests"),
+			Now:           func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+			Dial:          dial,
+			DialTimeout:   100 * time.Millisecond,
+			CallTimeout:   200 * time.Millisecond,
+			ListTimeout:   300 * time.Millisecond,
+			SaveTimeout:   5 * time.Second,
+			StopTimeout:   300 * time.Millisecond,
+			StartTimeout:  300 * time.Millisecond,
+			Poll:          20 * time.Millisecond,
 		},
 	}
-	n.manifest = filepath.Join(n.env.manifestDir, "etcd.yaml")
-	for _, d := range []string{n.env.manifestDir, filepath.Join(n.dataDir, "member"), filepath.Join(n.certDir, "etcd")} {
+	n.manifest = filepath.Join(n.env.ManifestDir, "etcd.yaml")
+	for _, d := range []string{n.env.ManifestDir, filepath.Join(n.dataDir, "member"), filepath.Join(n.certDir, "etcd")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -159,22 +160,6 @@ func (n *etcdNode) untouched(t *testing.T) {
 	}
 }
 
-func TestEtcdClientCertsFallBack(t *testing.T) {
-	dir := t.TempDir()
-	_, cert, key := etcdClientCerts(dir)
-	if cert != filepath.Join(dir, "apiserver-etcd-client.crt") || key != filepath.Join(dir, "apiserver-etcd-client.key") {
-		t.Errorf("without the health-check pair: %s, %s; want the API server's etcd client pair", cert, key)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "etcd"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeSelfSigned(t, filepath.Join(dir, "etcd"), "healthcheck-client")
-	ca, cert, key := etcdClientCerts(dir)
-	if ca != filepath.Join(dir, "etcd", "ca.crt") || cert != filepath.Join(dir, "etcd", "healthcheck-client.crt") || key != filepath.Join(dir, "etcd", "healthcheck-client.key") {
-		t.Errorf("with the health-check pair: %s, %s, %s", ca, cert, key)
-	}
-}
-
 func TestEtcdSnapshotSaveRefusals(t *testing.T) {
 	t.Run("no manifest", func(t *testing.T) {
 		n := newEtcdNode(t, "https://10.0.0.1:2380", refused)
@@ -192,7 +177,7 @@ func TestEtcdSnapshotSaveRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "etcd snapshot from https://10.0.0.1:2379") {
 			t.Fatalf("save = %v, want an error naming the member's client URL", err)
 		}
-		if _, err := os.Stat(filepath.Join(n.env.kubernetesDir, "tmp")); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(n.env.KubernetesDir, "tmp")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the snapshot folder was left behind (%v)", err)
 		}
 	})
@@ -236,7 +221,7 @@ func TestEtcdSnapshotRestoreRefusals(t *testing.T) {
 				t.Fatalf("restore = %v, want an error containing %q", err, tc.want)
 			}
 			n.untouched(t)
-			if _, err := os.Stat(filepath.Join(n.env.kubernetesDir, "tmp")); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(n.env.KubernetesDir, "tmp")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a backup folder was made (%v)", err)
 			}
 		})
@@ -256,7 +241,7 @@ func TestEtcdSnapshotRestoreMovesFiles(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the restored etcd member does not answer") {
 		t.Fatalf("restore = %v, want the member not to answer\n%s", err, out)
 	}
-	backup := filepath.Join(n.env.kubernetesDir, "tmp", "kubeadm-etcd-restore-2026-01-02-03-04-05")
+	backup := filepath.Join(n.env.KubernetesDir, "tmp", "kubeadm-etcd-restore-2026-01-02-03-04-05")
 	if data, err := os.ReadFile(filepath.Join(backup, "etcd-data", "member", "old")); err != nil || string(data) != "old data" {
 		t.Errorf("the former data in the backup folder: %q, %v", data, err)
 	}
@@ -298,7 +283,7 @@ func TestEtcdSnapshotRestoreUndoes(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(n.dataDir, "member", "snap")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("restored data appeared in the member's folder (%v)", err)
 			}
-			if names, err := os.ReadDir(filepath.Join(n.env.kubernetesDir, "tmp")); err != nil || len(names) != 0 {
+			if names, err := os.ReadDir(filepath.Join(n.env.KubernetesDir, "tmp")); err != nil || len(names) != 0 {
 				t.Errorf("backup folders left behind: %v (%v)", names, err)
 			}
 		})

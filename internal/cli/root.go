@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/redact"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // Streams are the standard streams a command reads from and writes to.
@@ -63,7 +65,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newUpgradeCmd(streams),
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
-		newEtcdCmd(streams, hostEtcdEnv()),
+		newEtcdCmd(streams, etcd.HostNode(v1beta4.DefaultCertificatesDir)),
 	)
 	return cmd
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/output"
@@ -241,8 +242,7 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		},
 		// Before etcd changes, a snapshot as "kubeadm etcd snapshot save" takes.
 		EtcdSnapshot: func(ctx context.Context, d *upgradephases.Data, path string) error {
-			save := &etcdSaveOptions{certDir: d.CertDir, output: path}
-			return save.run(ctx, hostEtcdEnv(), d.Out)
+			return etcd.HostNode(d.CertDir).SaveSnapshot(ctx, path, d.Out)
 		},
 	}
 	var ignoredFromConfig *[]string

@@ -8,10 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -256,7 +256,7 @@ func CheckControlPlaneVersion(v string) error {
 }
 
 // GenerateToken returns a new random bootstrap token.
-func GenerateToken() (string, error) { return tokenformat.Generate() }
+func GenerateToken() (string, error) { return bootstraputil.GenerateBootstrapToken() }
 
 // parseIPv4LeadingZeros accepts dotted IPv4 with leading zeros ("010.0.0.1"),
 // which the standard library refuses but upstream kubeadm takes as decimal.

@@ -22,7 +22,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 // Names and values of the objects Upload writes, as upstream kubeadm
@@ -79,7 +79,7 @@ func Upload(ctx context.Context, c kubernetes.Interface, opts UploadOptions) err
 	}
 	newToken := opts.NewToken
 	if newToken == nil {
-		newToken = tokenformat.Generate
+		newToken = bootstraputil.GenerateBootstrapToken
 	}
 	token, err := newToken()
 	if err != nil {

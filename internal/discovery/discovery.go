@@ -11,12 +11,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+	"k8s.io/utils/clock"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/clock"
 	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -59,7 +59,10 @@ var (
 
 // Clock is the time source of the polling. Tests use one that does not
 // wait.
-type Clock = clock.Clock
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
 
 // Discoverer runs discovery. Its fields are its dependencies; the zero
 // value dials with a plain net.Dialer, trusts the system's CAs for https
@@ -96,7 +99,7 @@ func (d *Discoverer) clock() Clock {
 	if d.Clock != nil {
 		return d.Clock
 	}
-	return clock.Real{}
+	return clock.RealClock{}
 }
 
 func (d *Discoverer) interval() time.Duration {
@@ -222,7 +225,7 @@ func (d *Discoverer) TLSBootstrapConfig(ctx context.Context, cfg *kubeadm.JoinCo
 	}
 	disc := cfg.Discovery
 	tlsToken := disc.TLSBootstrapToken
-	if tlsToken != "" && !tokenformat.IsValid(tlsToken) {
+	if tlsToken != "" && !bootstraputil.IsValidBootstrapToken(tlsToken) {
 		return nil, errors.New(`the TLS bootstrap token is not of the form "[a-z0-9]{6}.[a-z0-9]{16}"`)
 	}
 	switch {

@@ -20,7 +20,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 // TokenOptions are the inputs of token discovery.
@@ -47,7 +47,7 @@ type TokenOptions struct {
 // TokenKubeconfig of the cluster in cluster-info, with its server and CA,
 // and opts.Token as credential.
 func (d *Discoverer) Token(ctx context.Context, opts TokenOptions) (*clientcmdapi.Config, error) {
-	if !tokenformat.IsValid(opts.Token) {
+	if !bootstraputil.IsValidBootstrapToken(opts.Token) {
 		return nil, errors.New(`the discovery token is not of the form "[a-z0-9]{6}.[a-z0-9]{16}"`)
 	}
 	id, secret, _ := strings.Cut(opts.Token, ".")

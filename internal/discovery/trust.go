@@ -1,60 +1,28 @@
 package discovery
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"k8s.io/cluster-bootstrap/token/jws"
+
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 )
 
-// VerifySignature checks a detached JWS (RFC 7515, appendix F: the
-// compact form with the payload left out, "header..signature") over
-// content, as the bootstrap signer writes them into cluster-info: the
-// protected header must name algorithm HS256 and key ID tokenID, and the
-// signature must be the HMAC-SHA256, keyed with tokenSecret, of the
-// encoded header, a dot and the base64url-encoded content. The error never
-// contains the secret.
-func VerifySignature(jws string, content []byte, tokenID, tokenSecret string) error {
-	encodedHeader, encodedSig, ok := strings.Cut(jws, "..")
-	if !ok || encodedHeader == "" || encodedSig == "" || strings.Contains(encodedSig, ".") {
-		return errors.New(`the signature is not a detached JWS of the form "header..signature"`)
-	}
-	rawHeader, err := base64.RawURLEncoding.DecodeString(encodedHeader)
-	if err != nil {
-		return fmt.Errorf("decoding the JWS header: %w", err)
-	}
-	var header struct {
-		Alg  string   `json:"alg"`
-		Kid  string   `json:"kid"`
-		Crit []string `json:"crit"`
-	}
-	if err := json.Unmarshal(rawHeader, &header); err != nil {
-		return fmt.Errorf("parsing the JWS header: %w", err)
-	}
-	if header.Alg != "HS256" {
-		return fmt.Errorf("the JWS uses algorithm %q instead of HS256", header.Alg)
-	}
-	if header.Kid != tokenID {
-		return fmt.Errorf("the JWS is for key ID %q instead of token ID %q", header.Kid, tokenID)
-	}
-	if len(header.Crit) > 0 {
-		return fmt.Errorf("the JWS has critical header extensions %q, which are not understood", header.Crit)
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(encodedSig)
-	if err != nil {
-		return fmt.Errorf("decoding the JWS signature: %w", err)
-	}
-	mac := hmac.New(sha256.New, []byte(tokenSecret))
-	mac.Write([]byte(encodedHeader + "." + base64.RawURLEncoding.EncodeToString(content)))
-	if !hmac.Equal(sig, mac.Sum(nil)) {
-		return errors.New("the HMAC does not match the content and the token secret")
+// VerifySignature checks the detached JWS the bootstrap signer wrote into
+// cluster-info for tokenID over content, with the bootstrap token library
+// the signer itself uses (k8s.io/cluster-bootstrap/token/jws): the library
+// signs content again with the token and the signature must be the same,
+// header included, so an algorithm, key ID or header other than the
+// signer's is refused without being parsed. The error never contains the
+// secret.
+func VerifySignature(detached string, content []byte, tokenID, tokenSecret string) error {
+	if !jws.DetachedTokenIsValid(detached, string(content), tokenID, tokenSecret) {
+		return errors.New("the signature is not the one the token makes over this content")
 	}
 	return nil
 }

@@ -22,21 +22,22 @@ func TestVerifySignature(t *testing.T) {
 	_, sig, _ := strings.Cut(good, "..")
 	header := func(json string) string { return base64.RawURLEncoding.EncodeToString([]byte(json)) }
 
+	const refused = "not the one the token makes"
 	tests := []struct {
 		name, jws, content, id, secret string
 		wantErr                        string
 	}{
 		{"made by the bootstrap signer's library", good, content, tokenID, tokenSecret, ""},
-		{"other secret", good, content, tokenID, wrongSecret, "HMAC does not match"},
-		{"other content", good, content + "#", tokenID, tokenSecret, "HMAC does not match"},
-		{"other token ID", sign(content, otherID, tokenSecret), content, tokenID, tokenSecret, `key ID "zzz999" instead of token ID "abc123"`},
-		{"algorithm none", header(`{"alg":"none","kid":"abc123"}`) + ".." + sig, content, tokenID, tokenSecret, `algorithm "none"`},
-		{"critical extension", header(`{"alg":"HS256","kid":"abc123","crit":["exp"]}`) + ".." + sig, content, tokenID, tokenSecret, "critical"},
-		{"payload attached", strings.Replace(good, "..", ".e30.", 1), content, tokenID, tokenSecret, "not a detached JWS"},
-		{"empty", "", content, tokenID, tokenSecret, "not a detached JWS"},
-		{"header not base64url", "%%.." + sig, content, tokenID, tokenSecret, "decoding the JWS header"},
-		{"header not JSON", header("alg") + ".." + sig, content, tokenID, tokenSecret, "parsing the JWS header"},
-		{"signature not base64url", strings.SplitN(good, "..", 2)[0] + "..%%", content, tokenID, tokenSecret, "decoding the JWS signature"},
+		{"other secret", good, content, tokenID, wrongSecret, refused},
+		{"other content", good, content + "#", tokenID, tokenSecret, refused},
+		{"other token ID", sign(content, otherID, tokenSecret), content, tokenID, tokenSecret, refused},
+		{"algorithm none", header(`{"alg":"none","kid":"abc123"}`) + ".." + sig, content, tokenID, tokenSecret, refused},
+		{"critical extension", header(`{"alg":"HS256","kid":"abc123","crit":["exp"]}`) + ".." + sig, content, tokenID, tokenSecret, refused},
+		{"payload attached", strings.Replace(good, "..", ".e30.", 1), content, tokenID, tokenSecret, refused},
+		{"empty", "", content, tokenID, tokenSecret, refused},
+		{"header not base64url", "%%.." + sig, content, tokenID, tokenSecret, refused},
+		{"header not JSON", header("alg") + ".." + sig, content, tokenID, tokenSecret, refused},
+		{"signature not base64url", strings.SplitN(good, "..", 2)[0] + "..%%", content, tokenID, tokenSecret, refused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

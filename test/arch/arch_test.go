@@ -30,7 +30,13 @@ type pkg struct {
 // productPackages lists every package the kubeadm binary links.
 func productPackages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-json", "./cmd/kubeadm")
+	return listDeps(t, "./cmd/kubeadm")
+}
+
+// listDeps lists the given packages and every package they import.
+func listDeps(t *testing.T, patterns ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-json"}, patterns...)...)
 	cmd.Dir = "../.."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -97,16 +103,16 @@ func TestLinkedPackages(t *testing.T) {
 	if linked[module+"/internal/kubeclient"] {
 		t.Errorf("the binary links %s; the API server is reached with client-go's clientset", module+"/internal/kubeclient")
 	}
-	// Every etcd request goes through etcd's client: only the membership
-	// package makes one, and only the snapshot package restores.
+	// Every etcd request goes through etcd's client, and restores through
+	// its restore library: only internal/etcd imports them.
 	for _, p := range ours(pkgs) {
 		for _, imp := range p.Imports {
 			switch {
-			case imp == "go.etcd.io/etcd/client/v3" && p.ImportPath != module+"/internal/etcdcluster" && p.ImportPath != module+"/internal/etcdsnapshot":
-				t.Errorf("%s imports etcd's client; reach etcd through internal/etcdcluster", p.ImportPath)
-			case imp == "go.etcd.io/etcd/etcdutl/v3/snapshot" && p.ImportPath != module+"/internal/etcdsnapshot":
-				t.Errorf("%s imports etcd's restore library; snapshots are internal/etcdsnapshot's", p.ImportPath)
-			case strings.HasPrefix(imp, "google.golang.org/grpc") && strings.HasPrefix(p.ImportPath, module+"/internal/etcd") && p.ImportPath != module+"/internal/etcdcluster":
+			case imp == "go.etcd.io/etcd/client/v3" && p.ImportPath != module+"/internal/etcd":
+				t.Errorf("%s imports etcd's client; reach etcd through internal/etcd", p.ImportPath)
+			case imp == "go.etcd.io/etcd/etcdutl/v3/snapshot" && p.ImportPath != module+"/internal/etcd":
+				t.Errorf("%s imports etcd's restore library; snapshots are internal/etcd's", p.ImportPath)
+			case strings.HasPrefix(imp, "google.golang.org/grpc") && strings.HasPrefix(p.ImportPath, module+"/internal/etcd/"):
 				t.Errorf("%s speaks gRPC itself; etcd's client does", p.ImportPath)
 			}
 		}
@@ -236,7 +242,7 @@ func readOnly(e ast.Expr) bool {
 // FromRESTConfig, whose requests are bounded by timeouts.kubernetesAPICall)
 // and token discovery, which bounds its own. No other package builds a
 // clientset, a client of one API group, a discovery client or a REST
-// client. etcd's connections are made by internal/etcdcluster, whose
+// client. etcd's connections are made by internal/etcd, whose
 // Config requires dial, call and retry timeouts.
 func TestClientsAreBounded(t *testing.T) {
 	makers := map[string][]string{
@@ -249,7 +255,7 @@ func TestClientsAreBounded(t *testing.T) {
 		"k8s.io/client-go/rest.UnversionedRESTClientFor":                nil,
 		"k8s.io/client-go/rest.RESTClientForConfigAndClient":            nil,
 		"k8s.io/client-go/rest.UnversionedRESTClientForConfigAndClient": nil,
-		module + "/internal/etcdrpc.New":                                {module + "/internal/etcdcluster"},
+		"go.etcd.io/etcd/client/v3.New":                                 {module + "/internal/etcd"},
 	}
 	names := make([]string, 0, len(makers))
 	for n := range makers {
@@ -257,7 +263,7 @@ func TestClientsAreBounded(t *testing.T) {
 	}
 	for _, c := range calls(t, names...) {
 		if !slices.Contains(makers[c.name], c.pkg) {
-			t.Errorf("%s: %s in %s; make clients through internal/apiclient (API server) or internal/etcdcluster (etcd), which bound every request", c.pos, c.name, c.pkg)
+			t.Errorf("%s: %s in %s; make clients through internal/apiclient (API server) or internal/etcd (etcd), which bound every request", c.pos, c.name, c.pkg)
 		}
 	}
 	// The clients of one API group (k8s.io/client-go/kubernetes/typed/...)

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -46,7 +46,7 @@ func TestEtcdClusterMembership(t *testing.T) {
 
 	// Without a kubelet no mirror Pod exists; publish the one it would.
 	etcdPublishMirrorPod(ctx, t, cp)
-	endpoints, err := etcdcluster.ClientURLs(ctx, cp.Client())
+	endpoints, err := etcd.ClientURLs(ctx, cp.Client())
 	if err != nil {
 		t.Fatalf("ClientURLs: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestEtcdClusterMembership(t *testing.T) {
 		t.Errorf("AddLearner of a second learner = %v, want etcd's refusal naming the pending learner", err)
 	}
 
-	initialCluster := etcdcluster.InitialCluster(members, etcdSecondName, secondPeer)
+	initialCluster := etcd.InitialCluster(members, etcdSecondName, secondPeer)
 	if want := firstName + "=" + firstPeer + "," + etcdSecondName + "=" + secondPeer; initialCluster != want {
 		t.Fatalf("InitialCluster = %q, want %q", initialCluster, want)
 	}
@@ -129,7 +129,7 @@ func TestEtcdClusterMembership(t *testing.T) {
 			t.Errorf("member %v after the promotion: want a started voting member", m)
 		}
 	}
-	if m, ok := etcdcluster.FindByName(members, etcdSecondName); !ok || len(m.ClientURLs) != 1 || m.ClientURLs[0] != secondClient {
+	if m, ok := etcd.FindByName(members, etcdSecondName); !ok || len(m.ClientURLs) != 1 || m.ClientURLs[0] != secondClient {
 		t.Errorf("second member %v: want client URL %s", m, secondClient)
 	}
 	both := etcdClient(t, cp, append(endpoints, secondClient), time.Minute)
@@ -146,7 +146,7 @@ func TestEtcdClusterMembership(t *testing.T) {
 	if _, found, err := c.RemoveByPeerURL(ctx, secondPeer); err != nil || found {
 		t.Errorf("RemoveByPeerURL of the removed member = found %v, %v; want not found and no error", found, err)
 	}
-	if _, _, err := c.RemoveByName(ctx, firstName); !errors.Is(err, etcdcluster.ErrOnlyVoter) {
+	if _, _, err := c.RemoveByName(ctx, firstName); !errors.Is(err, etcd.ErrOnlyVoter) {
 		t.Errorf("RemoveByName of the only voter = %v, want ErrOnlyVoter", err)
 	}
 	members, err = c.Members(ctx)
@@ -174,10 +174,10 @@ func TestEtcdClusterMembership(t *testing.T) {
 
 // etcdClient is a client of the control plane's etcd with the API server's
 // etcd client certificate, dialing inside the namespace.
-func etcdClient(t *testing.T, cp *controlplane.ControlPlane, endpoints []string, retry time.Duration) *etcdcluster.Client {
+func etcdClient(t *testing.T, cp *controlplane.ControlPlane, endpoints []string, retry time.Duration) *etcd.Client {
 	t.Helper()
-	ca, cert, key := etcdcluster.DefaultCertFiles(cp.HostPath("/etc/kubernetes/pki"))
-	c, err := etcdcluster.New(etcdcluster.Config{
+	ca, cert, key := etcd.DefaultCertFiles(cp.HostPath("/etc/kubernetes/pki"))
+	c, err := etcd.New(etcd.Config{
 		Endpoints:    endpoints,
 		CAFile:       ca,
 		CertFile:     cert,

@@ -23,8 +23,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
 	"go.uber.org/zap"
 
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
-	"github.com/kubeadm-go/kubeadm/internal/etcdsnapshot"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -108,7 +107,7 @@ func TestEtcdSnapshotRestoreThreeMembers(t *testing.T) {
 		t.Fatalf("etcdutl snapshot restore: %v\n%s", err, out)
 	}
 	ours := filepath.Join(t.TempDir(), "etcd")
-	err = etcdsnapshot.Restore(ctx, etcdsnapshot.RestoreOptions{Snapshot: cp.HostPath(path), DataDir: ours, Name: name, PeerURLs: []string{firstPeer}})
+	err = etcd.Restore(ctx, etcd.RestoreOptions{Snapshot: cp.HostPath(path), DataDir: ours, Name: name, PeerURLs: []string{firstPeer}})
 	if err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
@@ -192,13 +191,13 @@ func etcdutlBinary(t *testing.T) string {
 
 // etcdJoin adds node's member to the cluster c reaches as a learner,
 // starts its etcd and promotes it, as joining a control-plane node does.
-func etcdJoin(ctx context.Context, t *testing.T, c *etcdcluster.Client, n *etcdNode) *etcdProcess {
+func etcdJoin(ctx context.Context, t *testing.T, c *etcd.Client, n *etcdNode) *etcdProcess {
 	t.Helper()
 	learner, members, err := c.AddLearner(ctx, n.name, n.peerURL())
 	if err != nil {
 		t.Fatalf("AddLearner %s: %v", n.name, err)
 	}
-	p := n.start(t, etcdcluster.InitialCluster(members, n.name, n.peerURL()))
+	p := n.start(t, etcd.InitialCluster(members, n.name, n.peerURL()))
 	promoteCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -216,7 +215,7 @@ func etcdJoin(ctx context.Context, t *testing.T, c *etcdcluster.Client, n *etcdN
 
 // etcdCount counts the keys under prefix, through cfg's first endpoint;
 // serializable reads that member's own copy.
-func etcdCount(ctx context.Context, t *testing.T, cfg etcdcluster.Config, prefix string, serializable bool) int64 {
+func etcdCount(ctx context.Context, t *testing.T, cfg etcd.Config, prefix string, serializable bool) int64 {
 	t.Helper()
 	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithCountOnly()}
 	if serializable {
@@ -233,7 +232,7 @@ func etcdCount(ctx context.Context, t *testing.T, cfg etcdcluster.Config, prefix
 
 // etcdExpectIDs checks the member and cluster IDs of the member at cfg's
 // first endpoint.
-func etcdExpectIDs(ctx context.Context, t *testing.T, cfg etcdcluster.Config, member, cluster uint64) {
+func etcdExpectIDs(ctx context.Context, t *testing.T, cfg etcd.Config, member, cluster uint64) {
 	t.Helper()
 	callCtx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
 	defer cancel()

@@ -19,13 +19,12 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
-	"github.com/kubeadm-go/kubeadm/internal/etcdsnapshot"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
 // TestEtcdSnapshot saves and restores the data of a real etcd run from our
-// manifest: first with the etcdsnapshot package (the test stops and starts
+// manifest: first with the etcd package (the test stops and starts
 // etcd), then with "kubeadm etcd snapshot save" and "restore" (a stand-in
 // for the kubelet follows the etcd manifest). Each time, keys written
 // before the snapshot are back after the restore and keys written after it
@@ -40,7 +39,7 @@ func TestEtcdSnapshot(t *testing.T) {
 	t.Run("package", func(t *testing.T) {
 		rev := snapshotPut(ctx, t, cfg, "before/", 3)
 		path := filepath.Join(t.TempDir(), "backups", "snapshot.db")
-		info, err := etcdsnapshot.Save(ctx, cfg, path, time.Now)
+		info, err := etcd.Save(ctx, cfg, path, time.Now)
 		if err != nil {
 			t.Fatalf("Save: %v", err)
 		}
@@ -55,7 +54,7 @@ func TestEtcdSnapshot(t *testing.T) {
 		if fi.Mode().Perm() != 0o600 || fi.Size() != info.Size {
 			t.Errorf("snapshot file: mode %v, size %d; want 0600, %d", fi.Mode().Perm(), fi.Size(), info.Size)
 		}
-		if _, err := etcdsnapshot.Save(ctx, cfg, path, time.Now); err == nil || !strings.Contains(err.Error(), "already exists") {
+		if _, err := etcd.Save(ctx, cfg, path, time.Now); err == nil || !strings.Contains(err.Error(), "already exists") {
 			t.Errorf("Save over the snapshot = %v, want a refusal", err)
 		}
 		snapshotPut(ctx, t, cfg, "after/", 2)
@@ -64,15 +63,15 @@ func TestEtcdSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		dataDir := cp.HostPath("/var/lib/etcd")
-		opts := etcdsnapshot.RestoreOptions{Snapshot: path, DataDir: dataDir, Name: controlplane.DefaultNodeName, PeerURLs: []string{peerURL}}
-		if err := etcdsnapshot.Restore(ctx, opts); err == nil || !strings.Contains(err.Error(), "not empty") {
+		opts := etcd.RestoreOptions{Snapshot: path, DataDir: dataDir, Name: controlplane.DefaultNodeName, PeerURLs: []string{peerURL}}
+		if err := etcd.Restore(ctx, opts); err == nil || !strings.Contains(err.Error(), "not empty") {
 			t.Fatalf("Restore over the member's data = %v, want a refusal", err)
 		}
 		if err := os.Rename(dataDir, dataDir+".old"); err != nil {
 			t.Fatal(err)
 		}
 		began := time.Now()
-		if err := etcdsnapshot.Restore(ctx, opts); err != nil {
+		if err := etcd.Restore(ctx, opts); err != nil {
 			t.Fatalf("Restore: %v", err)
 		}
 		t.Logf("restored in %v", time.Since(began).Round(time.Millisecond))
@@ -127,9 +126,9 @@ func TestEtcdSnapshot(t *testing.T) {
 
 // snapshotEtcdConfig reaches the control plane's etcd at endpoint with the
 // etcd health-check client certificate, dialing inside the namespace.
-func snapshotEtcdConfig(cp *controlplane.ControlPlane, endpoint string) etcdcluster.Config {
+func snapshotEtcdConfig(cp *controlplane.ControlPlane, endpoint string) etcd.Config {
 	pki := cp.HostPath("/etc/kubernetes/pki/etcd")
-	return etcdcluster.Config{
+	return etcd.Config{
 		Endpoints:    []string{endpoint},
 		CAFile:       filepath.Join(pki, "ca.crt"),
 		CertFile:     filepath.Join(pki, "healthcheck-client.crt"),
@@ -146,7 +145,7 @@ func snapshotEtcdConfig(cp *controlplane.ControlPlane, endpoint string) etcdclus
 // snapshotClient is etcd's own client (an independent one: the product
 // has its own) with cfg's endpoints, certificates and dialer, closed at the
 // end of the test.
-func snapshotClient(t *testing.T, cfg etcdcluster.Config) *clientv3.Client {
+func snapshotClient(t *testing.T, cfg etcd.Config) *clientv3.Client {
 	t.Helper()
 	caPEM, err := os.ReadFile(cfg.CAFile)
 	if err != nil {
@@ -176,7 +175,7 @@ func snapshotClient(t *testing.T, cfg etcdcluster.Config) *clientv3.Client {
 
 // snapshotPut writes n keys under prefix and returns the store revision
 // after the last one.
-func snapshotPut(ctx context.Context, t *testing.T, cfg etcdcluster.Config, prefix string, n int) int64 {
+func snapshotPut(ctx context.Context, t *testing.T, cfg etcd.Config, prefix string, n int) int64 {
 	t.Helper()
 	c := snapshotClient(t, cfg)
 	var rev int64
@@ -194,7 +193,7 @@ func snapshotPut(ctx context.Context, t *testing.T, cfg etcdcluster.Config, pref
 
 // snapshotExpect checks, with a fresh client, how many keys each prefix
 // has and that the cluster has the one member.
-func snapshotExpect(ctx context.Context, t *testing.T, cfg etcdcluster.Config, want map[string]int) {
+func snapshotExpect(ctx context.Context, t *testing.T, cfg etcd.Config, want map[string]int) {
 	t.Helper()
 	c := snapshotClient(t, cfg)
 	for prefix, n := range want {

@@ -63,9 +63,9 @@ import (
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -329,18 +329,18 @@ func validateBootstrapTokens(tokens []kubeadm.BootstrapToken, p *field.Path) fie
 		t := &tokens[i]
 		tp := p.Child(strconv.Itoa(i))
 		if t.Token != nil {
-			if s := t.Token.String(); !tokenformat.IsValid(s) {
+			if s := t.Token.String(); !bootstraputil.IsValidBootstrapToken(s) {
 				errs = append(errs, field.Invalid(tp.Child("token"), redactToken(s), `not a bootstrap token of the form "[a-z0-9]{6}.[a-z0-9]{16}"`))
 			}
 		}
-		if err := tokenformat.ValidateUsages(t.Usages); err != nil {
+		if err := bootstraputil.ValidateUsages(t.Usages); err != nil {
 			errs = append(errs, field.Invalid(tp.Child("usages"), t.Usages, err.Error()))
 		}
 		if len(t.Groups) > 0 && !sets.New(t.Usages...).Has("authentication") {
 			errs = append(errs, field.Invalid(tp.Child("groups"), t.Groups, `groups are only allowed when the usages include "authentication"`))
 		}
 		for _, g := range t.Groups {
-			if err := tokenformat.ValidateGroup(g); err != nil {
+			if err := bootstraputil.ValidateBootstrapGroupName(g); err != nil {
 				errs = append(errs, field.Invalid(tp.Child("groups"), t.Groups, err.Error()))
 			}
 		}
@@ -566,7 +566,7 @@ func validateDiscovery(d *kubeadm.Discovery, p *field.Path) field.ErrorList {
 }
 
 func validateToken(token string, p *field.Path) field.ErrorList {
-	if tokenformat.IsValid(token) {
+	if bootstraputil.IsValidBootstrapToken(token) {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(p, redactToken(token), `not a bootstrap token of the form "[a-z0-9]{6}.[a-z0-9]{16}"`)}

@@ -14,9 +14,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/clock"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/clock"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -42,7 +42,10 @@ const (
 
 // Clock tells the time and waits; HealthChecks take it so tests can run
 // the timeouts without waiting.
-type Clock = clock.Clock
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
 
 // HealthChecks are the side effects of the wait-control-plane phase. The
 // zero value asks the real endpoints with the real clock.
@@ -126,7 +129,7 @@ func newHealthWaiter(d *Data, h HealthChecks) *healthWaiter {
 		w.client = staticpod.ProbeClient()
 	}
 	if w.clock == nil {
-		w.clock = clock.Real{}
+		w.clock = clock.RealClock{}
 	}
 	if w.interval <= 0 {
 		w.interval = defaultHealthInterval

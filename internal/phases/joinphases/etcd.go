@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -95,7 +95,7 @@ func runEtcdJoin(ctx context.Context, d *Data) error {
 		return err
 	}
 	fmt.Fprintf(d.Out, "[etcd] Announced the new etcd member %q to the existing etcd cluster as a learner\n", name)
-	v.EtcdInitialCluster = etcdcluster.InitialCluster(members, name, peerURL)
+	v.EtcdInitialCluster = etcd.InitialCluster(members, name, peerURL)
 	if err := workflow.RunTree(ctx, initphases.EtcdPhase(), v, nil); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func runEtcdJoin(ctx context.Context, d *Data) error {
 // etcdClient connects to the cluster's etcd members, found from the etcd
 // static Pods the API server knows, with the etcd client certificate this
 // node made in control-plane-prepare.
-func etcdClient(ctx context.Context, d *Data) (*etcdcluster.Client, error) {
+func etcdClient(ctx context.Context, d *Data) (*etcd.Client, error) {
 	v, err := d.InitView(ctx)
 	if err != nil {
 		return nil, err
@@ -124,15 +124,15 @@ func etcdClient(ctx context.Context, d *Data) (*etcdcluster.Client, error) {
 	return newEtcdClient(ctx, api, v.CertDir, v.Cfg)
 }
 
-func newEtcdClient(ctx context.Context, api kubernetes.Interface, certDir string, cfg *kubeadm.InitConfiguration) (*etcdcluster.Client, error) {
+func newEtcdClient(ctx context.Context, api kubernetes.Interface, certDir string, cfg *kubeadm.InitConfiguration) (*etcd.Client, error) {
 	lookup, cancel := context.WithTimeout(ctx, apiCallTimeout(cfg.Timeouts))
 	defer cancel()
-	urls, err := etcdcluster.ClientURLs(lookup, api)
+	urls, err := etcd.ClientURLs(lookup, api)
 	if err != nil {
 		return nil, err
 	}
-	caFile, certFile, keyFile := etcdcluster.DefaultCertFiles(certDir)
-	c, err := etcdcluster.New(etcdcluster.Config{
+	caFile, certFile, keyFile := etcd.DefaultCertFiles(certDir)
+	c, err := etcd.New(etcd.Config{
 		Endpoints: urls,
 		CAFile:    caFile, CertFile: certFile, KeyFile: keyFile,
 		DialTimeout:  5 * time.Second,

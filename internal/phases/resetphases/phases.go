@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -125,7 +125,7 @@ func removeMember(ctx context.Context, d *Data, local *localEtcd) error {
 	if d.NewClient != nil {
 		if api, err := d.NewClient(d.KubeconfigPath); err == nil {
 			lookup, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if found, err := etcdcluster.ClientURLs(lookup, api); err == nil {
+			if found, err := etcd.ClientURLs(lookup, api); err == nil {
 				urls = append(found, urls...)
 			}
 			cancel()
@@ -141,8 +141,8 @@ func removeMember(ctx context.Context, d *Data, local *localEtcd) error {
 	if !anyListens(ctx, urls, 2*time.Second) {
 		return fmt.Errorf("no etcd member answers at %s", strings.Join(urls, ", "))
 	}
-	caFile, certFile, keyFile := etcdcluster.DefaultCertFiles(d.CertDir)
-	c, err := etcdcluster.New(etcdcluster.Config{
+	caFile, certFile, keyFile := etcd.DefaultCertFiles(d.CertDir)
+	c, err := etcd.New(etcd.Config{
 		Endpoints: urls, CAFile: caFile, CertFile: certFile, KeyFile: keyFile,
 		DialTimeout: 5 * time.Second, CallTimeout: 10 * time.Second, RetryTimeout: 30 * time.Second,
 	})
@@ -152,7 +152,7 @@ func removeMember(ctx context.Context, d *Data, local *localEtcd) error {
 	defer c.Close()
 	m, found, err := c.RemoveByPeerURL(ctx, local.peerURL)
 	switch {
-	case errors.Is(err, etcdcluster.ErrOnlyVoter):
+	case errors.Is(err, etcd.ErrOnlyVoter):
 		fmt.Fprintf(d.Out, "[reset] The etcd member %q is the cluster's only voting member: it is not removed, the cluster ends with this node\n", local.name)
 		return nil
 	case err != nil:

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 // BootstrapTokenString is a bootstrap token of the form "<id>.<secret>": a
@@ -19,7 +19,7 @@ type BootstrapTokenString struct {
 
 // ParseBootstrapTokenString checks the shape of token and splits it.
 func ParseBootstrapTokenString(token string) (*BootstrapTokenString, error) {
-	if !tokenformat.IsValid(token) {
+	if !bootstraputil.IsValidBootstrapToken(token) {
 		return nil, fmt.Errorf("the bootstrap token %q is not of the form %q", redactToken(token), "[a-z0-9]{6}.[a-z0-9]{16}")
 	}
 	id, secret, _ := strings.Cut(token, ".")

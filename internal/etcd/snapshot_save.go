@@ -1,4 +1,4 @@
-package etcdsnapshot
+package etcd
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 )
 
 // Modes of a snapshot file and of the folders Save creates for it.
@@ -54,7 +53,7 @@ type snapshotAPI interface {
 // with; nil means time.Now. An existing file at path is an error: Save
 // never replaces a snapshot. See the package documentation for what is
 // left behind on failure (nothing).
-func Save(ctx context.Context, cfg etcdcluster.Config, path string, now func() time.Time) (*Info, error) {
+func Save(ctx context.Context, cfg Config, path string, now func() time.Time) (*Info, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("etcd snapshot: no etcd endpoint given")
 	}
@@ -62,7 +61,7 @@ func Save(ctx context.Context, cfg etcdcluster.Config, path string, now func() t
 	if err := checkTarget(path); err != nil {
 		return nil, err
 	}
-	client, err := etcdcluster.NewV3Client(cfg)
+	client, err := NewV3Client(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcd snapshot: %w", err)
 	}
@@ -152,7 +151,7 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout, st
 // callTimeout.
 func memberName(ctx context.Context, api snapshotAPI, endpoint string, callTimeout time.Duration) (string, error) {
 	var st *clientv3.StatusResponse
-	if err := etcdcluster.Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
+	if err := Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
 		st, err = api.Status(ctx, endpoint)
 		return err
 	}); err != nil {
@@ -163,7 +162,7 @@ func memberName(ctx context.Context, api snapshotAPI, endpoint string, callTimeo
 	}
 	id := st.Header.MemberId
 	var list *clientv3.MemberListResponse
-	if err := etcdcluster.Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
+	if err := Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
 		list, err = api.MemberList(ctx)
 		return err
 	}); err != nil {

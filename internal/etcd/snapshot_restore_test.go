@@ -1,4 +1,4 @@
-package etcdsnapshot
+package etcd
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package etcdsnapshot
+package etcd
 
 import (
 	"bytes"
@@ -16,8 +16,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
-
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 )
 
 // fixture is a snapshot etcdctl saved from a fresh single-member etcd
@@ -42,9 +40,9 @@ func withDigest(db []byte) []byte {
 	return append(append([]byte(nil), db...), sum[:]...)
 }
 
-// fakeEtcd answers Save's requests: member 7 named "cp-1" streams stream,
+// fakeSnapshotter answers Save's requests: member 7 named "cp-1" streams stream,
 // then streamErr (io.EOF when nil).
-type fakeEtcd struct {
+type fakeSnapshotter struct {
 	stream    []byte
 	streamErr error
 	statusErr error
@@ -55,7 +53,7 @@ type fakeEtcd struct {
 	silent, stall bool
 }
 
-func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
+func (f *fakeSnapshotter) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
 	if f.statusErr != nil {
 		return nil, f.statusErr
 	}
@@ -66,14 +64,14 @@ func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.Statu
 	return &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{MemberId: id}}, nil
 }
 
-func (f *fakeEtcd) MemberList(ctx context.Context, _ ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
+func (f *fakeSnapshotter) MemberList(ctx context.Context, _ ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
 	if f.listErr != nil {
 		return nil, f.listErr
 	}
 	return &clientv3.MemberListResponse{Members: []*etcdserverpb.Member{{ID: 3, Name: "cp-0"}, {ID: 7, Name: "cp-1"}}}, nil
 }
 
-func (f *fakeEtcd) SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error) {
+func (f *fakeSnapshotter) SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error) {
 	if f.snapErr != nil {
 		return nil, f.snapErr
 	}
@@ -174,7 +172,7 @@ func TestCheckRejects(t *testing.T) {
 func TestSaveWritesCheckedFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "backups", "today", "snapshot.db")
-	api := &fakeEtcd{stream: readFixture(t)}
+	api := &fakeSnapshotter{stream: readFixture(t)}
 	info, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, time.Minute, path, fakeClock())
 	if err != nil {
 		t.Fatal(err)
@@ -212,17 +210,17 @@ func TestSaveLeavesNothingOnFailure(t *testing.T) {
 	damaged[len(damaged)-1] ^= 1
 	for _, tc := range []struct {
 		name string
-		api  *fakeEtcd
+		api  *fakeSnapshotter
 		want string
 	}{
-		{"status fails", &fakeEtcd{statusErr: errors.New("connection refused")}, "connection refused"},
-		{"member list fails", &fakeEtcd{listErr: errors.New("no leader")}, "listing the members: no leader"},
-		{"unknown member", &fakeEtcd{memberID: 99}, "not in the member list"},
-		{"snapshot refused", &fakeEtcd{snapErr: errors.New("permission denied")}, "asking https://10.0.0.1:2379 for a snapshot: permission denied"},
-		{"stream cut", &fakeEtcd{stream: good[:8192], streamErr: errors.New("stream reset")}, "(8192 bytes so far): stream reset"},
-		{"stream cut cleanly", &fakeEtcd{stream: good[:8192]}, "not the size of an etcd snapshot"},
-		{"stream damaged", &fakeEtcd{stream: damaged}, "the snapshot is damaged"},
-		{"stream empty", &fakeEtcd{}, "not the size of an etcd snapshot"},
+		{"status fails", &fakeSnapshotter{statusErr: errors.New("connection refused")}, "connection refused"},
+		{"member list fails", &fakeSnapshotter{listErr: errors.New("no leader")}, "listing the members: no leader"},
+		{"unknown member", &fakeSnapshotter{memberID: 99}, "not in the member list"},
+		{"snapshot refused", &fakeSnapshotter{snapErr: errors.New("permission denied")}, "asking https://10.0.0.1:2379 for a snapshot: permission denied"},
+		{"stream cut", &fakeSnapshotter{stream: good[:8192], streamErr: errors.New("stream reset")}, "(8192 bytes so far): stream reset"},
+		{"stream cut cleanly", &fakeSnapshotter{stream: good[:8192]}, "not the size of an etcd snapshot"},
+		{"stream damaged", &fakeSnapshotter{stream: damaged}, "the snapshot is damaged"},
+		{"stream empty", &fakeSnapshotter{}, "not the size of an etcd snapshot"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -246,10 +244,10 @@ func TestSaveGivesUpOnAStalledMember(t *testing.T) {
 	const stall = 200 * time.Millisecond
 	for _, tc := range []struct {
 		name string
-		api  *fakeEtcd
+		api  *fakeSnapshotter
 	}{
-		{"nothing sent", &fakeEtcd{silent: true}},
-		{"stops halfway", &fakeEtcd{stream: readFixture(t)[:8192], stall: true}},
+		{"nothing sent", &fakeSnapshotter{silent: true}},
+		{"stops halfway", &fakeSnapshotter{stream: readFixture(t)[:8192], stall: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -280,7 +278,7 @@ func TestSaveBadPaths(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("an older snapshot"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	api := &fakeEtcd{stream: readFixture(t)}
+	api := &fakeSnapshotter{stream: readFixture(t)}
 	for _, tc := range []struct {
 		name, path, want string
 	}{
@@ -306,7 +304,7 @@ func TestSaveBadPaths(t *testing.T) {
 func TestSaveChecksItsConfiguration(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "snapshot.db")
-	good := etcdcluster.Config{
+	good := Config{
 		Endpoints:   []string{"https://127.0.0.1:2379"},
 		CAFile:      filepath.Join(dir, "ca.crt"),
 		CertFile:    filepath.Join(dir, "client.crt"),
@@ -317,7 +315,7 @@ func TestSaveChecksItsConfiguration(t *testing.T) {
 	noEndpoint.Endpoints = nil
 	for _, tc := range []struct {
 		name string
-		cfg  etcdcluster.Config
+		cfg  Config
 		want string
 	}{
 		{"no endpoint", noEndpoint, "no etcd endpoint given"},

@@ -1,4 +1,4 @@
-package etcdsnapshot
+package etcd
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
-	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 )
 
 // DefaultInitialClusterToken is the cluster token etcd uses when its
@@ -115,7 +114,7 @@ func (o RestoreOptions) check() error {
 		return errors.New("no peer URL given")
 	}
 	for _, u := range o.PeerURLs {
-		if err := etcdcluster.CheckURL(u); err != nil {
+		if err := CheckURL(u); err != nil {
 			return fmt.Errorf("peer URL: %w", err)
 		}
 	}
