@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -234,4 +235,45 @@ func run(ctx context.Context, h kubelet.Host, argv []string) error {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, msg)
 	}
 	return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+}
+
+// KubeadmPath is the kubeadm binary the schedule runs: the one on PATH
+// when it is this very program (a stable path such as /usr/bin/kubeadm,
+// which upgrades of the package replace), else this program's own path.
+func KubeadmPath() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "/usr/bin/kubeadm"
+	}
+	if onPath, err := exec.LookPath("kubeadm"); err == nil {
+		a, aerr := os.Stat(onPath)
+		b, berr := os.Stat(self)
+		if aerr == nil && berr == nil && os.SameFile(a, b) {
+			if abs, err := filepath.Abs(onPath); err == nil {
+				return abs
+			}
+		}
+	}
+	return self
+}
+
+// Install writes the schedule's files and enables them. Under a dry run
+// (dryRunDir set) the files go into that folder, where the dry run's
+// listing shows them, and the init system is left alone. It is
+// idempotent.
+func (s Schedule) Install(ctx context.Context, kubeadm, dryRunDir string) error {
+	files, err := s.Write(kubeadm, dryRunDir)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Fprintf(s.Out, "[certs-renewal] Writing %q\n", f.Path)
+	}
+	if dryRunDir != "" {
+		fmt.Fprintf(s.Out, "[dryrun] Would enable the daily run of %q through the init system\n", kubeadm+" "+RenewCommand)
+		return nil
+	}
+	s.Enable(ctx)
+	fmt.Fprintf(s.Out, "[certs-renewal] Every day, %q renews the certificates that expire within %v and restarts what uses them\n", kubeadm+" "+RenewCommand, DefaultWindow)
+	return nil
 }
