@@ -282,6 +282,9 @@ func (r *Renewer) run(ctx context.Context, rep *Report, now time.Time) error {
 			return r.rollBack(ctx, rep, order[i:], dues, err)
 		}
 		rep.Pending = rep.Pending[1:]
+		if len(rep.Pending) == 0 {
+			rep.Pending = nil
+		}
 		if r.StatusPath != "" {
 			if err := writeStatus(r.StatusPath, rep); err != nil {
 				return err
