@@ -86,7 +86,7 @@ func (n *NodeComponents) Reloaded(ctx context.Context, component string, want *x
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.Timeout)
 	defer cancel()
-	last := errors.New("not looked at yet")
+	var last error
 	for {
 		if err := n.Restarter.Probe(ctx, health); err != nil {
 			last = fmt.Errorf("%s: %w", health, err)

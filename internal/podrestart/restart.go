@@ -93,7 +93,7 @@ func (r *Restarter) WaitHealthy(ctx context.Context, component, old, url string)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	last := errors.New("not looked at yet")
+	var last error
 	for {
 		id, err := r.Running(ctx, component)
 		switch {
