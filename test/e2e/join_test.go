@@ -418,12 +418,12 @@ func TestJoin(t *testing.T) {
 	})
 }
 
-// nodeFiles maps the files (not folders) under a node's kubeadm, kubelet
-// and etcd folders to digests of their content.
+// nodeFiles maps the files (not folders) under a node's kubeadm, kubelet,
+// etcd and systemd unit folders to digests of their content.
 func nodeFiles(t *testing.T, n *testbed.Node) map[string]string {
 	t.Helper()
 	all := map[string]string{}
-	for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd"} {
+	for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd", "/etc/systemd/system"} {
 		for p, digest := range treeDigest(t, n.HostPath(dir)) {
 			if !strings.HasPrefix(digest, "d") {
 				all[filepath.Join(dir, p)] = digest
