@@ -408,3 +408,23 @@ func TestAnyListens(t *testing.T) {
 		t.Logf("a refused connection took %v", took) // a refusal is immediate; only report
 	}
 }
+
+// TestCleanupNodeDryRunKeepsRenewal: a dry run names the renewal's files
+// and leaves them, with the timer enabled.
+func TestCleanupNodeDryRunKeepsRenewal(t *testing.T) {
+	d, root := testNode(t)
+	d.DryRun = true
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	want := "[dryrun] Would disable and delete the automatic certificate renewal [/etc/systemd/system/kubeadm-certs-renewal.service /etc/systemd/system/kubeadm-certs-renewal.timer]"
+	if !strings.Contains(d.Out.(*bytes.Buffer).String(), want) {
+		t.Errorf("output:\n%s\nwant %q", d.Out, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/systemd/system/kubeadm-certs-renewal.timer")); err != nil {
+		t.Error(err)
+	}
+	if calls := d.Service.(*fakeService).calls; len(calls) != 0 {
+		t.Errorf("service calls %v", calls)
+	}
+}
