@@ -15,6 +15,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/podrestart"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
@@ -115,7 +116,7 @@ runs this command (phase certs-renewal); its latest run is shown by
 	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
 	f.DurationVar(&o.within, "within", certrenewal.DefaultWindow, "Renew what expires within this time.")
 	f.BoolVar(&o.restart, "restart-components", true, "Restart (or wait for) the components that use a renewed certificate; false leaves that to you.")
-	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|json|yaml.")
+	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|"+output.Formats+" (the report; the log then goes to standard error).")
 	o.allowMissingKeys = addPrinterFlags(f)
 	return cmd
 }
