@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -157,7 +158,17 @@ func (r *Renewer) Run(ctx context.Context) (*Report, error) {
 	start := r.now()
 	rep.Time = metav1.NewTime(start.UTC())
 	rep.Window = metav1.Duration{Duration: r.Window}
-	err := r.run(ctx, rep, start)
+	var err error
+	if r.StatusPath != "" {
+		var unlock func()
+		unlock, err = lockRun(r.StatusPath + ".lock")
+		if err != nil {
+			// Another run owns the status file: leave it alone.
+			return rep, err
+		}
+		defer unlock()
+	}
+	err = r.run(ctx, rep, start)
 	if err != nil {
 		rep.Error = err.Error()
 		r.logf("FAILED: %v", err)
@@ -466,4 +477,26 @@ func names(cs []Component) string {
 		out = append(out, c.Name)
 	}
 	return strings.Join(out, ", ")
+}
+
+// lockRun takes an exclusive lock on the file at path (made when
+// missing), so that two runs (the timer's and one by hand) never renew or
+// restart at the same time; the second fails at once. The lock goes with
+// the process, so a killed run leaves none behind.
+func lockRun(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("making the folder of the renewal lock: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the renewal lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another certificate renewal is running (it holds %s)", path)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }

@@ -263,3 +263,29 @@ func TestExternalCA(t *testing.T) {
 		t.Errorf("a backup was made: %v", err)
 	}
 }
+
+// TestConcurrentRunRefused: while a run holds the lock, another fails at
+// once and leaves the status alone.
+func TestConcurrentRunRefused(t *testing.T) {
+	cfg, dir := testTree(t)
+	status := filepath.Join(dir, "status.json")
+	unlock, err := lockRun(status + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Renewer{
+		Cfg: &cfg.ClusterConfiguration, CertDir: cfg.CertificatesDir, KubeconfigDir: filepath.Join(dir, "kubernetes"),
+		BackupDir: filepath.Join(dir, "backup"), StatusPath: status, Window: DefaultWindow,
+		Now: func() time.Time { return testNow().Add(300 * 24 * time.Hour) }, Node: &recordingNode{}, Out: &bytes.Buffer{},
+	}
+	if _, err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "another certificate renewal is running") {
+		t.Errorf("error %v", err)
+	}
+	if _, err := os.Stat(status); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("status written: %v", err)
+	}
+	unlock()
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Errorf("after the lock was released: %v", err)
+	}
+}

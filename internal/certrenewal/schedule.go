@@ -189,8 +189,10 @@ func (s Schedule) Remove(ctx context.Context) error {
 			}
 		}
 	}
-	if err := os.Remove(s.path(StatusPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+	for _, p := range []string{StatusPath, StatusPath + ".lock"} {
+		if err := os.Remove(s.path(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	if removed && systemd {
 		if err := run(ctx, s.Host, []string{"systemctl", "daemon-reload"}); err != nil {
