@@ -47,6 +47,8 @@ type certsEnv struct {
 	// cluster's configuration with when --config is not given (nil:
 	// apiclient.FromKubeconfig). An error means there is no cluster to ask.
 	clusterClient func(kubeconfig string) (kubernetes.Interface, error)
+	// renewal is the automatic renewal's part of the machine.
+	renewal renewalEnv
 }
 
 func newCertsCmd(streams Streams) *cobra.Command {
@@ -263,7 +265,11 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 	if printer != nil {
 		return printer.Print(streams.Out, expirationDocument(certs, cas, now))
 	}
-	return printExpirationTables(streams.Out, certs, cas, now)
+	if err := printExpirationTables(streams.Out, certs, cas, now); err != nil {
+		return err
+	}
+	printRenewalStatus(ctx, streams.Out, env.renewal)
+	return nil
 }
 
 // printExpirationTables writes the two tables of check-expiration's text
@@ -480,7 +486,7 @@ date. Use the other sub-commands to renew them one by one.`,
 		},
 	}
 	addFlags(allCmd, all)
-	cmd.AddCommand(allCmd)
+	cmd.AddCommand(allCmd, newRenewExpiringCmd(streams, env))
 
 	for _, t := range renewTargets(nil) {
 		o := &renewOptions{}

@@ -50,6 +50,8 @@ func certsTestEnv(dir string) certsEnv {
 		clusterClient: func(path string) (kubernetes.Interface, error) {
 			return nil, fmt.Errorf("no kubeconfig file %s", path)
 		},
+		// No renewal schedule and no init system.
+		renewal: renewalEnv{root: filepath.Join(dir, "root"), host: noInitSystem{}},
 	}
 }
 
@@ -190,6 +192,9 @@ CERTIFICATE AUTHORITY   EXPIRES                  RESIDUAL TIME   EXTERNALLY MANA
 ca                      Mar 01, 2036 05:06 UTC   9y              no      
 etcd-ca                 Mar 01, 2036 05:06 UTC   9y              no      
 front-proxy-ca          Mar 01, 2036 05:06 UTC   9y              yes     
+
+Automatic renewal: not installed (no kubeadm-certs-renewal timer or periodic script; "kubeadm init phase certs-renewal" installs it)
+Last renewal run: never
 `
 	if code != 0 || out != want {
 		t.Errorf("code %d, output:\n%s\nwant:\n%s", code, out, want)
@@ -377,7 +382,7 @@ func TestCertsCommandTree(t *testing.T) {
 			}
 		}
 	}
-	want := "admin.conf all apiserver apiserver-etcd-client apiserver-kubelet-client controller-manager.conf etcd-healthcheck-client etcd-peer etcd-server front-proxy-client scheduler.conf super-admin.conf"
+	want := "admin.conf all apiserver apiserver-etcd-client apiserver-kubelet-client controller-manager.conf etcd-healthcheck-client etcd-peer etcd-server expiring front-proxy-client scheduler.conf super-admin.conf"
 	if got := strings.Join(renew, " "); got != want {
 		t.Errorf("renew sub-commands %s\nwant %s", got, want)
 	}

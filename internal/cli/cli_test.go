@@ -237,7 +237,7 @@ func TestInitUploadCertsRefusesExternalCA(t *testing.T) {
 			}
 			before := snapshot(t, dir)
 			all := "preflight,certs,kubeconfig,etcd,control-plane,kubelet-start,wait-control-plane,upload-config,upload-certs," +
-				"mark-control-plane,bootstrap-token,kubelet-finalize,addon,show-join-command"
+				"mark-control-plane,bootstrap-token,kubelet-finalize,addon,certs-renewal,show-join-command"
 			for _, args := range [][]string{
 				{"init", "--upload-certs", "--cert-dir", dir, "--kubernetes-version", "v1.36.3", "--skip-phases", all},
 				{"init", "phase", "upload-certs", "--upload-certs", "--config", cfg, "--kubeconfig", filepath.Join(dir, "none.conf")},
@@ -270,7 +270,7 @@ func TestUnreadablePatchesRefusedFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := "preflight,certs,kubeconfig,etcd,control-plane,kubelet-start,wait-control-plane,upload-config,upload-certs," +
-		"mark-control-plane,bootstrap-token,kubelet-finalize,addon,show-join-command"
+		"mark-control-plane,bootstrap-token,kubelet-finalize,addon,certs-renewal,show-join-command"
 	for name, patchesDir := range map[string]string{"missing": filepath.Join(dir, "none"), "unknown patch type": bad} {
 		t.Run(name, func(t *testing.T) {
 			for _, args := range [][]string{

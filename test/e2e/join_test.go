@@ -121,6 +121,10 @@ func TestJoin(t *testing.T) {
 		if _, err := os.Stat(n2.HostPath("/etc/kubernetes/bootstrap-kubelet.conf")); err == nil {
 			t.Errorf("bootstrap-kubelet.conf was left after the TLS bootstrap")
 		}
+		// A worker has no certificates to renew, so no renewal timer.
+		if _, err := os.Stat(n2.HostPath("/etc/systemd/system/kubeadm-certs-renewal.timer")); !os.IsNotExist(err) && !otherKubeadm() {
+			t.Errorf("the worker got the certificate renewal timer: %v", err)
+		}
 	})
 
 	t.Run("wrong CA hash is refused at once", func(t *testing.T) {
@@ -332,6 +336,15 @@ func TestJoin(t *testing.T) {
 			}
 		}
 		checkVoters(t, etcdMemberList(t, n3), 3)
+		// Each control-plane node renews its certificates itself.
+		for _, n := range []*testbed.Node{n3, n5} {
+			if otherKubeadm() {
+				break
+			}
+			if got := strings.TrimSpace(run(t, n, "systemctl", "is-enabled", "kubeadm-certs-renewal.timer").Stdout); got != "enabled" {
+				t.Errorf("the renewal timer of %s: %q", n.Name, got)
+			}
+		}
 	})
 
 	t.Run("a control-plane node reset and joined again", func(t *testing.T) {
@@ -405,12 +418,12 @@ func TestJoin(t *testing.T) {
 	})
 }
 
-// nodeFiles maps the files (not folders) under a node's kubeadm, kubelet
-// and etcd folders to digests of their content.
+// nodeFiles maps the files (not folders) under a node's kubeadm, kubelet,
+// etcd and systemd unit folders to digests of their content.
 func nodeFiles(t *testing.T, n *testbed.Node) map[string]string {
 	t.Helper()
 	all := map[string]string{}
-	for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd"} {
+	for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd", "/etc/systemd/system"} {
 		for p, digest := range treeDigest(t, n.HostPath(dir)) {
 			if !strings.HasPrefix(digest, "d") {
 				all[filepath.Join(dir, p)] = digest

@@ -218,7 +218,15 @@ func serviceLaunches(logPath string) ([]time.Time, error) {
 type booter struct {
 	mu       sync.Mutex
 	services map[string]*service
+	// enabled holds the units of unitDir that were enabled (timers such
+	// as kubeadm's certificate renewal): the stand-in knows their files
+	// but runs nothing for them.
+	enabled map[string]bool
 }
+
+// unitDir is where the node's administrator units live (a folder of the
+// node's own).
+const unitDir = "/etc/systemd/system"
 
 func newBooter(cfg BootConfig) *booter {
 	// Ten seconds, as the kubelet unit kubeadm's packages install: until
@@ -228,7 +236,7 @@ func newBooter(cfg BootConfig) *booter {
 	if delay == 0 {
 		delay = 10 * time.Second
 	}
-	return &booter{services: map[string]*service{
+	return &booter{enabled: map[string]bool{}, services: map[string]*service{
 		"containerd": {
 			name:         "containerd",
 			argv:         func() ([]string, error) { return []string{"containerd", "--config", cfg.ContainerdConfig}, nil },
@@ -438,6 +446,9 @@ func (b *booter) control(verb, unit string) (int, string) {
 	s, known := b.services[unit]
 	b.mu.Unlock()
 	if !known {
+		if code, out, ok := b.unitFile(verb, unit); ok {
+			return code, out
+		}
 		switch verb {
 		case "is-active":
 			return 3, "inactive\n"
@@ -489,6 +500,43 @@ func (b *booter) control(verb, unit string) (int, string) {
 		return 1, fmt.Sprintf("Unknown command verb %s.\n", verb)
 	}
 	return 0, ""
+}
+
+// unitFile answers a request about a unit the boot program does not run
+// but whose file is in unitDir: enable and disable are remembered, start
+// and stop accepted, is-enabled and is-active answered from that. ok is
+// false for a unit without a file.
+func (b *booter) unitFile(verb, unit string) (code int, out string, ok bool) {
+	name := unit
+	if !strings.Contains(name, ".") {
+		name += ".service"
+	}
+	if _, err := os.Stat(filepath.Join(unitDir, name)); err != nil {
+		return 0, "", false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch verb {
+	case "enable":
+		b.enabled[name] = true
+		return 0, "", true
+	case "disable":
+		delete(b.enabled, name)
+		return 0, "", true
+	case "start", "stop", "restart":
+		return 0, "", true
+	case "is-enabled":
+		if b.enabled[name] {
+			return 0, "enabled\n", true
+		}
+		return 1, "disabled\n", true
+	case "is-active":
+		if b.enabled[name] {
+			return 0, "active\n", true
+		}
+		return 3, "inactive\n", true
+	}
+	return 0, "", false
 }
 
 // Systemctl is the stand-in systemctl of a node: it forwards each request

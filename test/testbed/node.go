@@ -38,6 +38,9 @@ var nodeMounts = []struct{ dir, target string }{
 	{"var-log-pods", "/var/log/pods"},
 	{"var-log-containers", "/var/log/containers"},
 	{"usr-libexec-kubernetes", "/usr/libexec/kubernetes"},
+	// kubeadm's certificate renewal: its systemd units and status file.
+	{"etc-systemd-system", "/etc/systemd/system"},
+	{"var-lib-kubeadm", "/var/lib/kubeadm"},
 }
 
 // nodeFiles are the node's own files: node file name -> path in the

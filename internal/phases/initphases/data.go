@@ -67,6 +67,12 @@ type Data struct {
 	SkipCertificateKeyPrint bool
 	SkipTokenPrint          bool
 
+	// KubeadmPath is the kubeadm binary the certificate renewal's timer
+	// runs ("": certrenewal.KubeadmPath). SystemRoot prefixes the paths
+	// of the renewal's files outside kubeadm's folders ("": /).
+	KubeadmPath string
+	SystemRoot  string
+
 	// Out receives the phases' progress messages, Err their warnings.
 	Out io.Writer
 	Err io.Writer

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
 
@@ -43,6 +44,9 @@ func PrintDryRun(d *Data) error {
 			continue
 		case ".yaml", ".env":
 		default:
+			if _, ok := certrenewal.RealPath(filepath.Base(f)); ok {
+				break // the renewal's units and script hold no secret
+			}
 			fmt.Fprintf(d.Out, "[dryrun] Would write file %q (not shown: it holds key material)\n", target)
 			continue
 		}
@@ -70,6 +74,9 @@ func realPath(d *Data, f string) string {
 		return f
 	}
 	if filepath.Dir(rel) == "." {
+		if p, ok := certrenewal.RealPath(rel); ok {
+			return p
+		}
 		switch {
 		case rel == kubelet.ConfigFile, rel == kubelet.InstanceConfigFile, rel == kubelet.FlagsEnvFile:
 			return filepath.Join(KubeletDir, rel)

@@ -302,3 +302,25 @@ func TestCheckSharedPKI(t *testing.T) {
 		t.Errorf("external etcd, all files there: %v", err)
 	}
 }
+
+// TestCertsRenewalPhase: the last join phase installs the renewal timer
+// on a control-plane node only.
+func TestCertsRenewalPhase(t *testing.T) {
+	phases := Phases()
+	last := phases[len(phases)-1]
+	if last.Name != "certs-renewal" || last.RunIf == nil {
+		t.Fatalf("last phase %q", last.Name)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  *kubeadm.JoinConfiguration
+		want bool
+	}{
+		{"worker", &kubeadm.JoinConfiguration{}, false},
+		{"control plane", &kubeadm.JoinConfiguration{ControlPlane: &kubeadm.JoinControlPlane{}}, true},
+	} {
+		if run, err := last.RunIf(&Data{Cfg: tc.cfg}); err != nil || run != tc.want {
+			t.Errorf("%s: runs %v (%v), want %v", tc.name, run, err, tc.want)
+		}
+	}
+}

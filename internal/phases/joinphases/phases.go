@@ -29,6 +29,7 @@ func Phases() []workflow.Phase[*Data] {
 		KubeletWaitBootstrapPhase(),
 		ControlPlaneJoinPhase(),
 		WaitControlPlanePhase(),
+		CertsRenewalPhase(),
 	}
 }
 
@@ -272,6 +273,24 @@ func WaitControlPlanePhase() workflow.Phase[*Data] {
 		RunIf:        onlyControlPlane,
 		Run: func(ctx context.Context, d *Data) error {
 			return runInitPhase(ctx, d, initphases.WaitControlPlanePhase())
+		},
+	}
+}
+
+// CertsRenewalPhase installs the daily certificate renewal on a new
+// control-plane node, as init's phase of that name does (upstream kubeadm
+// has no such phase).
+func CertsRenewalPhase() workflow.Phase[*Data] {
+	p := initphases.CertsRenewalPhase()
+	return workflow.Phase[*Data]{
+		Name:         p.Name,
+		Short:        p.Short,
+		Long:         p.Long,
+		Example:      "  # Install the renewal timer on a control-plane node joined without it\n  kubeadm join phase certs-renewal --control-plane",
+		InheritFlags: withFlags("control-plane"),
+		RunIf:        onlyControlPlane,
+		Run: func(ctx context.Context, d *Data) error {
+			return runInitPhase(ctx, d, p)
 		},
 	}
 }

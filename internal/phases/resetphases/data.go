@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -43,6 +44,9 @@ type Data struct {
 	// EtcDir holds the passwd and group files the users of a rootless
 	// control plane are removed from ("" means /etc).
 	EtcDir string
+	// SystemRoot prefixes the paths of the certificate renewal's files
+	// outside kubeadm's folders ("" means /).
+	SystemRoot string
 
 	DryRun bool
 	Force  bool
@@ -76,6 +80,11 @@ type Data struct {
 	// cleanup-node stops it, and that etcd writes its files again; so
 	// cleanup-node empties the folder once more when the pods are gone.
 	emptiedEtcdDir string
+}
+
+// renewalSchedule is the automatic certificate renewal of the node.
+func (d *Data) renewalSchedule() certrenewal.Schedule {
+	return certrenewal.Schedule{Host: d.Service, Root: d.SystemRoot, Out: d.Out}
 }
 
 // ProcMounts lists the mount points of this process's mount namespace from

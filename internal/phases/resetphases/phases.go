@@ -218,6 +218,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if present, _ := rootless.Present(d.EtcDir); present {
 			fmt.Fprintln(d.Out, "[dryrun] Would remove the users and groups of the rootless control plane")
 		}
+		if files := d.renewalSchedule().Installed(); len(files) > 0 {
+			fmt.Fprintf(d.Out, "[dryrun] Would disable and delete the automatic certificate renewal %v\n", files)
+		}
 		return nil
 	}
 
@@ -258,6 +261,12 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
+	}
+	if files := d.renewalSchedule().Installed(); len(files) > 0 {
+		fmt.Fprintf(d.Out, "[reset] Disabling and deleting the automatic certificate renewal %v\n", files)
+	}
+	if err := d.renewalSchedule().Remove(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("removing the automatic certificate renewal: %w", err))
 	}
 	if d.CleanupNetwork {
 		if err := cleanupNetwork(ctx, d); err != nil {

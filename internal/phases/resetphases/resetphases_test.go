@@ -42,6 +42,8 @@ func testNode(t *testing.T) (*Data, string) {
 		"etc/kubernetes/admin.conf", "etc/kubernetes/kubelet.conf", "etc/kubernetes/tmp/x",
 		"var/lib/kubelet/config.yaml", "var/lib/kubelet/pki/kubelet-client-current.pem",
 		"etc/kubernetes/keep-me.txt",
+		"etc/systemd/system/kubeadm-certs-renewal.service", "etc/systemd/system/kubeadm-certs-renewal.timer",
+		"var/lib/kubeadm/certs-renewal.json",
 	} {
 		full := filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -58,6 +60,7 @@ func testNode(t *testing.T) (*Data, string) {
 		KubeletDir:    filepath.Join(root, "var/lib/kubelet"),
 		CertDir:       filepath.Join(k, "pki"),
 		EtcDir:        filepath.Join(root, "etc"),
+		SystemRoot:    root,
 		Force:         true,
 		Out:           &bytes.Buffer{},
 		Service:       &fakeService{},
@@ -105,6 +108,10 @@ func TestCleanupNodeRemovesWhatKubeadmMade(t *testing.T) {
 	}
 	if calls := d.Service.(*fakeService).calls; len(calls) == 0 || calls[0] != "systemctl stop kubelet" {
 		t.Errorf("service calls %v, want the kubelet stopped", calls)
+	}
+	// The renewal timer is disabled once, by the run that found it.
+	if calls := strings.Join(d.Service.(*fakeService).calls, ","); strings.Count(calls, "systemctl disable --now kubeadm-certs-renewal.timer") != 1 {
+		t.Errorf("service calls %v, want the renewal timer disabled once", calls)
 	}
 	if !strings.Contains(d.Out.(*bytes.Buffer).String(), "--cleanup-network") {
 		t.Errorf("the leftovers were not explained")
@@ -399,5 +406,25 @@ func TestAnyListens(t *testing.T) {
 	}
 	if took := time.Since(start); took > 500*time.Millisecond {
 		t.Logf("a refused connection took %v", took) // a refusal is immediate; only report
+	}
+}
+
+// TestCleanupNodeDryRunKeepsRenewal: a dry run names the renewal's files
+// and leaves them, with the timer enabled.
+func TestCleanupNodeDryRunKeepsRenewal(t *testing.T) {
+	d, root := testNode(t)
+	d.DryRun = true
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	want := "[dryrun] Would disable and delete the automatic certificate renewal [/etc/systemd/system/kubeadm-certs-renewal.service /etc/systemd/system/kubeadm-certs-renewal.timer]"
+	if !strings.Contains(d.Out.(*bytes.Buffer).String(), want) {
+		t.Errorf("output:\n%s\nwant %q", d.Out, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/systemd/system/kubeadm-certs-renewal.timer")); err != nil {
+		t.Error(err)
+	}
+	if calls := d.Service.(*fakeService).calls; len(calls) != 0 {
+		t.Errorf("service calls %v", calls)
 	}
 }

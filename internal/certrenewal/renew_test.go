@@ -1,0 +1,291 @@
+package certrenewal
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+func testNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+
+// testTree makes the certificates of a one-node control plane (ECDSA:
+// quick) in a temporary folder, valid for a year from testNow.
+func testTree(t *testing.T) (*kubeadm.InitConfiguration, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := &kubeadm.InitConfiguration{}
+	cfg.NodeRegistration.Name = "node1"
+	cfg.LocalAPIEndpoint = kubeadm.APIEndpoint{AdvertiseAddress: "192.168.1.10", BindPort: 6443}
+	cfg.Networking = kubeadm.Networking{ServiceSubnet: "10.96.0.0/12", DNSDomain: "cluster.local"}
+	cfg.Etcd.Local = &kubeadm.LocalEtcd{}
+	cfg.EncryptionAlgorithm = v1beta4.EncryptionAlgorithmECDSAP256
+	cfg.CertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCertificateValidityPeriod}
+	cfg.CACertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCACertificateValidityPeriod}
+	cfg.ClusterName = "kubernetes"
+	cfg.CertificatesDir = filepath.Join(dir, "pki")
+	if _, _, err := pki.EnsureAll(context.Background(), cfg, cfg.CertificatesDir, pki.Options{Now: testNow}, 2); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, dir
+}
+
+// recordingNode records the calls; fail makes the first call for a
+// component fail.
+type recordingNode struct {
+	mu    sync.Mutex
+	calls []string
+	fail  map[string]bool
+}
+
+func (n *recordingNode) call(c string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.calls = append(n.calls, c)
+	if n.fail[c] {
+		n.fail[c] = false
+		return errors.New("no answer")
+	}
+	return nil
+}
+
+func (n *recordingNode) Restart(_ context.Context, c string) error { return n.call("restart " + c) }
+func (n *recordingNode) Reloaded(_ context.Context, c string, want *x509.Certificate) error {
+	s := "reloaded " + c
+	if want != nil {
+		s += " " + want.SerialNumber.String()
+	}
+	return n.call(s)
+}
+
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			b, _ := os.ReadFile(p)
+			m[p] = string(b)
+		}
+		return nil
+	})
+	return m
+}
+
+func serial(t *testing.T, path string) string {
+	t.Helper()
+	c, err := pki.LoadCert(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.SerialNumber.String()
+}
+
+func TestRenewer(t *testing.T) {
+	failingKeys := func() pki.KeyGenerator {
+		var mu sync.Mutex
+		n := 0
+		return func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if n++; n > 3 {
+				return nil, errors.New("no entropy")
+			}
+			return pki.NewPrivateKey(alg)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		// days after testNow the run happens
+		days int
+		// pending is what an earlier run left in the status file
+		pending []string
+		newKey  func() pki.KeyGenerator
+		fail    string
+		// wantCalls may name "$old" and "$new": the serials of the
+		// API server's certificate before and after.
+		wantCalls   []string
+		wantErr     string
+		wantChanged bool
+		wantPending []string
+	}{
+		{
+			name: "nothing due", days: 10,
+		},
+		{
+			name: "an earlier run's pending restart is done, though nothing is due", days: 10,
+			pending:   []string{"kube-scheduler"},
+			wantCalls: []string{"restart kube-scheduler"},
+		},
+		{
+			name: "all due, components in order", days: 300, wantChanged: true,
+			wantCalls: []string{"reloaded etcd $etcdnew", "reloaded kube-apiserver $new"},
+		},
+		{
+			name: "a renewal fails: every file is restored, nothing restarted", days: 300,
+			newKey: failingKeys, pending: []string{"kube-scheduler"},
+			wantErr: "no entropy", wantPending: []string{"kube-scheduler"},
+		},
+		{
+			name: "the API server does not load its certificate: restored and waited for", days: 300,
+			fail:        "reloaded kube-apiserver $new",
+			wantCalls:   []string{"reloaded etcd $etcdnew", "reloaded kube-apiserver $new", "reloaded kube-apiserver $old"},
+			wantErr:     "kube-apiserver did not come back on its renewed certificates: no answer; its previous certificates were restored",
+			wantChanged: true, // etcd's files stay renewed
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, dir := testTree(t)
+			status := filepath.Join(dir, "status.json")
+			if tc.pending != nil {
+				if err := writeStatus(status, &Report{Pending: tc.pending}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			apiserverCrt := pki.CertPath(cfg.CertificatesDir, "apiserver")
+			etcdCrt := pki.CertPath(cfg.CertificatesDir, "etcd/server")
+			oldSerial := serial(t, apiserverCrt)
+			before := snapshot(t, cfg.CertificatesDir)
+			node := &recordingNode{fail: map[string]bool{}}
+			now := testNow().Add(time.Duration(tc.days) * 24 * time.Hour)
+			var out bytes.Buffer
+			r := &Renewer{
+				Cfg: &cfg.ClusterConfiguration, CertDir: cfg.CertificatesDir, KubeconfigDir: filepath.Join(dir, "kubernetes"),
+				BackupDir: filepath.Join(dir, "backup"), StatusPath: status, Window: DefaultWindow,
+				Now: func() time.Time { return now }, Node: node, Out: &out,
+			}
+			if tc.newKey != nil {
+				r.NewKey = tc.newKey()
+			}
+			// The failure names the serial the renewal will give, not
+			// known yet: fail on whatever reload of the API server
+			// comes with a new serial.
+			if tc.fail != "" {
+				r.Node = &serialNode{recordingNode: node, failComponent: "kube-apiserver", old: oldSerial}
+			}
+			rep, err := r.Run(context.Background())
+			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v, want %q\n%s", err, tc.wantErr, out.String())
+			}
+			newSerial, etcdSerial := serial(t, apiserverCrt), serial(t, etcdCrt)
+			if tc.fail != "" {
+				newSerial = r.Node.(*serialNode).seen
+			}
+			var want []string
+			for _, c := range tc.wantCalls {
+				want = append(want, strings.NewReplacer("$old", oldSerial, "$new", newSerial, "$etcdnew", etcdSerial).Replace(c))
+			}
+			if !reflect.DeepEqual(node.calls, want) {
+				t.Errorf("calls %q\nwant  %q", node.calls, want)
+			}
+			after := snapshot(t, cfg.CertificatesDir)
+			if changed := !reflect.DeepEqual(after, before); changed != tc.wantChanged {
+				t.Errorf("files changed: %v, want %v", changed, tc.wantChanged)
+			}
+			if tc.fail != "" && after[apiserverCrt] != before[apiserverCrt] {
+				t.Error("the API server's certificate was not restored")
+			}
+			saved, err := ReadStatus(status)
+			if err != nil || saved == nil {
+				t.Fatalf("status %v %v", saved, err)
+			}
+			if !reflect.DeepEqual(saved.Pending, tc.wantPending) || !reflect.DeepEqual(rep.Pending, tc.wantPending) {
+				t.Errorf("pending %v (status %v), want %v", rep.Pending, saved.Pending, tc.wantPending)
+			}
+			if (saved.Error == "") != (tc.wantErr == "") || saved.Finished == nil {
+				t.Errorf("status %+v", saved)
+			}
+			doc, _ := json.Marshal(rep)
+			if bytes.Contains(doc, []byte("PRIVATE KEY")) {
+				t.Error("a key in the report")
+			}
+		})
+	}
+}
+
+// serialNode fails the first reload of failComponent that expects a
+// serial other than old (the renewed certificate), and remembers it.
+type serialNode struct {
+	*recordingNode
+	failComponent, old, seen string
+}
+
+func (n *serialNode) Reloaded(ctx context.Context, c string, want *x509.Certificate) error {
+	err := n.recordingNode.Reloaded(ctx, c, want)
+	if c == n.failComponent && want != nil && want.SerialNumber.String() != n.old && n.seen == "" {
+		n.seen = want.SerialNumber.String()
+		return errors.New("no answer")
+	}
+	return err
+}
+
+// TestExternalCA: a due certificate of a CA without its key stops the run
+// before anything changes, naming it.
+func TestExternalCA(t *testing.T) {
+	cfg, dir := testTree(t)
+	if err := os.Remove(pki.KeyPath(cfg.CertificatesDir, "front-proxy-ca")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, cfg.CertificatesDir)
+	node := &recordingNode{}
+	r := &Renewer{
+		Cfg: &cfg.ClusterConfiguration, CertDir: cfg.CertificatesDir, KubeconfigDir: filepath.Join(dir, "kubernetes"),
+		BackupDir: filepath.Join(dir, "backup"), Window: DefaultWindow,
+		Now: func() time.Time { return testNow().Add(300 * 24 * time.Hour) }, Node: node, Out: &bytes.Buffer{},
+	}
+	rep, err := r.Run(context.Background())
+	var ext *ExternalCAError
+	if !errors.As(err, &ext) || len(ext.Due) != 1 || ext.Due[0].Name != "front-proxy-client" ||
+		!strings.Contains(err.Error(), "front-proxy-client (expires 2027-03-04T05:06:07Z)") {
+		t.Fatalf("error %v", err)
+	}
+	if len(rep.Renewed) != 0 || len(rep.ExternallyManaged) != 1 || len(node.calls) != 0 {
+		t.Errorf("report %+v, calls %v", rep, node.calls)
+	}
+	if !reflect.DeepEqual(snapshot(t, cfg.CertificatesDir), before) {
+		t.Error("files changed")
+	}
+	if _, err := os.Stat(r.BackupDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a backup was made: %v", err)
+	}
+}
+
+// TestConcurrentRunRefused: while a run holds the lock, another fails at
+// once and leaves the status alone.
+func TestConcurrentRunRefused(t *testing.T) {
+	cfg, dir := testTree(t)
+	status := filepath.Join(dir, "status.json")
+	unlock, err := lockRun(status + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Renewer{
+		Cfg: &cfg.ClusterConfiguration, CertDir: cfg.CertificatesDir, KubeconfigDir: filepath.Join(dir, "kubernetes"),
+		BackupDir: filepath.Join(dir, "backup"), StatusPath: status, Window: DefaultWindow,
+		Now: func() time.Time { return testNow().Add(300 * 24 * time.Hour) }, Node: &recordingNode{}, Out: &bytes.Buffer{},
+	}
+	if _, err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "another certificate renewal is running") {
+		t.Errorf("error %v", err)
+	}
+	if _, err := os.Stat(status); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("status written: %v", err)
+	}
+	unlock()
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Errorf("after the lock was released: %v", err)
+	}
+}
