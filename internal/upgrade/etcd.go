@@ -1,11 +1,13 @@
 package upgrade
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // CopyTree copies the folder src to dst, which must not exist yet: folders,
@@ -74,16 +76,56 @@ func copyFile(src, dst string, mode fs.FileMode) error {
 	return out.Close()
 }
 
-// RestoreTree replaces the folder dst with a copy of backup: dst is first
-// renamed aside (to dst + ".failed-" + suffix) so nothing is lost, then
-// backup is copied in.
+// RestoreTree replaces the content of the folder dst with a copy of
+// backup, keeping what dst held in aside (dst + ".failed-" + suffix) so
+// nothing is lost. dst is renamed aside when it can be; a dst that is a
+// mount point (a disk of its own for etcd's data, common on control-plane
+// nodes) cannot be renamed (EBUSY), so it is restored in place
+// (RestoreTreeInPlace).
 func RestoreTree(backup, dst, suffix string) (aside string, err error) {
 	aside = dst + ".failed-" + suffix
-	if err := os.Rename(dst, aside); err != nil && !os.IsNotExist(err) {
+	err = os.Rename(dst, aside)
+	switch {
+	case errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV):
+		return RestoreTreeInPlace(backup, dst, suffix)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("moving %s aside: %w", dst, err)
 	}
 	if err := CopyTree(backup, dst); err != nil {
 		return aside, fmt.Errorf("copying %s back to %s: %w", backup, dst, err)
 	}
 	return aside, nil
+}
+
+// RestoreTreeInPlace is RestoreTree for a dst that stays where it is: its
+// content is copied to aside (dst + ".failed-" + suffix), removed, and the
+// backup's copied in; dst gets the backup's mode.
+func RestoreTreeInPlace(backup, dst, suffix string) (aside string, err error) {
+	aside = dst + ".failed-" + suffix
+	if err := CopyTree(dst, aside); err != nil {
+		return "", fmt.Errorf("copying %s aside to %s: %w", dst, aside, err)
+	}
+	entries, err := os.ReadDir(dst)
+	if err != nil {
+		return aside, err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dst, e.Name())); err != nil {
+			return aside, fmt.Errorf("emptying %s (copied to %s): %w", dst, aside, err)
+		}
+	}
+	entries, err = os.ReadDir(backup)
+	if err != nil {
+		return aside, err
+	}
+	for _, e := range entries {
+		if err := CopyTree(filepath.Join(backup, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return aside, fmt.Errorf("copying %s back into %s: %w", backup, dst, err)
+		}
+	}
+	info, err := os.Stat(backup)
+	if err != nil {
+		return aside, err
+	}
+	return aside, os.Chmod(dst, info.Mode().Perm())
 }

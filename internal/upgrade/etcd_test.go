@@ -219,3 +219,33 @@ func TestRestoreTreeAsideTaken(t *testing.T) {
 	}
 	checkTree(t, data, etcdTree("after"))
 }
+
+// TestRestoreTreeInPlace: the restore of a data folder that is a mount
+// point (which cannot be renamed) keeps the folder itself.
+func TestRestoreTreeInPlace(t *testing.T) {
+	dir := t.TempDir()
+	backup, data := filepath.Join(dir, "backup"), filepath.Join(dir, "etcd")
+	writeTree(t, backup, etcdTree("before the upgrade"))
+	writeTree(t, data, etcdTree("after the failed upgrade"))
+	if err := os.WriteFile(filepath.Join(data, "member", "extra"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aside, err := upgrade.RestoreTreeInPlace(backup, data, "s")
+	if err != nil {
+		t.Fatalf("RestoreTreeInPlace: %v", err)
+	}
+	after, err := os.Stat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Error("the data folder itself was replaced")
+	}
+	checkTree(t, data, etcdTree("before the upgrade"))
+	checkTree(t, aside, append(etcdTree("after the failed upgrade"), treeEntry{"member/extra", 0o600, "x"}))
+	checkTree(t, backup, etcdTree("before the upgrade"))
+}
