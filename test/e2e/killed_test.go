@@ -440,12 +440,21 @@ func TestUpgradeKilled(t *testing.T) {
 		return upgradeState(t, n1)
 	}
 
+	// etcd's image given an older tag, so that apply upgrades etcd too.
+	olderEtcd := func(t *testing.T) {
+		t.Helper()
+		began := time.Now()
+		runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
+		t.Logf("etcd runs %s again after %v", olderEtcdTag, time.Since(began).Round(time.Second))
+	}
+
 	want := map[string]map[string]string{}
 	for _, tc := range []*testbed.Toolchain{to, from} {
 		t.Run("uninterrupted apply to "+tc.KubernetesVersion, func(t *testing.T) {
 			if tc == to {
-				runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
+				olderEtcd(t)
 			}
+			controlPlaneSettled(t, n1)
 			args := apply(tc)
 			r := runWithin(t, 10*time.Minute, n1, args[0], args[1:]...)
 			if r.Code != 0 {
@@ -470,10 +479,14 @@ func TestUpgradeKilled(t *testing.T) {
 	} {
 		t.Run(p.to.KubernetesVersion+" killed at "+p.marker, func(t *testing.T) {
 			if p.etcdToo {
-				runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
+				olderEtcd(t)
 			}
+			controlPlaneSettled(t, n1)
 			args := apply(p.to)
 			out := killAt(t, n1, p.marker, args...)
+			// As an administrator would, wait until the control plane
+			// answers again (see controlPlaneSettled).
+			controlPlaneSettled(t, n1)
 			r := runWithin(t, 10*time.Minute, n1, args[0], args[1:]...)
 			if r.Code != 0 {
 				t.Fatalf("apply after the killed one: exit %d\nkilled run:\n%s\nstdout:\n%s\nstderr:\n%s", r.Code, tail(out, 20), r.Stdout, r.Stderr)
@@ -487,6 +500,36 @@ func TestUpgradeKilled(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
+	}
+}
+
+// controlPlaneSettled waits until the API server of node n answers and
+// the controller manager and the scheduler each lead (their Lease renewed
+// in the last six seconds; they renew every two). When etcd or the API
+// server restarts, both lose their Lease, restart and take a while to win
+// it again; meanwhile no Job runs, and the CreateJob health check of
+// "upgrade apply" (which waits 15 s for one, as upstream's) fails.
+func controlPlaneSettled(t *testing.T, n *testbed.Node) {
+	t.Helper()
+	began := time.Now()
+	eventually(t, 4*time.Minute, "the controller manager and the scheduler leading", func() error {
+		for _, lease := range []string{"kube-controller-manager", "kube-scheduler"} {
+			r := kubectlTry(t, n, "-n", "kube-system", "get", "lease", lease, "-o", "jsonpath={.spec.renewTime}")
+			if r.err != nil {
+				return r.err
+			}
+			renewed, err := time.Parse(time.RFC3339Nano, r.out)
+			if err != nil {
+				return fmt.Errorf("%s's Lease: %w", lease, err)
+			}
+			if age := time.Since(renewed); age > 6*time.Second {
+				return fmt.Errorf("%s's Lease was renewed %v ago", lease, age.Round(time.Second))
+			}
+		}
+		return nil
+	})
+	if d := time.Since(began); d > time.Second {
+		t.Logf("the control plane settled after %v", d.Round(time.Second))
 	}
 }
 
