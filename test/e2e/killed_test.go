@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestInitKilled kills kubeadm init (SIGKILL, nothing to clean up after
@@ -376,9 +380,11 @@ func mountsBelow(t *testing.T, n *testbed.Node, dir string) []string {
 // phases), which give the two end states to compare with, the killed
 // applies alternate between the two versions. The points: etcd's new
 // manifest written, after its backup (etcd is given an older image tag
-// first so that apply upgrades it); between kube-apiserver and
-// kube-controller-manager; while the configuration is uploaded, after the
-// whole control plane was replaced.
+// first so that apply upgrades it); kube-apiserver's new manifest written,
+// while the kubelet restarts it; while the configuration is uploaded,
+// after the whole control plane was replaced. The certificates compared
+// are what they say (subject, issuer, names, usages, key), not their
+// serials and dates: every apply renews them.
 func TestUpgradeKilled(t *testing.T) {
 	from, to := requireUpgradeToolchains(t)
 	c := manageCluster(t, from.UpgradeCluster(to, "upkilled", clusterStateDir("upkilled"), testWriter{t}))
@@ -474,7 +480,7 @@ func TestUpgradeKilled(t *testing.T) {
 		etcdToo bool
 	}{
 		{to: to, marker: `for the kubelet to restart "etcd"`, etcdToo: true},
-		{to: from, marker: `[upgrade/staticpods] Preparing the upgrade of "kube-controller-manager"`},
+		{to: from, marker: `for the kubelet to restart "kube-apiserver"`},
 		{to: to, marker: `[upload-config] Storing the cluster configuration`},
 	} {
 		t.Run(p.to.KubernetesVersion+" killed at "+p.marker, func(t *testing.T) {
@@ -551,5 +557,48 @@ func upgradeState(t *testing.T, n *testbed.Node) map[string]string {
 	s["kube-proxy"] = kubectl(t, n, "-n", "kube-system", "get", "daemonset", "kube-proxy", "-o", "jsonpath={.spec.template.spec.containers[*].image}")
 	s["coredns"] = kubectl(t, n, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.spec.template.spec.containers[*].image}")
 	s["kube-proxy ConfigMap"] = kubectl(t, n, "-n", "kube-system", "get", "configmap", "kube-proxy", "-o", "jsonpath={.data}")
+	for name, digest := range treeDigest(t, n.HostPath("/etc/kubernetes/pki")) {
+		if !strings.HasSuffix(name, ".crt") {
+			s["pki/"+name] = digest // keys: never replaced by an upgrade
+			continue
+		}
+		s["pki/"+name] = certSummary(t, readFile(t, n.HostPath("/etc/kubernetes/pki/"+name)))
+	}
+	for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf"} {
+		cfg, err := clientcmd.LoadFromFile(n.HostPath("/etc/kubernetes/" + f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, user := range cfg.AuthInfos {
+			id := user.ClientCertificate // kubelet.conf: the rotated file's path
+			if len(user.ClientCertificateData) > 0 {
+				id = certSummary(t, string(user.ClientCertificateData))
+			}
+			s[f+" user "+name] = id
+		}
+		for name, cluster := range cfg.Clusters {
+			s[f+" cluster "+name] = cluster.Server + " " + certSummary(t, string(cluster.CertificateAuthorityData))
+		}
+	}
 	return s
+}
+
+// certSummary is what a PEM certificate says, without what a renewal
+// changes (serial, dates): subject, issuer, names, usages, the digest of
+// its public key, and whether it is valid now and for most of a year.
+func certSummary(t *testing.T, data string) string {
+	t.Helper()
+	b, _ := pem.Decode([]byte(data))
+	if b == nil {
+		t.Fatalf("no PEM block in %q", data)
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	now := time.Now()
+	return fmt.Sprintf("subject=%s issuer=%s dns=%v ips=%v usage=%v ext=%v ca=%v key=%x valid=%v",
+		c.Subject, c.Issuer, c.DNSNames, c.IPAddresses, c.KeyUsage, c.ExtKeyUsage, c.IsCA, key[:8],
+		c.NotBefore.Before(now) && c.NotAfter.After(now.AddDate(0, 11, 0)))
 }
