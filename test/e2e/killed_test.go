@@ -2,7 +2,12 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestInitKilled kills kubeadm init (SIGKILL, nothing to clean up after
@@ -189,4 +195,410 @@ func noTempFiles(t *testing.T, root string) {
 	if err != nil {
 		t.Errorf("listing %s: %v", root, err)
 	}
+}
+
+// resetKillPoint is a line reset prints, where the test kills it, with
+// what the test does before (prepare) and checks right after the kill
+// (landed: that the kill came where it means).
+type resetKillPoint struct {
+	marker  string
+	prepare func(t *testing.T)
+	landed  func(t *testing.T)
+}
+
+// TestResetKilled kills "kubeadm reset" of a control-plane node (node2,
+// joined to node1, so that its etcd member has a cluster to leave) at
+// three points and checks that reset run again leaves what an
+// uninterrupted reset leaves, which the test first records: node2's
+// kubeadm, kubelet and etcd folders as before its join, no kubelet, no
+// container, no mount below /var/lib/kubelet, and node1's etcd with one
+// voting member and its API server answering. The points: just after
+// node2's etcd member was removed (its manifests and data still there,
+// the kubelet still running them); after the kubelet was stopped, while
+// the pods are stopped and removed; while the folders are emptied (a
+// folder of many files in /var/lib/kubelet, as pods' volumes can leave,
+// makes that take long enough to land in). Between points node2 joins again and its Node is
+// deleted after each reset.
+func TestResetKilled(t *testing.T) {
+	c := newCluster(t, "resetkilled")
+	nodes, err := c.Up(context.Background(), "node1", "node2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2 := nodes[0], nodes[1]
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := nodeFiles(t, n2)
+	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
+	writeFile(t, cfg, testbed.InitConfig(n1, testbed.KubernetesVersion, ""))
+	r := run(t, n1, "kubeadm", "init", "--config", cfg, "--upload-certs", ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	jc := parseJoinCommand(t, r.Stdout)
+	join := func(t *testing.T) {
+		t.Helper()
+		r := run(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n2.Addr().String(), ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("control-plane join of node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		checkVoters(t, etcdMemberList(t, n1), 2)
+		// The kubelet runs the control plane's Pods, whose volumes it
+		// mounts below /var/lib/kubelet: reset has those to undo.
+		eventually(t, 60*time.Second, "node2's etcd and kube-apiserver mirror Pods", func() error {
+			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", "etcd-node2", "kube-apiserver-node2", "-o", "name"),
+				"pod/etcd-node2\npod/kube-apiserver-node2")
+		})
+	}
+	// What reset leaves; said is what the last reset printed.
+	checkReset := func(t *testing.T, said string) {
+		t.Helper()
+		var wrong []string
+		if d := diffDigests(before, nodeFiles(t, n2)); len(d) > 0 {
+			wrong = append(wrong, fmt.Sprintf("files differ from before the join: %v", d))
+		}
+		if got := strings.TrimSpace(run(t, n2, "systemctl", "is-active", "kubelet").Stdout); got == "active" {
+			wrong = append(wrong, "the kubelet still runs")
+		}
+		if got := strings.TrimSpace(mustRun(t, n2, "ctr", "-n", "k8s.io", "-a", "/run/containerd/containerd.sock", "containers", "ls", "-q")); got != "" {
+			wrong = append(wrong, "containers left: "+strings.ReplaceAll(got, "\n", " "))
+		}
+		if m := mountsBelow(t, n2, "/var/lib/kubelet"); len(m) > 0 {
+			wrong = append(wrong, fmt.Sprintf("mounts left below /var/lib/kubelet: %v", m))
+		}
+		if len(wrong) > 0 {
+			t.Errorf("after the reset of node2: %s\nthe reset printed:\n%s", strings.Join(wrong, "; "), said)
+		}
+		checkVoters(t, etcdMemberList(t, n1), 1)
+		kubectl(t, n1, "get", "nodes")
+	}
+
+	t.Run("uninterrupted", func(t *testing.T) {
+		join(t)
+		r := run(t, n2, "kubeadm", "reset", "--force")
+		if r.Code != 0 {
+			t.Fatalf("reset: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("an uninterrupted reset took %v", r.Took.Round(time.Millisecond))
+		checkReset(t, r.Stdout)
+		kubectl(t, n1, "delete", "node", "node2")
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// Not under pods/, whose unknown folders the kubelet removes itself.
+	filler := n2.HostPath("/var/lib/kubelet/zz-filler")
+	for _, p := range []resetKillPoint{
+		{
+			marker: `[reset] Removed the etcd member "node2"`,
+			landed: func(t *testing.T) {
+				if members := etcdMemberList(t, n1); len(members) != 1 {
+					t.Errorf("etcd members after the kill: %v, want node1's only", members)
+				}
+				if _, err := os.Stat(n2.HostPath("/etc/kubernetes/manifests/etcd.yaml")); err != nil {
+					t.Errorf("the kill came after node2's manifests were deleted: %v", err)
+				}
+			},
+		},
+		{
+			marker: `[reset] Stopping and removing every pod`,
+			landed: func(t *testing.T) {
+				left := strings.Fields(mustRun(t, n2, "ctr", "-n", "k8s.io", "-a", "/run/containerd/containerd.sock", "containers", "ls", "-q"))
+				t.Logf("%d containers left by the killed reset", len(left))
+			},
+		},
+		{
+			marker: `[reset] Emptying the folders`,
+			prepare: func(t *testing.T) {
+				if err := os.MkdirAll(filler, 0o750); err != nil {
+					t.Fatal(err)
+				}
+				for i := range 20000 {
+					if err := os.WriteFile(filepath.Join(filler, strconv.Itoa(i)), nil, 0o640); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			landed: func(t *testing.T) {
+				manifests, _ := os.ReadDir(n2.HostPath("/etc/kubernetes/manifests"))
+				rest, _ := os.ReadDir(filler)
+				_, caErr := os.Stat(n2.HostPath("/etc/kubernetes/pki/ca.crt"))
+				if len(manifests) > 0 || len(rest) == 0 || caErr != nil {
+					t.Fatalf("the kill did not come while /var/lib/kubelet was emptied: %d manifests, %d filler files, pki/ca.crt: %v",
+						len(manifests), len(rest), caErr)
+				}
+			},
+		},
+	} {
+		t.Run(p.marker, func(t *testing.T) {
+			join(t)
+			if p.prepare != nil {
+				p.prepare(t)
+			}
+			out := killAt(t, n2, p.marker, "kubeadm", "reset", "--force")
+			p.landed(t)
+			r := run(t, n2, "kubeadm", "reset", "--force")
+			if r.Code != 0 {
+				t.Fatalf("reset after the killed one: exit %d\nkilled run:\n%s\nstdout:\n%s\nstderr:\n%s", r.Code, tail(out, 20), r.Stdout, r.Stderr)
+			}
+			t.Logf("reset after the killed one took %v", r.Took.Round(time.Millisecond))
+			checkReset(t, "killed run:\n"+tail(out, 20)+"\nrun again:\n"+r.Stdout)
+			kubectl(t, n1, "delete", "node", "node2")
+		})
+	}
+}
+
+// mountsBelow lists the mount points strictly below dir in node n's mount
+// view.
+func mountsBelow(t *testing.T, n *testbed.Node, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(mustRun(t, n, "cat", "/proc/self/mountinfo"), "\n") {
+		// "id parent major:minor root mount-point options ..."
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// TestUpgradeKilled kills "kubeadm upgrade apply" at three points and
+// checks that apply run again ends as an uninterrupted apply to the same
+// version: the same manifests (byte for byte), kubeadm-config and
+// kubelet-config, kubelet configuration files and addon images, the
+// control plane running the target version and Ready, etcd healthy, no
+// temporary file left. One node is enough for each point, and one cluster
+// serves them all: after an uninterrupted upgrade from
+// testbed.UpgradeFromVersion and an uninterrupted downgrade back (apply
+// --force takes a cluster to an older patch release through the same
+// phases), which give the two end states to compare with, the killed
+// applies alternate between the two versions. The points: etcd's new
+// manifest written, after its backup (etcd is given an older image tag
+// first so that apply upgrades it); kube-apiserver's new manifest written,
+// while the kubelet restarts it; while the configuration is uploaded,
+// after the whole control plane was replaced. The certificates compared
+// are what they say (subject, issuer, names, usages, key), not their
+// serials and dates: every apply renews them.
+func TestUpgradeKilled(t *testing.T) {
+	from, to := requireUpgradeToolchains(t)
+	c := manageCluster(t, from.UpgradeCluster(to, "upkilled", clusterStateDir("upkilled"), testWriter{t}))
+	ctx := context.Background()
+	nodes, err := c.Up(ctx, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1 := nodes[0]
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpControlPlane(t, n1)
+		}
+	})
+	if err := n1.WriteCNIConfig(); err != nil {
+		t.Fatal(err)
+	}
+	initCfg := filepath.Join(n1.Dir, "kubeadm.yaml")
+	writeFile(t, initCfg, testbed.InitConfig(n1, from.KubernetesVersion, ""))
+	r := run(t, n1, "kubeadm", "init", "--config", initCfg, ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", from.KubernetesVersion, r.Code, r.Stdout, r.Stderr)
+	}
+	nodeReady(t, n1, "node1", 2*time.Minute)
+	// A setting of the administrator's that every apply must keep.
+	setKubeletConfigField(t, n1, "maxPods", "120")
+
+	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
+	writeFile(t, upgradeCfg, upgradeConfiguration("3m"))
+	etcdManifest := n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")
+	apply := func(tc *testbed.Toolchain) []string {
+		args := []string{"kubeadm", "upgrade", "apply", tc.KubernetesVersion, "--yes", "--config", upgradeCfg}
+		if tc == from {
+			args = append(args, "--force") // a downgrade
+		}
+		return args
+	}
+	// checkUpgraded checks the cluster runs tc's version and returns its
+	// end state.
+	checkUpgraded := func(t *testing.T, tc *testbed.Toolchain) map[string]string {
+		t.Helper()
+		checkControlPlaneAt(t, n1, n1, tc)
+		eventually(t, 3*time.Minute, "etcd running "+etcdTag, func() error {
+			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", "etcd-node1", "-o", mirrorPodJSONPath), "registry.k8s.io/etcd:"+etcdTag+" true")
+		})
+		checkVoters(t, etcdMemberList(t, n1), 1)
+		mustRun(t, n1, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+			"--cert=/etc/kubernetes/pki/apiserver-etcd-client.crt", "--key=/etc/kubernetes/pki/apiserver-etcd-client.key", "endpoint", "health")
+		if got := clusterVersion(t, n1); got != tc.KubernetesVersion {
+			t.Errorf("kubeadm-config says kubernetesVersion %q, want %s", got, tc.KubernetesVersion)
+		}
+		checkMaxPods(t, n1, "120")
+		checkKubeProxy(t, n1, tc)
+		kubectl(t, n1, "-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=3m")
+		nodeReady(t, n1, "node1", 2*time.Minute)
+		for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet"} {
+			noTempFiles(t, n1.HostPath(dir))
+		}
+		return upgradeState(t, n1)
+	}
+
+	// etcd's image given an older tag, so that apply upgrades etcd too.
+	olderEtcd := func(t *testing.T) {
+		t.Helper()
+		began := time.Now()
+		runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
+		t.Logf("etcd runs %s again after %v", olderEtcdTag, time.Since(began).Round(time.Second))
+	}
+
+	want := map[string]map[string]string{}
+	for _, tc := range []*testbed.Toolchain{to, from} {
+		t.Run("uninterrupted apply to "+tc.KubernetesVersion, func(t *testing.T) {
+			if tc == to {
+				olderEtcd(t)
+			}
+			controlPlaneSettled(t, n1)
+			args := apply(tc)
+			r := runWithin(t, 10*time.Minute, n1, args[0], args[1:]...)
+			if r.Code != 0 {
+				t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+			}
+			t.Logf("an uninterrupted apply to %s took %v", tc.KubernetesVersion, r.Took.Round(time.Millisecond))
+			want[tc.KubernetesVersion] = checkUpgraded(t, tc)
+		})
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+
+	for _, p := range []struct {
+		to      *testbed.Toolchain
+		marker  string
+		etcdToo bool
+	}{
+		{to: to, marker: `for the kubelet to restart "etcd"`, etcdToo: true},
+		{to: from, marker: `for the kubelet to restart "kube-apiserver"`},
+		{to: to, marker: `[upload-config] Storing the cluster configuration`},
+	} {
+		t.Run(p.to.KubernetesVersion+" killed at "+p.marker, func(t *testing.T) {
+			if p.etcdToo {
+				olderEtcd(t)
+			}
+			controlPlaneSettled(t, n1)
+			args := apply(p.to)
+			out := killAt(t, n1, p.marker, args...)
+			// As an administrator would, wait until the control plane
+			// answers again (see controlPlaneSettled).
+			controlPlaneSettled(t, n1)
+			r := runWithin(t, 10*time.Minute, n1, args[0], args[1:]...)
+			if r.Code != 0 {
+				t.Fatalf("apply after the killed one: exit %d\nkilled run:\n%s\nstdout:\n%s\nstderr:\n%s", r.Code, tail(out, 20), r.Stdout, r.Stderr)
+			}
+			t.Logf("apply after the killed one took %v", r.Took.Round(time.Millisecond))
+			got := checkUpgraded(t, p.to)
+			if d := diffDigests(want[p.to.KubernetesVersion], got); len(d) > 0 {
+				t.Errorf("the end state differs from an uninterrupted apply's in %v\nkilled run:\n%s\nrun again:\n%s", d, tail(out, 20), r.Stdout)
+			}
+		})
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+}
+
+// controlPlaneSettled waits until the API server of node n answers and
+// the controller manager and the scheduler each lead (their Lease renewed
+// in the last six seconds; they renew every two). When etcd or the API
+// server restarts, both lose their Lease, restart and take a while to win
+// it again; meanwhile no Job runs, and the CreateJob health check of
+// "upgrade apply" (which waits 15 s for one, as upstream's) fails.
+func controlPlaneSettled(t *testing.T, n *testbed.Node) {
+	t.Helper()
+	began := time.Now()
+	eventually(t, 4*time.Minute, "the controller manager and the scheduler leading", func() error {
+		for _, lease := range []string{"kube-controller-manager", "kube-scheduler"} {
+			r := kubectlTry(t, n, "-n", "kube-system", "get", "lease", lease, "-o", "jsonpath={.spec.renewTime}")
+			if r.err != nil {
+				return r.err
+			}
+			renewed, err := time.Parse(time.RFC3339Nano, r.out)
+			if err != nil {
+				return fmt.Errorf("%s's Lease: %w", lease, err)
+			}
+			if age := time.Since(renewed); age > 6*time.Second {
+				return fmt.Errorf("%s's Lease was renewed %v ago", lease, age.Round(time.Second))
+			}
+		}
+		return nil
+	})
+	if d := time.Since(began); d > time.Second {
+		t.Logf("the control plane settled after %v", d.Round(time.Second))
+	}
+}
+
+// upgradeState is what an upgrade leaves that the killed-apply test
+// compares: the static Pod manifests (digests), the ClusterConfiguration
+// in kubeadm-config, the kubelet-config ConfigMap, the kubelet's files of
+// the node, and the images of the addons.
+func upgradeState(t *testing.T, n *testbed.Node) map[string]string {
+	t.Helper()
+	s := map[string]string{}
+	for name, digest := range treeDigest(t, n.HostPath("/etc/kubernetes/manifests")) {
+		s["manifests/"+name] = digest
+	}
+	s["kubeadm-config"] = kubectl(t, n, "-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "jsonpath={.data}")
+	s["kubelet-config"] = kubectl(t, n, "-n", "kube-system", "get", "configmap", "kubelet-config", "-o", "jsonpath={.data}")
+	for _, f := range []string{"config.yaml", "kubeadm-flags.env", "instance-config.yaml"} {
+		s["/var/lib/kubelet/"+f] = readFile(t, n.HostPath("/var/lib/kubelet/"+f))
+	}
+	s["kube-proxy"] = kubectl(t, n, "-n", "kube-system", "get", "daemonset", "kube-proxy", "-o", "jsonpath={.spec.template.spec.containers[*].image}")
+	s["coredns"] = kubectl(t, n, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.spec.template.spec.containers[*].image}")
+	s["kube-proxy ConfigMap"] = kubectl(t, n, "-n", "kube-system", "get", "configmap", "kube-proxy", "-o", "jsonpath={.data}")
+	for name, digest := range treeDigest(t, n.HostPath("/etc/kubernetes/pki")) {
+		if !strings.HasSuffix(name, ".crt") {
+			s["pki/"+name] = digest // keys: never replaced by an upgrade
+			continue
+		}
+		s["pki/"+name] = certSummary(t, readFile(t, n.HostPath("/etc/kubernetes/pki/"+name)))
+	}
+	for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf"} {
+		cfg, err := clientcmd.LoadFromFile(n.HostPath("/etc/kubernetes/" + f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, user := range cfg.AuthInfos {
+			id := user.ClientCertificate // kubelet.conf: the rotated file's path
+			if len(user.ClientCertificateData) > 0 {
+				id = certSummary(t, string(user.ClientCertificateData))
+			}
+			s[f+" user "+name] = id
+		}
+		for name, cluster := range cfg.Clusters {
+			s[f+" cluster "+name] = cluster.Server + " " + certSummary(t, string(cluster.CertificateAuthorityData))
+		}
+	}
+	return s
+}
+
+// certSummary is what a PEM certificate says, without what a renewal
+// changes (serial, dates): subject, issuer, names, usages, the digest of
+// its public key, and whether it is valid now and for most of a year.
+func certSummary(t *testing.T, data string) string {
+	t.Helper()
+	b, _ := pem.Decode([]byte(data))
+	if b == nil {
+		t.Fatalf("no PEM block in %q", data)
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	now := time.Now()
+	return fmt.Sprintf("subject=%s issuer=%s dns=%v ips=%v usage=%v ext=%v ca=%v key=%x valid=%v",
+		c.Subject, c.Issuer, c.DNSNames, c.IPAddresses, c.KeyUsage, c.ExtKeyUsage, c.IsCA, key[:8],
+		c.NotBefore.Before(now) && c.NotAfter.After(now.AddDate(0, 11, 0)))
 }
