@@ -31,6 +31,21 @@ const Env = "KUBEADM_E2E"
 // expected to fail with it.
 const KubeadmEnv = "KUBEADM_E2E_KUBEADM"
 
+// FullEnv=1 also runs the long end-to-end tests (`make e2e-full`). CI
+// runs one fast test per capability; the long ones, which would take it
+// past its time budget, run here, and their latest full run is recorded
+// in docs/testbed.md.
+const FullEnv = "KUBEADM_E2E_FULL"
+
+// longTest skips t unless FullEnv=1: it takes about the given time on
+// two cores.
+func longTest(t *testing.T, takes string) {
+	t.Helper()
+	if os.Getenv(FullEnv) != "1" {
+		t.Skipf("long test (about %s): set %s=1 (make e2e-full) to run it", takes, FullEnv)
+	}
+}
+
 // otherKubeadm reports whether KubeadmEnv swaps in another kubeadm, for
 // checks of what only ours does.
 func otherKubeadm() bool { return os.Getenv(KubeadmEnv) != "" }

@@ -386,6 +386,7 @@ func mountsBelow(t *testing.T, n *testbed.Node, dir string) []string {
 // are what they say (subject, issuer, names, usages, key), not their
 // serials and dates: every apply renews them.
 func TestUpgradeKilled(t *testing.T) {
+	longTest(t, "20 minutes")
 	from, to := requireUpgradeToolchains(t)
 	c := manageCluster(t, from.UpgradeCluster(to, "upkilled", clusterStateDir("upkilled"), testWriter{t}))
 	ctx := context.Background()
