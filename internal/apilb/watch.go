@@ -54,13 +54,19 @@ func UpstreamsOf(s *discoveryv1.EndpointSlice) []string {
 	return out
 }
 
-// Watch follows the `kubernetes` EndpointSlice with c until ctx ends and
-// calls update with each non-empty list of upstreams it finds (an empty
-// one is a passing state, for example while the only API server restarts,
-// and is ignored). Failed requests are retried after retry.
-func Watch(ctx context.Context, c kubernetes.Interface, retry time.Duration, update func([]string)) {
+// Watch follows the `kubernetes` EndpointSlice until ctx ends and calls
+// update with each non-empty list of upstreams it finds (an empty one is
+// a passing state, for example while the only API server restarts, and is
+// ignored). Each watch request, which lasts about 20 s, gets a client from
+// newClient, so credentials rotated on disk are picked up. Failed requests
+// are retried after retry.
+func Watch(ctx context.Context, newClient func() (kubernetes.Interface, error), retry time.Duration, update func([]string)) {
 	for ctx.Err() == nil {
-		if err := watchOnce(ctx, c, update); err != nil && ctx.Err() == nil {
+		c, err := newClient()
+		if err == nil {
+			err = watchOnce(ctx, c, update)
+		}
+		if err != nil && ctx.Err() == nil {
 			klog.V(1).Infof("watching EndpointSlice %s/%s: %v", EndpointSliceNamespace, EndpointSliceName, err)
 			select {
 			case <-ctx.Done():

@@ -64,6 +64,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
 		newEtcdCmd(streams, hostEtcdEnv()),
+		newAPIServerLBCmd(),
 	)
 	return cmd
 }
