@@ -466,4 +466,3 @@ func TestUpstreamsOf(t *testing.T) {
 		})
 	}
 }
-

@@ -15,3 +15,14 @@
 // default namespace; ReadUpstreams and WriteUpstreams keep the last list
 // on disk so the balancer can start before any API server answers.
 package apilb
+
+// FeatureGate is the kubeadm feature gate that turns the balancer on.
+const FeatureGate = "NodeLocalAPILoadBalancer"
+
+// Enabled reports whether gates (ClusterConfiguration.featureGates) turn
+// the balancer on.
+func Enabled(gates map[string]bool) bool { return gates[FeatureGate] }
+
+// URL is the API server address of the kubeconfigs that go through the
+// balancer; they check the certificate against ServerName.
+const URL = "https://" + ListenAddress

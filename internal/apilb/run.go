@@ -117,4 +117,3 @@ func throughBalancer(o Options) (kubernetes.Interface, error) {
 	cfg.TLSClientConfig.ServerName = ServerName
 	return apiclient.FromRESTConfig(cfg, o.RequestTimeout)
 }
-

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -82,7 +83,7 @@ func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	if !d.IsControlPlane() {
 		return nil
 	}
-	if cfg.ControlPlaneEndpoint == "" {
+	if cfg.ControlPlaneEndpoint == "" && !apilb.Enabled(cfg.FeatureGates) {
 		return errors.New("this cluster cannot take another control-plane node: it has no controlPlaneEndpoint, the stable address (a load balancer or DNS name) that all nodes use to reach whichever API server answers; it can only be set when the cluster is made")
 	}
 	if err := preflight.Run(ctx, preflight.JoinControlPlaneChecks(h, cfg, ManifestsDir), ignore, d.Out, d.Err); err != nil {
