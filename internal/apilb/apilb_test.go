@@ -163,7 +163,7 @@ func healthy(b *Balancer, addr string) (ok, probed bool) {
 func TestFailoverWithinASecond(t *testing.T) {
 	p := newPKI(t)
 	a, bb, c := startAPIServer(t, p, "a"), startAPIServer(t, p, "b"), startAPIServer(t, p, "c")
-	lb := New(Config{Probe: ReadyzProber(p.clientTLS())})
+	lb := New(Config{Probe: ReadyzProber(p.clientTLS(), nil)})
 	lb.SetUpstreams([]string{a.addr, bb.addr, c.addr})
 	lbAddr := startBalancer(t, lb)
 	waitFor(t, "all healthy", 2*time.Second, func() bool {
@@ -223,7 +223,7 @@ func TestFailoverWithinASecond(t *testing.T) {
 func TestSpreadsOverHealthyUpstreams(t *testing.T) {
 	p := newPKI(t)
 	srv := []*fakeAPIServer{startAPIServer(t, p, "a"), startAPIServer(t, p, "b"), startAPIServer(t, p, "c")}
-	lb := New(Config{Probe: ReadyzProber(p.clientTLS())})
+	lb := New(Config{Probe: ReadyzProber(p.clientTLS(), nil)})
 	lb.SetUpstreams([]string{srv[0].addr, srv[1].addr, srv[2].addr})
 	lbAddr := startBalancer(t, lb)
 	count := map[string]int{}
@@ -244,7 +244,7 @@ func TestSpreadsOverHealthyUpstreams(t *testing.T) {
 func TestPrefersLocalUpstream(t *testing.T) {
 	p := newPKI(t)
 	local, remote := startAPIServer(t, p, "local"), startAPIServer(t, p, "remote")
-	lb := New(Config{Preferred: local.addr, Probe: ReadyzProber(p.clientTLS())})
+	lb := New(Config{Preferred: local.addr, Probe: ReadyzProber(p.clientTLS(), nil)})
 	lb.SetUpstreams([]string{remote.addr}) // the preferred one is added by itself
 	lbAddr := startBalancer(t, lb)
 	waitFor(t, "local healthy", 2*time.Second, func() bool { ok, _ := healthy(lb, local.addr); return ok })
@@ -270,7 +270,7 @@ func TestPrefersLocalUpstream(t *testing.T) {
 func TestClosesConnectionsOfADownUpstream(t *testing.T) {
 	p := newPKI(t)
 	a, b2 := startAPIServer(t, p, "a"), startAPIServer(t, p, "b")
-	lb := New(Config{Preferred: a.addr, Probe: ReadyzProber(p.clientTLS())})
+	lb := New(Config{Preferred: a.addr, Probe: ReadyzProber(p.clientTLS(), nil)})
 	lb.SetUpstreams([]string{b2.addr})
 	lbAddr := startBalancer(t, lb)
 	waitFor(t, "a healthy", 2*time.Second, func() bool { ok, _ := healthy(lb, a.addr); return ok })
@@ -299,9 +299,10 @@ func TestSetUpstreams(t *testing.T) {
 	p := newPKI(t)
 	a, b2 := startAPIServer(t, p, "a"), startAPIServer(t, p, "b")
 	var changes atomic.Int32
-	lb := New(Config{Probe: ReadyzProber(p.clientTLS()), OnChange: func(string, bool) { changes.Add(1) }})
+	lb := New(Config{Probe: ReadyzProber(p.clientTLS(), nil), OnChange: func(string, bool) { changes.Add(1) }})
 	lb.SetUpstreams([]string{a.addr})
 	lbAddr := startBalancer(t, lb)
+	waitFor(t, "a probed", 2*time.Second, func() bool { ok, _ := healthy(lb, a.addr); return ok })
 	if got, err := who(p, lbAddr); err != nil || got != "a" {
 		t.Fatalf("got %q, %v; want a", got, err)
 	}
@@ -371,7 +372,7 @@ func TestProberChecksTheClusterCA(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			err := ReadyzProber(tt.tls)(ctx, a.addr)
+			err := ReadyzProber(tt.tls, nil)(ctx, a.addr)
 			if tt.wantErr == "" && err != nil {
 				t.Fatalf("probe: %v", err)
 			}

@@ -233,3 +233,18 @@ func Remove(manifestDir, kubernetesDir string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Installed reads the balancer's manifest in manifestDir: whether it is
+// there, and the upstream it prefers ("" on a worker). Upgrades use it to
+// keep a node's balancer as it was set up.
+func Installed(manifestDir string) (installed bool, preferred string, err error) {
+	path := staticpod.ManifestPath(manifestDir, Component)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, "", nil
+	}
+	flags, err := staticpod.ReadFlags(path)
+	if err != nil {
+		return false, "", err
+	}
+	return true, flags["prefer"], nil
+}

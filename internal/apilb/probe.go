@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -20,9 +21,11 @@ const maxProbeBody = 64 << 10
 // ReadyzProber returns a Prober that asks https://ADDR/readyz with tlsCfg
 // and takes a 200 answer as healthy. Connections are kept between probes
 // (one TLS handshake per upstream, not one per probe); after a failure the
-// idle ones are dropped, so the next probe dials afresh.
-func ReadyzProber(tlsCfg *tls.Config) Prober {
+// idle ones are dropped, so the next probe dials afresh. dial opens the
+// connections (a net.Dialer's when nil).
+func ReadyzProber(tlsCfg *tls.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) Prober {
 	tr := &http.Transport{
+		DialContext:         dial,
 		TLSClientConfig:     tlsCfg,
 		ForceAttemptHTTP2:   false,
 		MaxIdleConnsPerHost: 1,

@@ -33,6 +33,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Retry is the wait after a failed watch or credential load.
 	Retry time.Duration
+	// Dial opens connections to the upstreams, for probes and forwarding
+	// (a net.Dialer's when nil).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Run serves the balancer until ctx ends. It starts forwarding to the
@@ -60,13 +63,13 @@ func Run(ctx context.Context, o Options) error {
 				mu.Unlock()
 				return fmt.Errorf("no credentials to probe with yet: %w", err)
 			}
-			prober = ReadyzProber(tlsCfg)
+			prober = ReadyzProber(tlsCfg, o.Dial)
 			p = prober
 		}
 		mu.Unlock()
 		return p(pctx, addr)
 	}
-	lb := New(Config{Preferred: o.Preferred, Probe: probe, ProbeInterval: o.ProbeInterval, ProbeTimeout: o.ProbeTimeout})
+	lb := New(Config{Preferred: o.Preferred, Probe: probe, ProbeInterval: o.ProbeInterval, ProbeTimeout: o.ProbeTimeout, Dial: o.Dial})
 	lb.SetUpstreams(list)
 
 	ln, err := net.Listen("tcp", o.Listen)
