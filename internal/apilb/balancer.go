@@ -214,8 +214,9 @@ func (b *Balancer) setHealth(addr string, healthy bool, why error) {
 			closing = append(closing, f)
 		}
 	}
+	changed := old != u.health
 	b.mu.Unlock()
-	if old != u.health {
+	if changed {
 		if healthy {
 			klog.Infof("upstream %s is healthy", addr)
 		} else {
