@@ -38,6 +38,9 @@ var nodeMounts = []struct{ dir, target string }{
 	{"var-log-pods", "/var/log/pods"},
 	{"var-log-containers", "/var/log/containers"},
 	{"usr-libexec-kubernetes", "/usr/libexec/kubernetes"},
+	// The copy of kubeadm that the NodeLocalAPILoadBalancer static Pod
+	// runs (and the CISHardening gate's approver).
+	{"var-lib-kubeadm", "/var/lib/kubeadm"},
 }
 
 // nodeFiles are the node's own files: node file name -> path in the
