@@ -125,3 +125,48 @@ func TestDryRunWritesOnlyTheManifest(t *testing.T) {
 		}
 	}
 }
+
+func TestClientCertificatePrefersTheKubeletsRotatedFile(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubelet.conf")
+	conf := `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://10.0.0.1:6443"}
+users:
+- name: u
+  user: {client-certificate-data: ` + "Zm9v" + `, client-key-data: ` + "YmFy" + `}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`
+	if err := os.WriteFile(kc, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rotated := filepath.Join(dir, "kubelet-client-current.pem")
+	tests := []struct {
+		name              string
+		certFile          string
+		write             bool
+		wantCert, wantKey string
+	}{
+		{name: "rotated file readable", certFile: rotated, write: true, wantCert: "both", wantKey: "both"},
+		{name: "rotated file missing", certFile: filepath.Join(dir, "missing.pem"), wantCert: "foo", wantKey: "bar"},
+		{name: "no rotated file asked", wantCert: "foo", wantKey: "bar"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.write {
+				if err := os.WriteFile(tt.certFile, []byte("both"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, k, err := ClientCertificate(kc, tt.certFile)
+			if err != nil || string(c) != tt.wantCert || string(k) != tt.wantKey {
+				t.Fatalf("got %q, %q, %v; want %q, %q", c, k, err, tt.wantCert, tt.wantKey)
+			}
+		})
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"time"
@@ -62,13 +64,17 @@ func probe(ctx context.Context, hc *http.Client, addr string) error {
 	return nil
 }
 
+// KubeletClientCertFile is the kubelet's current client certificate and
+// key (one PEM file, a link the kubelet moves at every rotation).
+const KubeletClientCertFile = "/var/lib/kubelet/pki/kubelet-client-current.pem"
+
 // TLSFromKubeconfig returns the TLS configuration to reach the API
 // servers of the kubeconfig at path: its cluster's CA, ServerName as the
-// name checked, and its user's client certificate when it has one, read
-// again at every handshake so that a rotated kubelet certificate is
-// picked up. A user without a certificate leaves the connection
-// anonymous (enough for /readyz, which system:public-info-viewer grants).
-func TLSFromKubeconfig(path string) (*tls.Config, error) {
+// name checked, and a client certificate read again at every handshake,
+// so that a rotated kubelet certificate is picked up (see
+// ClientCertificate). Without any certificate the connection is anonymous
+// (enough for /readyz, which system:public-info-viewer grants).
+func TLSFromKubeconfig(path, certFile string) (*tls.Config, error) {
 	cfg, err := kubeconfig.Load(path)
 	if err != nil {
 		return nil, err
@@ -86,28 +92,46 @@ func TLSFromKubeconfig(path string) (*tls.Config, error) {
 		RootCAs:    pool,
 		ServerName: ServerName,
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			return clientCertificate(path)
+			certPEM, keyPEM, err := ClientCertificate(path, certFile)
+			if err != nil {
+				return nil, err
+			}
+			if len(certPEM) == 0 {
+				return &tls.Certificate{}, nil
+			}
+			c, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil {
+				return nil, fmt.Errorf("client certificate: %w", err)
+			}
+			return &c, nil
 		},
 	}, nil
 }
 
-// clientCertificate reads the client certificate and key of the
-// kubeconfig at path; none (an empty certificate) when it has none.
-func clientCertificate(path string) (*tls.Certificate, error) {
+// ClientCertificate returns the client certificate and key to present:
+// those of certFile (the kubelet's current one, both in one PEM file) when
+// it can be read, else those the kubeconfig at path holds or names (none
+// when it has none). certFile comes first because the kubeconfig, mounted
+// into the Pod as a single file, stays the version the Pod started with
+// when kubeadm replaces it (as kubelet-finalize does), while the kubelet
+// rotates certFile in a folder the Pod sees live.
+func ClientCertificate(path, certFile string) (certPEM, keyPEM []byte, err error) {
+	if certFile != "" {
+		data, err := boundedread.ReadFile(certFile, boundedread.MaxFile)
+		if err == nil {
+			return data, data, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+	}
 	cfg, err := kubeconfig.Load(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rc, err := kubeconfig.RESTConfig(cfg, "")
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+		return nil, nil, fmt.Errorf("kubeconfig %s: %w", path, err)
 	}
-	if len(rc.CertData) == 0 || len(rc.KeyData) == 0 {
-		return &tls.Certificate{}, nil
-	}
-	c, err := tls.X509KeyPair(rc.CertData, rc.KeyData)
-	if err != nil {
-		return nil, fmt.Errorf("client certificate of kubeconfig %s: %w", path, err)
-	}
-	return &c, nil
+	return rc.CertData, rc.KeyData, nil
 }

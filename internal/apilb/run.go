@@ -22,6 +22,9 @@ type Options struct {
 	// Kubeconfig names the credentials and CA used to probe the upstreams
 	// and to watch the EndpointSlice (the kubelet's kubelet.conf).
 	Kubeconfig string
+	// ClientCertFile, when it can be read, is the client certificate and
+	// key used instead of the kubeconfig's (KubeletClientCertFile).
+	ClientCertFile string
 	// UpstreamsFile is the saved upstream list, read at start and
 	// rewritten when the cluster's list changes.
 	UpstreamsFile string
@@ -58,7 +61,7 @@ func Run(ctx context.Context, o Options) error {
 		mu.Lock()
 		p := prober
 		if p == nil {
-			tlsCfg, err := TLSFromKubeconfig(o.Kubeconfig)
+			tlsCfg, err := TLSFromKubeconfig(o.Kubeconfig, o.ClientCertFile)
 			if err != nil {
 				mu.Unlock()
 				return fmt.Errorf("no credentials to probe with yet: %w", err)
@@ -118,5 +121,10 @@ func throughBalancer(o Options) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
 	}
 	cfg.TLSClientConfig.ServerName = ServerName
+	certPEM, keyPEM, err := ClientCertificate(o.Kubeconfig, o.ClientCertFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = certPEM, keyPEM
 	return apiclient.FromRESTConfig(cfg, o.RequestTimeout)
 }

@@ -19,6 +19,7 @@ func newAPIServerLBCmd() *cobra.Command {
 	o := apilb.Options{
 		Listen:         apilb.ListenAddress,
 		Kubeconfig:     "/etc/kubernetes/kubelet.conf",
+		ClientCertFile: apilb.KubeletClientCertFile,
 		UpstreamsFile:  filepath.Join("/etc/kubernetes", apilb.StateDir, apilb.UpstreamsFile),
 		ProbeInterval:  apilb.DefaultProbeInterval,
 		ProbeTimeout:   apilb.DefaultProbeTimeout,
@@ -39,6 +40,7 @@ func newAPIServerLBCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Listen, "listen", o.Listen, "Address and port to serve.")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig whose CA and client certificate are used to probe the API servers and watch their EndpointSlice.")
+	f.StringVar(&o.ClientCertFile, "client-cert-file", o.ClientCertFile, "PEM file with the client certificate and key to use while it can be read, instead of the kubeconfig's (the kubelet's rotated certificate).")
 	f.StringVar(&o.UpstreamsFile, "upstreams-file", o.UpstreamsFile, "File that keeps the last known API server addresses, one host:port a line.")
 	f.StringVar(&o.Preferred, "prefer", "", "host:port of the API server to use while it is healthy (this node's own, on a control-plane node).")
 	f.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "How often each API server's /readyz is asked.")
