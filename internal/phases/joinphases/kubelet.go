@@ -238,6 +238,9 @@ own API server and restart the kubelet.`,
 func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	if d.DryRun {
 		fmt.Fprintln(d.Out, "[dryrun] Would wait for the kubelet to finish its TLS bootstrap")
+		if cfg, err := d.InitConfig(ctx); err == nil && !d.IsControlPlane() && apilb.Enabled(cfg.FeatureGates) {
+			fmt.Fprintf(d.Out, "[dryrun] Would point %q at the node-local API server load balancer %s and restart the kubelet\n", filepath.Join(d.KubeconfigDir, KubeletConf), apilb.URL)
+		}
 		return nil
 	}
 	cfg, err := d.InitConfig(ctx)
