@@ -2,6 +2,7 @@ package apilb
 
 import (
 	"context"
+	"fmt"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -237,6 +238,9 @@ func TestSpreadsOverHealthyUpstreams(t *testing.T) {
 	for _, s := range srv {
 		if count[s.name] < 5 {
 			t.Errorf("upstream %s got %d of 30 connections (%v); want them spread", s.name, count[s.name], count)
+		}
+		if want := fmt.Sprintf(" %s=up/%d", s.addr, count[s.name]); !strings.Contains(lb.Report(), want) {
+			t.Errorf("Report() = %q, want it to contain %q", lb.Report(), want)
 		}
 	}
 }

@@ -2,9 +2,11 @@ package apilb
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +41,10 @@ type Config struct {
 	// OnChange, when set, is called (without locks held) after an
 	// upstream changed health, with the upstream and its new state.
 	OnChange func(addr string, healthy bool)
+	// ReportInterval, when positive, is how often the number of
+	// connections forwarded to each upstream is logged (only when it
+	// changed), so that one can see how they spread.
+	ReportInterval time.Duration
 }
 
 // health of an upstream: unknown until its first probe.
@@ -240,6 +246,9 @@ func (b *Balancer) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { b.probeLoop(ctx) })
+	if b.cfg.ReportInterval > 0 {
+		wg.Go(func() { b.reportLoop(ctx) })
+	}
 	wg.Go(func() {
 		<-ctx.Done()
 		_ = ln.Close()
@@ -259,6 +268,39 @@ func (b *Balancer) Serve(ctx context.Context, ln net.Listener) error {
 	b.closeAll()
 	wg.Wait()
 	return err
+}
+
+// reportLoop logs Report every ReportInterval when it changed.
+func (b *Balancer) reportLoop(ctx context.Context) {
+	t := time.NewTicker(b.cfg.ReportInterval)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if r := b.Report(); r != last {
+			klog.Info(r)
+			last = r
+		}
+	}
+}
+
+// Report is one line with, for each upstream, whether it is healthy and
+// how many connections it was sent: "served: ADDR=up/N ADDR=down/M".
+func (b *Balancer) Report() string {
+	var sb strings.Builder
+	sb.WriteString("served:")
+	for _, s := range b.Status() {
+		state := "down"
+		if s.Healthy {
+			state = "up"
+		}
+		fmt.Fprintf(&sb, " %s=%s/%d", s.Addr, state, s.Served)
+	}
+	return sb.String()
 }
 
 func (b *Balancer) closeAll() {

@@ -41,6 +41,10 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
+// reportInterval is how often Run logs how connections spread (when that
+// changed).
+const reportInterval = 10 * time.Second
+
 // Run serves the balancer until ctx ends. It starts forwarding to the
 // saved list at once; probing waits until the kubeconfig can be read (the
 // kubelet writes it after its TLS bootstrap), and until then every upstream
@@ -72,7 +76,7 @@ func Run(ctx context.Context, o Options) error {
 		mu.Unlock()
 		return p(pctx, addr)
 	}
-	lb := New(Config{Preferred: o.Preferred, Probe: probe, ProbeInterval: o.ProbeInterval, ProbeTimeout: o.ProbeTimeout, Dial: o.Dial})
+	lb := New(Config{Preferred: o.Preferred, Probe: probe, ProbeInterval: o.ProbeInterval, ProbeTimeout: o.ProbeTimeout, Dial: o.Dial, ReportInterval: reportInterval})
 	lb.SetUpstreams(list)
 
 	ln, err := net.Listen("tcp", o.Listen)

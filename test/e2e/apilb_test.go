@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,6 +223,20 @@ func TestNodeLocalAPILoadBalancer(t *testing.T) {
 		})
 	}
 
+	// And takes requests again: new connections from w1 spread over the
+	// three (the balancer logs how many each was sent, every 10 s).
+	cp1API := cp1.Addr().String() + ":6443"
+	before := servedTo(w1, cp1API)
+	for range 12 {
+		local("get", "--raw", "/readyz")
+	}
+	eventually(t, 30*time.Second, "w1's balancer sends to cp1 again", func() error {
+		if n := servedTo(w1, cp1API); n <= before {
+			return fmt.Errorf("connections sent to %s: %d, before the requests %d", cp1API, n, before)
+		}
+		return nil
+	})
+
 	// A fourth control-plane node: every balancer sends to it within 30 s
 	// of its join.
 	joinCP(cp4)
@@ -243,6 +258,32 @@ func TestNodeLocalAPILoadBalancer(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// servedTo reads, in the last report line of the node's balancer log,
+// how many connections it sent to addr while that upstream is up; -1 when
+// there is no such report.
+func servedTo(n *testbed.Node, addr string) int {
+	logs, _ := filepath.Glob(n.HostPath("/var/log/pods/kube-system_" + apilb.Component + "-" + n.Name + "_*/" + apilb.Component + "/*.log"))
+	re := regexp.MustCompile(regexp.QuoteMeta(" "+addr+"=up/") + `(\d+)`)
+	served := -1
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			if !strings.Contains(line, "served:") {
+				continue
+			}
+			if m := re.FindStringSubmatch(line); m != nil {
+				served, _ = strconv.Atoi(m[1])
+			} else {
+				served = -1
+			}
+		}
+	}
+	return served
 }
 
 // balancerLogSays checks that the node's balancer logged line at least
