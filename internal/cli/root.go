@@ -66,6 +66,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
 		newEtcdCmd(streams, etcd.HostNode(v1beta4.DefaultCertificatesDir)),
+		newAPIServerLBCmd(),
 	)
 	return cmd
 }

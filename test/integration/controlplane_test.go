@@ -42,6 +42,7 @@ func TestControlPlaneFromOurFiles(t *testing.T) {
 	t.Run("bootstrap signer signs cluster-info", func(t *testing.T) { testBootstrapSigner(t, cp) })
 	t.Run("serving certificate verifies against ca.crt", func(t *testing.T) { testServingCert(t, cp) })
 	t.Run("apiclient's clientset reads, writes and watches, within its request timeout", func(t *testing.T) { testAPIClient(t, cp) })
+	t.Run("node-local API server load balancer learns, probes and forwards", func(t *testing.T) { testAPIServerLB(t, cp) })
 }
 
 func testReadyz(t *testing.T, cp *controlplane.ControlPlane) {

@@ -40,6 +40,8 @@ var nodeMounts = []struct{ dir, target string }{
 	{"usr-libexec-kubernetes", "/usr/libexec/kubernetes"},
 	// kubeadm's certificate renewal: its systemd units and status file.
 	{"etc-systemd-system", "/etc/systemd/system"},
+	// The renewal's status file, and the copy of kubeadm that the
+	// NodeLocalAPILoadBalancer static Pod runs.
 	{"var-lib-kubeadm", "/var/lib/kubeadm"},
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/addons"
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
@@ -90,6 +92,13 @@ users:
 // Kubeconfig returns the in-cluster kubeconfig for server.
 func Kubeconfig(server string) string { return fmt.Sprintf(kubeconfigTemplate, server) }
 
+// balancerKubeconfig is the kubeconfig for the node-local API server load
+// balancer (NodeLocalAPILoadBalancer): its loopback address, and the name
+// the API server's certificate is checked against, which 127.0.0.1 is not.
+func balancerKubeconfig() string {
+	return strings.Replace(Kubeconfig(apilb.URL), "    server: ", "    tls-server-name: "+apilb.ServerName+"\n    server: ", 1)
+}
+
 // Build returns the kube-proxy objects for the cluster cfg describes: the
 // ConfigMap holds cfg's KubeProxyConfiguration and a kubeconfig pointing at
 // the control-plane endpoint (or this node's API server when there is
@@ -108,12 +117,18 @@ func Build(cfg *kubeadm.InitConfiguration) (*Addon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the API server address for kube-proxy: %w", err)
 	}
+	kc := Kubeconfig(server)
+	if apilb.Enabled(cfg.FeatureGates) {
+		// Every node runs the balancer: kube-proxy, on the host network,
+		// reaches whichever API server is healthy through its own node's.
+		kc = balancerKubeconfig()
+	}
 	return &Addon{
 		ServiceAccount:     serviceAccount(),
 		ClusterRoleBinding: clusterRoleBinding(),
 		Role:               role(),
 		RoleBinding:        roleBinding(),
-		ConfigMap:          configMap(string(bytes.TrimRight(conf, "\n")), Kubeconfig(server)),
+		ConfigMap:          configMap(string(bytes.TrimRight(conf, "\n")), kc),
 		DaemonSet:          daemonSet(images.ControlPlane(&cfg.ClusterConfiguration, images.KubeProxy)),
 		Generated:          !cfg.ComponentConfigs.KubeProxyUserSupplied,
 	}, nil

@@ -229,3 +229,14 @@ func TestApplyUserSupplied(t *testing.T) {
 		t.Errorf("a user's configuration carries the hash annotation %q", v)
 	}
 }
+
+func TestKubeconfigThroughNodeLocalBalancer(t *testing.T) {
+	kc, err := clientcmd.Load([]byte(balancerKubeconfig()))
+	if err != nil {
+		t.Fatalf("the balancer's kubeconfig does not parse: %v", err)
+	}
+	c := kc.Clusters["default"]
+	if c == nil || c.Server != "https://127.0.0.1:7445" || c.TLSServerName != "kubernetes" || c.CertificateAuthority != serviceAccountCA {
+		t.Fatalf("cluster = %+v; want the balancer's address, server name kubernetes and the service-account CA", c)
+	}
+}

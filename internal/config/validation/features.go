@@ -36,6 +36,7 @@ type FeatureGate struct {
 // This table belongs to a future internal/features package once something
 // other than validation needs it (flag help, feature checks); keep one copy.
 var KnownFeatureGates = []FeatureGate{
+	{Name: "NodeLocalAPILoadBalancer", Default: false, Stage: FeatureAlpha},
 	{Name: "NodeLocalCRISocket", Default: true, Stage: FeatureGA},
 	{Name: "PublicKeysECDSA", Default: false, Stage: FeatureDeprecated},
 	{Name: "RootlessControlPlane", Default: false, Stage: FeatureAlpha},

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -82,6 +83,12 @@ func runBootstrapToken(ctx context.Context, d *Data) error {
 	// The tokens, each RBAC step and cluster-info are independent: they are
 	// made together and reported as if made one after the other.
 	steps := bootstraptoken.RBACSteps()
+	if APIServerLBEnabled(d) {
+		steps = append(steps, bootstraptoken.Step{
+			Message: "Configured RBAC rules to allow the node-local API server load balancers to follow the kubernetes EndpointSlice",
+			Run:     apilb.EnsureRBAC,
+		})
+	}
 	calls := []func() error{func() error { return bootstraptoken.CreateOrUpdate(ctx, c, tokens, now()) }}
 	for _, step := range steps {
 		calls = append(calls, func() error { return step.Run(ctx, c) })

@@ -98,7 +98,16 @@ func runControlPlaneComponent(d *Data, component string) error {
 	if err != nil {
 		return err
 	}
-	return writeStaticManifest(d, component, data)
+	if err := writeStaticManifest(d, component, data); err != nil {
+		return err
+	}
+	// With NodeLocalAPILoadBalancer, every node runs the balancer; on a
+	// control-plane node it prefers the API server next to it.
+	if component == staticpod.KubeAPIServer && APIServerLBEnabled(d) {
+		local := LocalAPIServer(d)
+		return InstallAPIServerLB(d, []string{local}, local)
+	}
+	return nil
 }
 
 // BuildManifest renders the static Pod manifest of component (a

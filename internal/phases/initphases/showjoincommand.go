@@ -53,7 +53,7 @@ func showJoinCommand(d *Data) error {
 		adminConf:       admin,
 		endpoint:        endpoint,
 		caHashes:        hashes,
-		controlPlane:    d.Cfg.ControlPlaneEndpoint != "",
+		controlPlane:    d.Cfg.ControlPlaneEndpoint != "" || APIServerLBEnabled(d),
 		uploadedCerts:   d.Cfg.CertificateKey != "",
 		certificateKey:  d.Cfg.CertificateKey,
 		hideKey:         d.SkipCertificateKeyPrint,

@@ -293,3 +293,38 @@ func TestStaticPodPhasePatchErrors(t *testing.T) {
 		t.Errorf("manifest written despite the error: %v", err)
 	}
 }
+
+// With NodeLocalAPILoadBalancer the API server's phase also writes the
+// balancer's static Pod, preferring this node's API server; without it,
+// nothing more. (Under --dry-run, so no binary is copied to the real
+// /var/lib/kubeadm.)
+func TestAPIServerPhaseWritesTheBalancerWithTheGate(t *testing.T) {
+	for _, gate := range []bool{false, true} {
+		t.Run("gate "+map[bool]string{false: "off", true: "on"}[gate], func(t *testing.T) {
+			extra := ""
+			if gate {
+				extra = "featureGates:\n  NodeLocalAPILoadBalancer: true\n"
+			}
+			d, _ := staticPodData(t, extra)
+			d.DryRun, d.DryRunDir = true, t.TempDir()
+			if err := runControlPlaneComponent(d, "kube-apiserver"); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(d.ManifestDir, "kube-apiserver-lb.yaml"))
+			if !gate {
+				if err == nil {
+					t.Fatal("the balancer's manifest was written with the gate off")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("no balancer manifest with the gate on: %v", err)
+			}
+			for _, want := range []string{"--prefer=10.0.0.5:6443", "--listen=127.0.0.1:7445", "image: registry.k8s.io/pause:"} {
+				if !strings.Contains(string(data), want) {
+					t.Errorf("the manifest lacks %q:\n%s", want, data)
+				}
+			}
+		})
+	}
+}

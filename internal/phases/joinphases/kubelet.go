@@ -5,7 +5,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
@@ -88,7 +91,39 @@ func runKubeletStart(ctx context.Context, d *Data) error {
 	if err := writeCA(caPath, cluster.CertificateAuthorityData); err != nil {
 		return err
 	}
+	if apilb.Enabled(cfg.FeatureGates) {
+		if err := installAPIServerLB(ctx, d, cluster.Server); err != nil {
+			return err
+		}
+	}
 	return runInitPhase(ctx, d, initphases.KubeletStartPhase())
+}
+
+// installAPIServerLB puts the node-local API server load balancer on this
+// node before its kubelet starts, seeded with the API server this node
+// joins through (and, on a control-plane node, its own, which it prefers).
+// The kubelet makes its TLS bootstrap through the join address, since it
+// runs no Pod before it has its credentials; kubelet-wait-bootstrap then
+// points a worker's kubelet at the balancer.
+func installAPIServerLB(ctx context.Context, d *Data, server string) error {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("the API server address %q of the discovered kubeconfig: %v", server, err)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "443")
+	}
+	v, err := d.InitView(ctx)
+	if err != nil {
+		return err
+	}
+	seed, preferred := []string{host}, ""
+	if d.IsControlPlane() {
+		preferred = initphases.LocalAPIServer(v)
+		seed = append(seed, preferred)
+	}
+	return initphases.InstallAPIServerLB(v, seed, preferred)
 }
 
 // currentCluster is the cluster of the kubeconfig's current context.
@@ -203,6 +238,9 @@ own API server and restart the kubelet.`,
 func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	if d.DryRun {
 		fmt.Fprintln(d.Out, "[dryrun] Would wait for the kubelet to finish its TLS bootstrap")
+		if cfg, err := d.InitConfig(ctx); err == nil && !d.IsControlPlane() && apilb.Enabled(cfg.FeatureGates) {
+			fmt.Fprintf(d.Out, "[dryrun] Would point %q at the node-local API server load balancer %s and restart the kubelet\n", filepath.Join(d.KubeconfigDir, KubeletConf), apilb.URL)
+		}
 		return nil
 	}
 	cfg, err := d.InitConfig(ctx)
@@ -238,6 +276,36 @@ func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	if d.IsControlPlane() {
 		return pointKubeletAtLocalAPIServer(ctx, d, kubeletConf, deadline)
 	}
+	if apilb.Enabled(cfg.FeatureGates) {
+		return pointKubeletAtBalancer(ctx, d, kubeletConf)
+	}
+	return nil
+}
+
+// pointKubeletAtBalancer makes a worker's kubelet reach the API servers
+// through the node-local load balancer (NodeLocalAPILoadBalancer): the
+// kubelet wrote kubelet.conf naming the API server it joined through; its
+// server becomes the balancer's address, checked against the name every
+// API server certificate carries, and the kubelet is restarted. A
+// kubelet.conf that names the balancer already is left alone.
+func pointKubeletAtBalancer(ctx context.Context, d *Data, path string) error {
+	kc, err := kubeconfig.Load(path)
+	if err != nil {
+		return err
+	}
+	cluster := currentCluster(kc)
+	if cluster == nil {
+		return fmt.Errorf("%s has no cluster for its current context", path)
+	}
+	if cluster.Server == apilb.URL && cluster.TLSServerName == apilb.ServerName {
+		return nil
+	}
+	fmt.Fprintf(d.Out, "[kubelet-start] Pointing %q at the node-local API server load balancer %s\n", path, apilb.URL)
+	cluster.Server, cluster.TLSServerName = apilb.URL, apilb.ServerName
+	if err := kubeconfig.WriteFile(path, kc); err != nil {
+		return err
+	}
+	kubelet.NewService(d.kubeletHost(), d.Out).Start(ctx)
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -65,6 +67,17 @@ control-plane images.`,
 	}
 }
 
+// canTakeControlPlane refuses a control-plane join to a cluster without
+// a controlPlaneEndpoint, unless its nodes reach the API servers through
+// their node-local load balancers (NodeLocalAPILoadBalancer), which need
+// no shared address.
+func canTakeControlPlane(c *kubeadm.ClusterConfiguration) error {
+	if c.ControlPlaneEndpoint != "" || apilb.Enabled(c.FeatureGates) {
+		return nil
+	}
+	return errors.New("this cluster cannot take another control-plane node: it has no controlPlaneEndpoint, the stable address (a load balancer or DNS name) that all nodes use to reach whichever API server answers; it can only be set when the cluster is made (or, with the feature gate " + apilb.FeatureGate + ", each node reaches the API servers through its own local load balancer)")
+}
+
 func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	fmt.Fprintln(d.Out, "[preflight] Running pre-flight checks")
 	ignore := d.IgnorePreflightErrors
@@ -83,8 +96,8 @@ func runPreflight(ctx context.Context, d *Data, h preflight.Host) error {
 	if !d.IsControlPlane() {
 		return nil
 	}
-	if cfg.ControlPlaneEndpoint == "" {
-		return errors.New("this cluster cannot take another control-plane node: it has no controlPlaneEndpoint, the stable address (a load balancer or DNS name) that all nodes use to reach whichever API server answers; it can only be set when the cluster is made")
+	if err := canTakeControlPlane(&cfg.ClusterConfiguration); err != nil {
+		return err
 	}
 	if err := preflight.Run(ctx, preflight.JoinControlPlaneChecks(h, cfg, ManifestsDir), ignore, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)

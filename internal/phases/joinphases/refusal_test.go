@@ -52,3 +52,27 @@ func TestJoinExplainsAnEmptyRefusal(t *testing.T) {
 		t.Error("the message shows the token's secret")
 	}
 }
+
+func TestControlPlaneJoinNeedsAnEndpointOrTheBalancer(t *testing.T) {
+	tests := []struct {
+		name    string
+		c       kubeadm.ClusterConfiguration
+		wantErr bool
+	}{
+		{name: "controlPlaneEndpoint", c: kubeadm.ClusterConfiguration{ControlPlaneEndpoint: "lb.example:6443"}},
+		{name: "node-local balancers", c: kubeadm.ClusterConfiguration{FeatureGates: map[string]bool{"NodeLocalAPILoadBalancer": true}}},
+		{name: "neither", c: kubeadm.ClusterConfiguration{}, wantErr: true},
+		{name: "gate off", c: kubeadm.ClusterConfiguration{FeatureGates: map[string]bool{"NodeLocalAPILoadBalancer": false}}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := canTakeControlPlane(&tt.c)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "controlPlaneEndpoint") {
+				t.Errorf("the refusal does not name controlPlaneEndpoint: %v", err)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -194,6 +195,13 @@ func dedupe(list []string) []string {
 	return out
 }
 
+// lbPresent reports whether the node-local API server load balancer's
+// state folder is on this node: reset looks at the node, not at a gate.
+func lbPresent(d *Data) bool {
+	_, err := os.Stat(filepath.Join(d.KubernetesDir, apilb.StateDir))
+	return err == nil
+}
+
 // kubeconfigFiles are the kubeconfig files init and join write.
 var kubeconfigFiles = []string{"admin.conf", "super-admin.conf", "kubelet.conf", "bootstrap-kubelet.conf", "controller-manager.conf", "scheduler.conf"}
 
@@ -220,6 +228,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		}
 		if files := d.renewalSchedule().Installed(); len(files) > 0 {
 			fmt.Fprintf(d.Out, "[dryrun] Would disable and delete the automatic certificate renewal %v\n", files)
+		}
+		if lbPresent(d) {
+			fmt.Fprintf(d.Out, "[dryrun] Would delete the node-local API server load balancer's %q and %q\n", filepath.Join(d.KubernetesDir, apilb.StateDir), apilb.BinaryPath)
 		}
 		return nil
 	}
@@ -270,6 +281,17 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 	}
 	if d.CleanupNetwork {
 		if err := cleanupNetwork(ctx, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// What the NodeLocalAPILoadBalancer feature gate put on the node (its
+	// manifest went with the manifest folder).
+	if lbPresent(d) {
+		fmt.Fprintf(d.Out, "[reset] Deleting the node-local API server load balancer's %q and %q\n", filepath.Join(d.KubernetesDir, apilb.StateDir), apilb.BinaryPath)
+		if err := apilb.Remove(d.ManifestDir, d.KubernetesDir); err != nil {
+			errs = append(errs, err)
+		}
+		if err := os.Remove(apilb.BinaryPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
@@ -437,6 +438,9 @@ func runKubeletConfig(ctx context.Context, d *Data) error {
 	if err := writeKubeletFiles(ctx, d); err != nil {
 		return err
 	}
+	if err := upgradeAPIServerLB(d); err != nil {
+		return err
+	}
 	if !d.Node.InstanceConfig {
 		return nil // the annotation may still be all that names the socket
 	}
@@ -448,6 +452,37 @@ func runKubeletConfig(ctx context.Context, d *Data) error {
 		fmt.Fprintf(d.Out, "[upgrade/kubelet-config] Removed the annotation %s from Node %q: instance-config.yaml gives the kubelet its CRI socket\n", upgrade.CRISocketAnnotation, d.Node.Name)
 	}
 	return nil
+}
+
+// upgradeAPIServerLB gives the node-local API server load balancer of a
+// node that has one (NodeLocalAPILoadBalancer) the running kubeadm binary
+// and the cluster's pause image; the binary's hash is in the manifest, so
+// the kubelet restarts the Pod when either changed. It keeps the upstream
+// the node prefers, read from the manifest it has.
+func upgradeAPIServerLB(d *Data) error {
+	installed, preferred, err := apilb.Installed(d.ManifestDir)
+	if err != nil || !installed {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the kubeadm binary to run the API server load balancer: %w", err)
+	}
+	manifestDir := d.ManifestDir
+	if d.DryRun {
+		manifestDir = d.DryRunDir
+	}
+	return apilb.Install(apilb.InstallOptions{
+		PodOptions: apilb.PodOptions{
+			Image:         images.PauseImage(&d.Cfg.ClusterConfiguration),
+			KubernetesDir: d.KubernetesDir,
+			Preferred:     preferred,
+		},
+		ManifestDir: manifestDir,
+		Source:      exe,
+		DryRun:      d.DryRun,
+		Out:         d.Out,
+	})
 }
 
 // writeKubeletFiles writes this node's kubelet configuration (and, on a
