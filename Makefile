@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream bench bench-init integration testbed e2e
+.PHONY: build test compat upstream bench bench-init integration testbed e2e conformance
 
 # Built as upstream's release binaries are: static (no cgo), without the
 # symbol table and debug information, with module-relative paths. A static
@@ -44,6 +44,14 @@ testbed:
 # End-to-end tests on real nodes of the test bed. Needs root.
 e2e: testbed
 	KUBEADM_E2E=1 $(GO) test ./test/testbed/ ./test/e2e/ -count=1 -v -timeout 60m
+
+# Upstream's [Conformance] suite on a five-node cluster our kubeadm makes
+# (three control-plane nodes, two workers): the parallel specs, then the
+# [Serial] ones; reports in _artifacts/conformance/. Hours on 2 cores; see
+# docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.36.3/kubeadm
+# runs it on a cluster upstream's kubeadm makes.
+conformance: testbed
+	KUBEADM_E2E=1 KUBEADM_E2E_CONFORMANCE=full $(GO) test ./test/e2e/ -run '^TestConformance$$' -count=1 -v -timeout 6h
 
 # Real kubeadm init, ours and upstream's side by side on fresh test-bed
 # nodes (root). Figures go to docs/benchmarks.md.

@@ -3,6 +3,8 @@ package testbed
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -128,7 +130,7 @@ func ArchiveName(ref string) string {
 }
 
 // WriteArchives writes one archive per image into dir and returns their
-// paths. An archive newer than all of its image's files is kept.
+// paths. An archive made from the same inputs (inputsDigest) is kept.
 func WriteArchives(dir string, images []Image) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -137,11 +139,18 @@ func WriteArchives(dir string, images []Image) ([]string, error) {
 	for _, img := range images {
 		p := filepath.Join(dir, ArchiveName(img.Ref))
 		paths = append(paths, p)
-		if upToDate(p, img) {
+		digest, err := inputsDigest(img)
+		if err != nil {
+			return nil, fmt.Errorf("image %s: %w", img.Ref, err)
+		}
+		if upToDate(p, digest) {
 			continue
 		}
 		if err := writeArchiveFile(p, img); err != nil {
 			return nil, fmt.Errorf("writing the archive of %s: %w", img.Ref, err)
+		}
+		if err := os.WriteFile(p+".inputs", []byte(digest+"\n"), 0o644); err != nil {
+			return nil, err
 		}
 	}
 	return paths, nil
@@ -171,23 +180,37 @@ func writeArchiveFile(path string, img Image) error {
 	return err
 }
 
-// upToDate reports whether the archive at p is newer than every source
-// file of img.
-func upToDate(p string, img Image) bool {
-	st, err := os.Stat(p)
-	if err != nil {
+// inputsDigest sums up what an image's archive is made of: its reference
+// and configuration, and each entry with its kind, mode and target or
+// content (for a host file: its path, size and modification time).
+func inputsDigest(img Image) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q %q %q\n", img.Ref, img.Env, img.Entrypoint, img.Cmd)
+	for _, f := range img.Files {
+		fmt.Fprintf(h, "%q %d %o %q", f.Path, f.Kind, f.Mode, f.Target)
+		if f.Source != "" {
+			st, err := os.Stat(f.Source)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, " %q %d %d", f.Source, st.Size(), st.ModTime().UnixNano())
+		} else {
+			sum := sha256.Sum256(f.Data)
+			fmt.Fprintf(h, " %x", sum)
+		}
+		fmt.Fprintln(h)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// upToDate reports whether the archive at p exists and was made from
+// inputs with the given digest.
+func upToDate(p, digest string) bool {
+	if _, err := os.Stat(p); err != nil {
 		return false
 	}
-	for _, f := range img.Files {
-		if f.Source == "" {
-			continue
-		}
-		src, err := os.Stat(f.Source)
-		if err != nil || src.ModTime().After(st.ModTime()) {
-			return false
-		}
-	}
-	return true
+	old, err := os.ReadFile(p + ".inputs")
+	return err == nil && strings.TrimSpace(string(old)) == digest
 }
 
 // iptablesFiles returns the host's iptables (nft and legacy back ends),

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestWriteCrashArchive checks that the crashing image takes the place of
@@ -141,5 +142,77 @@ func mustDecode(t *testing.T, data []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("%v: %s", err, data)
+	}
+}
+
+// TestWriteArchives checks that an archive is written again exactly when
+// what it is made of changes, and that special mode bits and the default
+// command reach the image.
+func TestWriteArchives(t *testing.T) {
+	dir := t.TempDir()
+	img := Image{Ref: "registry.k8s.io/e2e-test-images/busybox:1.37.0-1", Env: []string{imagePath}, Cmd: []string{"sh"},
+		Files: []ImageFile{
+			{Path: "/tmp", Kind: Directory, Mode: os.ModeSticky | 0o777},
+			{Path: "/usr/local/bin/nnp", Data: []byte("nnp"), Mode: os.ModeSetuid | 0o755},
+		}}
+	write := func(img Image) os.FileInfo {
+		t.Helper()
+		paths, err := WriteArchives(dir, []Image{img})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	first := write(img)
+	past := first.ModTime().Add(-time.Hour)
+	p := filepath.Join(dir, ArchiveName(img.Ref))
+	if err := os.Chtimes(p, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if st := write(img); !st.ModTime().Equal(past) {
+		t.Errorf("an archive of the same inputs was written again")
+	}
+	img.Files[1].Data = []byte("nnp, changed")
+	if st := write(img); st.ModTime().Equal(past) {
+		t.Errorf("an archive whose file changed was kept")
+	}
+
+	blobs := readArchive(t, p)
+	var index struct {
+		Manifests []descriptor `json:"manifests"`
+	}
+	mustDecode(t, blobs["index.json"], &index)
+	var manifest struct {
+		Config descriptor   `json:"config"`
+		Layers []descriptor `json:"layers"`
+	}
+	mustDecode(t, blobs[blobPath(index.Manifests[0].Digest)], &manifest)
+	var cfg struct {
+		Config struct {
+			Cmd []string `json:"Cmd"`
+		} `json:"config"`
+	}
+	mustDecode(t, blobs[blobPath(manifest.Config.Digest)], &cfg)
+	if !slices.Equal(cfg.Config.Cmd, []string{"sh"}) {
+		t.Errorf("Cmd %v, want [sh]", cfg.Config.Cmd)
+	}
+	modes := map[string]int64{}
+	tr := tar.NewReader(bytes.NewReader(blobs[blobPath(manifest.Layers[0].Digest)]))
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes[hdr.Name] = hdr.Mode
+	}
+	if modes["tmp/"] != 0o1777 || modes["usr/local/bin/nnp"] != 0o4755 {
+		t.Errorf("modes tmp/ %o, nnp %o, want 1777 and 4755", modes["tmp/"], modes["usr/local/bin/nnp"])
 	}
 }

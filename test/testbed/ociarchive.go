@@ -63,6 +63,8 @@ type Image struct {
 	Files      []ImageFile
 	Env        []string
 	Entrypoint []string
+	// Cmd is the image's default arguments (after Entrypoint).
+	Cmd []string
 }
 
 // descriptor is an OCI content descriptor.
@@ -118,15 +120,16 @@ func WriteArchive(w io.Writer, images ...Image) error {
 		if err != nil {
 			return err
 		}
+		runConfig := map[string]any{"Env": img.Env, "Entrypoint": img.Entrypoint}
+		if len(img.Cmd) > 0 {
+			runConfig["Cmd"] = img.Cmd
+		}
 		cfg := map[string]any{
 			"architecture": "amd64",
 			"os":           "linux",
 			"created":      epoch.Format(time.RFC3339),
-			"config": map[string]any{
-				"Env":        img.Env,
-				"Entrypoint": img.Entrypoint,
-			},
-			"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDigest}},
+			"config":       runConfig,
+			"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{layerDigest}},
 		}
 		cfgJSON, err := json.Marshal(cfg)
 		if err != nil {
@@ -199,6 +202,11 @@ func layerTar(files []ImageFile) ([]byte, error) {
 		mode := int64(f.Mode.Perm())
 		if mode == 0 {
 			mode = 0o755
+		}
+		for bit, tarBit := range map[os.FileMode]int64{os.ModeSetuid: 0o4000, os.ModeSetgid: 0o2000, os.ModeSticky: 0o1000} {
+			if f.Mode&bit != 0 {
+				mode |= tarBit
+			}
 		}
 		hdr := &tar.Header{Name: name, Mode: mode, ModTime: epoch, Format: tar.FormatPAX}
 		switch f.Kind {
