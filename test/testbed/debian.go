@@ -246,7 +246,8 @@ func (p *DebianPool) download(ctx context.Context, debs string, pkgs []string, f
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := p.run(ctx, tmp, "apt-get", append([]string{"download", "-q"}, pkgs...)...); err != nil {
+	// As root into a folder of root's: apt's sandbox user could not write there.
+	if _, err := p.run(ctx, tmp, "apt-get", append([]string{"download", "-q", "-o", "APT::Sandbox::User=root"}, pkgs...)...); err != nil {
 		return fmt.Errorf("downloading Debian packages: %w", err)
 	}
 	got, err := filepath.Glob(filepath.Join(tmp, "*.deb"))

@@ -134,7 +134,7 @@ func (m *imageMaker) program(name, p string) (ImageFile, error) {
 	return ImageFile{Path: p, Source: src, Mode: 0o755}, nil
 }
 
-// withBusybox adds, to files holding Debian's busybox-static, a link for
+// withBusybox adds, to files holding Debian's busybox, a link for
 // each of its applets ("busybox --list-full": /bin/sh, /bin/ls, ...) as
 // Alpine and the busybox image have them, except where files holds a
 // program of that name in any folder of PATH (Alpine's packages replace
@@ -228,12 +228,14 @@ func baseFiles(passwd, group string) []ImageFile {
 // /uploads folder, a user and group defined in the image, a CoreDNS
 // program at /coredns, and the tools specs run in it: busybox's applets
 // (sh, ls, cat...) and, from Debian, bash, nc (OpenBSD's), curl, ip and
-// ss, dig and nslookup, iperf and ipcs.
+// ss, dig and nslookup, iperf and ipcs. Debian's busybox, not
+// busybox-static: the static one's sh runs its own applets before any
+// program of PATH, so "nc -v" would reach busybox's nc, which refuses -v.
 func (m *imageMaker) agnhostFiles() ([]ImageFile, error) {
 	if files, ok := m.memo["agnhost"]; ok {
 		return files, nil
 	}
-	files, err := m.debian("busybox-static", "bash", "netcat-openbsd", "curl", "iproute2", "bind9-dnsutils", "iperf", "util-linux")
+	files, err := m.debian("busybox", "bash", "netcat-openbsd", "curl", "iproute2", "bind9-dnsutils", "iperf", "util-linux")
 	if err != nil {
 		return nil, err
 	}
@@ -363,10 +365,10 @@ http {
 `
 
 // nginx is the nginx image (both tags the suite asks for): Debian's
-// nginx with the official image's configuration and user, busybox's
-// applets for a shell, running "nginx -g 'daemon off;'".
+// nginx with the official image's configuration and user, Debian's
+// busybox for a shell and tools (as Alpine's), running "nginx -g 'daemon off;'".
 func (m *imageMaker) nginx(ref string) (Image, error) {
-	files, err := m.debian("busybox-static", "nginx")
+	files, err := m.debian("busybox", "nginx")
 	if err != nil {
 		return Image{}, err
 	}
