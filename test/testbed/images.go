@@ -132,39 +132,56 @@ func ArchiveName(ref string) string {
 // WriteArchives writes one archive per image into dir and returns their
 // paths. An archive made from the same inputs (inputsDigest) is kept.
 func WriteArchives(dir string, images []Image) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	var paths []string
 	for _, img := range images {
-		p := filepath.Join(dir, ArchiveName(img.Ref))
-		paths = append(paths, p)
-		digest, err := inputsDigest(img)
+		p, err := WriteArchiveSet(dir, img)
 		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", img.Ref, err)
-		}
-		if upToDate(p, digest) {
-			continue
-		}
-		if err := writeArchiveFile(p, img); err != nil {
-			return nil, fmt.Errorf("writing the archive of %s: %w", img.Ref, err)
-		}
-		if err := os.WriteFile(p+".inputs", []byte(digest+"\n"), 0o644); err != nil {
 			return nil, err
 		}
+		paths = append(paths, p)
 	}
 	return paths, nil
 }
 
+// WriteArchiveSet writes images into one archive in dir, named for the
+// first, and returns its path: images that share a parent (Image.Parent)
+// share its layers there. An archive made from the same inputs
+// (inputsDigest) is kept.
+func WriteArchiveSet(dir string, images ...Image) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, ArchiveName(images[0].Ref))
+	h := sha256.New()
+	for _, img := range images {
+		digest, err := inputsDigest(img)
+		if err != nil {
+			return "", fmt.Errorf("image %s: %w", img.Ref, err)
+		}
+		fmt.Fprintln(h, digest)
+	}
+	digest := hex.EncodeToString(h.Sum(nil))
+	if upToDate(p, digest) {
+		return p, nil
+	}
+	if err := writeArchiveFile(p, images...); err != nil {
+		return "", fmt.Errorf("writing the archive of %s: %w", images[0].Ref, err)
+	}
+	if err := os.WriteFile(p+".inputs", []byte(digest+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
 // writeArchiveFile writes the archive of img to path through a temporary
 // file in the same folder, so a reader never sees half an archive.
-func writeArchiveFile(path string, img Image) error {
+func writeArchiveFile(path string, images ...Image) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".archive-*")
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(tmp, 1<<20)
-	err = WriteArchive(w, img)
+	err = WriteArchive(w, images...)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -180,12 +197,20 @@ func writeArchiveFile(path string, img Image) error {
 	return err
 }
 
-// inputsDigest sums up what an image's archive is made of: its reference
-// and configuration, and each entry with its kind, mode and target or
-// content (for a host file: its path, size and modification time).
+// inputsDigest sums up what an image's archive is made of: its references
+// and configuration, its parent's inputs, and each entry with its kind,
+// mode and target or content (for a host file: its path, size and
+// modification time).
 func inputsDigest(img Image) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%q %q %q %q\n", img.Ref, img.Env, img.Entrypoint, img.Cmd)
+	fmt.Fprintf(h, "%q %q %q %q %q\n", img.Ref, img.Also, img.Env, img.Entrypoint, img.Cmd)
+	if img.Parent != nil {
+		parent, err := inputsDigest(*img.Parent)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "parent %s\n", parent)
+	}
 	for _, f := range img.Files {
 		fmt.Fprintf(h, "%q %d %o %q", f.Path, f.Kind, f.Mode, f.Target)
 		if f.Source != "" {

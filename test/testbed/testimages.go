@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -26,7 +27,8 @@ type TestImages struct {
 }
 
 // testImageMakers make the images of the e2e suite, by repository (the
-// reference without its tag). A repository missing here is not made.
+// reference without its tag): one image for all the tags the suite asks
+// for. A repository missing here is not made.
 var testImageMakers = map[string]func(m *imageMaker, ref string) (Image, error){
 	"registry.k8s.io/e2e-test-images/agnhost":           (*imageMaker).agnhost,
 	"registry.k8s.io/e2e-test-images/busybox":           (*imageMaker).busybox,
@@ -37,6 +39,17 @@ var testImageMakers = map[string]func(m *imageMaker, ref string) (Image, error){
 	"registry.k8s.io/e2e-test-images/nonewprivs":        (*imageMaker).nonewprivs,
 	"registry.k8s.io/e2e-test-images/sample-apiserver":  (*imageMaker).sampleAPIServer,
 	"registry.k8s.io/pause":                             (*imageMaker).pause,
+}
+
+// testImageArchive names the archive a repository's image goes into:
+// the images made on agnhost's layer share one archive, so a node reads
+// that layer once.
+func testImageArchive(repository string) string {
+	switch path.Base(repository) {
+	case "kitten", "nautilus":
+		return "registry.k8s.io/e2e-test-images/agnhost"
+	}
+	return repository
 }
 
 // imageRepository is a reference without its tag.
@@ -72,25 +85,37 @@ func (t *Toolchain) TestImages(ctx context.Context, out io.Writer) (*TestImages,
 			"coredns": upstreamBinary(t.Repo, t.KubernetesVersion, "coredns"),
 		}, memo: map[string][]ImageFile{}}
 	ti := &TestImages{}
-	var images []Image
+	tags := map[string][]string{}
 	for _, ref := range strings.Fields(string(list)) {
-		if slices.Contains(t.Images, ref) {
-			continue
-		}
-		mk := testImageMakers[imageRepository(ref)]
-		if mk == nil {
+		repo := imageRepository(ref)
+		switch {
+		case slices.Contains(t.Images, ref):
+		case testImageMakers[repo] == nil:
 			ti.NotMade = append(ti.NotMade, ref)
-			continue
+		default:
+			tags[repo] = append(tags[repo], ref)
 		}
-		img, err := mk(m, ref)
-		if err != nil {
-			return nil, fmt.Errorf("test image %s: %w", ref, err)
-		}
-		images = append(images, img)
-		ti.Made = append(ti.Made, ref)
 	}
-	if ti.Archives, err = WriteArchives(filepath.Join(t.Repo, ".cache", "images", t.KubernetesVersion, "e2e"), images); err != nil {
-		return nil, err
+	archives := map[string][]Image{}
+	for _, repo := range slices.Sorted(maps.Keys(tags)) {
+		refs := tags[repo]
+		slices.Sort(refs)
+		img, err := testImageMakers[repo](m, refs[0])
+		if err != nil {
+			return nil, fmt.Errorf("test image %s: %w", refs[0], err)
+		}
+		img.Also = refs[1:]
+		a := testImageArchive(repo)
+		archives[a] = append(archives[a], img)
+		ti.Made = append(ti.Made, refs...)
+	}
+	dir := filepath.Join(t.Repo, ".cache", "images", t.KubernetesVersion, "e2e")
+	for _, a := range slices.Sorted(maps.Keys(archives)) {
+		p, err := WriteArchiveSet(dir, archives[a]...)
+		if err != nil {
+			return nil, err
+		}
+		ti.Archives = append(ti.Archives, p)
 	}
 	fmt.Fprintf(out, "[testbed] %d test images of %s ready in %.1fs (%d listed images not made)\n",
 		len(ti.Made), t.KubernetesVersion, time.Since(start).Seconds(), len(ti.NotMade))
@@ -280,19 +305,20 @@ func (m *imageMaker) agnhost(ref string) (Image, error) {
 }
 
 // updateDemo is the kitten or nautilus image of kubectl's "Update Demo"
-// specs: the agnhost image with the picture and data.json of its sources
-// in /, serving them with agnhost's test-webserver.
+// specs: on the agnhost image's layer, the picture and data.json of its
+// sources in /, served by agnhost's test-webserver.
 func (m *imageMaker) updateDemo(ref string) (Image, error) {
 	name := path.Base(imageRepository(ref))
-	files, err := m.agnhostFiles()
+	agnhost, err := m.agnhost(ref)
 	if err != nil {
 		return Image{}, err
 	}
 	html := filepath.Join(m.sources, name, "html")
-	files = append(slices.Clone(files),
-		ImageFile{Path: "/" + name + ".jpg", Source: filepath.Join(html, name+".jpg"), Mode: 0o644},
-		ImageFile{Path: "/data.json", Source: filepath.Join(html, "data.json"), Mode: 0o644})
-	return Image{Ref: ref, Files: files, Env: []string{imagePath}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"test-webserver"}}, nil
+	return Image{Ref: ref, Parent: &agnhost, Env: []string{imagePath}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"test-webserver"},
+		Files: []ImageFile{
+			{Path: "/" + name + ".jpg", Source: filepath.Join(html, name+".jpg"), Mode: 0o644},
+			{Path: "/data.json", Source: filepath.Join(html, "data.json"), Mode: 0o644},
+		}}, nil
 }
 
 // busyboxFiles are Debian's busybox-static with its applets linked,
