@@ -160,11 +160,12 @@ func (m *imageMaker) program(name, p string) (ImageFile, error) {
 }
 
 // withBusybox adds, to files holding Debian's busybox, a link for
-// each of its applets ("busybox --list-full": /bin/sh, /bin/ls, ...) as
-// Alpine and the busybox image have them, except where files holds a
-// program of that name in any folder of PATH (Alpine's packages replace
-// busybox's applets the same way).
-func (m *imageMaker) withBusybox(files []ImageFile) ([]ImageFile, error) {
+// each of its applets where Alpine has them ("busybox --list-full":
+// /bin/sh, /sbin/sysctl, /usr/bin/wget...), or all in /bin as the busybox
+// image has them, except where files holds a program of that name in any
+// folder of PATH (Alpine's packages replace busybox's applets the same
+// way).
+func (m *imageMaker) withBusybox(files []ImageFile, allInBin bool) ([]ImageFile, error) {
 	var busybox string
 	programs := map[string]bool{}
 	for _, f := range files {
@@ -187,6 +188,9 @@ func (m *imageMaker) withBusybox(files []ImageFile) ([]ImageFile, error) {
 		p := "/" + applet
 		if programs[path.Base(p)] || path.Base(p) == "busybox" {
 			continue
+		}
+		if allInBin {
+			p = "/bin/" + path.Base(p)
 		}
 		files = append(files, ImageFile{Path: p, Kind: Symlink, Target: "/bin/busybox"})
 	}
@@ -253,14 +257,14 @@ func baseFiles(passwd, group string) []ImageFile {
 // /uploads folder, a user and group defined in the image, a CoreDNS
 // program at /coredns, and the tools specs run in it: busybox's applets
 // (sh, ls, cat...) and, from Debian, bash, nc (OpenBSD's), curl, ip and
-// ss, dig and nslookup, iperf and ipcs. Debian's busybox, not
+// ss, dig and nslookup, iperf, ipcs and getent (Alpine's musl-utils). Debian's busybox, not
 // busybox-static: the static one's sh runs its own applets before any
 // program of PATH, so "nc -v" would reach busybox's nc, which refuses -v.
 func (m *imageMaker) agnhostFiles() ([]ImageFile, error) {
 	if files, ok := m.memo["agnhost"]; ok {
 		return files, nil
 	}
-	files, err := m.debian("busybox", "bash", "netcat-openbsd", "curl", "iproute2", "bind9-dnsutils", "iperf", "util-linux")
+	files, err := m.debian("busybox", "bash", "netcat-openbsd", "curl", "iproute2", "bind9-dnsutils", "iperf", "util-linux", "libc-bin")
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +273,7 @@ func (m *imageMaker) agnhostFiles() ([]ImageFile, error) {
 	files = append(slices.Clone(files),
 		ImageFile{Path: "/bin/nc", Kind: Symlink, Target: "nc.openbsd"},
 		ImageFile{Path: "/usr/local/bin/iperf", Kind: Symlink, Target: "/usr/bin/iperf"})
-	if files, err = m.withBusybox(files); err != nil {
+	if files, err = m.withBusybox(files, false); err != nil {
 		return nil, err
 	}
 	agnhost, err := m.program("agnhost", "/agnhost")
@@ -322,32 +326,41 @@ func (m *imageMaker) updateDemo(ref string) (Image, error) {
 }
 
 // busyboxFiles are Debian's busybox-static with its applets linked,
-// Alpine's users and the base folders.
-func (m *imageMaker) busyboxFiles() ([]ImageFile, error) {
+// Alpine's users and the base folders; allInBin as withBusybox.
+func (m *imageMaker) busyboxFiles(allInBin bool) ([]ImageFile, error) {
 	files, err := m.debian("busybox-static")
 	if err != nil {
 		return nil, err
 	}
-	if files, err = m.withBusybox(files); err != nil {
+	if files, err = m.withBusybox(files, allInBin); err != nil {
 		return nil, err
 	}
 	return append(files, baseFiles(alpinePasswd, alpineGroup)...), nil
 }
 
-// busybox is the busybox image: Debian's busybox-static (its applets
-// linked in /bin, /sbin, /usr/bin, /usr/sbin), running sh by default.
+// busybox is the busybox image: Debian's busybox-static with its applets
+// linked in /bin, as in the official image, running sh by default. Its
+// sh is Debian's bash: busybox 1.35's sh leaves out of the environment
+// of what it runs the variables whose names are not shell names
+// ("data-1"), which the specs of environment variables from ConfigMaps
+// and Secrets print with "sh -c env" (busybox 1.37's sh keeps them).
 func (m *imageMaker) busybox(ref string) (Image, error) {
-	files, err := m.busyboxFiles()
+	files, err := m.busyboxFiles(true)
 	if err != nil {
 		return Image{}, err
 	}
+	bash, err := m.debian("bash")
+	if err != nil {
+		return Image{}, err
+	}
+	files = append(append(slices.Clone(files), bash...), ImageFile{Path: "/bin/sh", Kind: Symlink, Target: "bash"})
 	return Image{Ref: ref, Files: files, Env: []string{imagePath}, Cmd: []string{"sh"}}, nil
 }
 
 // nonewprivs is the image of the no-new-privileges spec: its nnp program
 // (it prints its effective user id) setuid root, on busybox as on Alpine.
 func (m *imageMaker) nonewprivs(ref string) (Image, error) {
-	files, err := m.busyboxFiles()
+	files, err := m.busyboxFiles(false)
 	if err != nil {
 		return Image{}, err
 	}
@@ -398,7 +411,7 @@ func (m *imageMaker) nginx(ref string) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	if files, err = m.withBusybox(files); err != nil {
+	if files, err = m.withBusybox(files, false); err != nil {
 		return Image{}, err
 	}
 	files = append(files, baseFiles(alpinePasswd+"nginx:x:101:101:nginx:/var/cache/nginx:/sbin/nologin\n",
