@@ -13,7 +13,8 @@
 //
 // Inside a node the same program is the node's boot program ("testbed
 // boot", started by the test bed) and its stand-in systemctl (when called
-// by that name).
+// by that name); in a cluster's hub it is the registry of the cluster's
+// images ("testbed registry", see testbed.Cluster.ServeImages).
 package main
 
 import (
@@ -50,6 +51,19 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: testbed init|up [NODE...]|exec NODE -- COMMAND...|down|prepare")
+	}
+	if args[0] == "registry" {
+		if len(args) < 2 {
+			return errors.New("usage: testbed registry ADDRESS ARCHIVE...")
+		}
+		// The test bed starts it with a pipe as file 3 for "ready".
+		var ready io.WriteCloser
+		if f := os.NewFile(3, "ready"); f != nil {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+				ready = f
+			}
+		}
+		return testbed.ServeRegistry(args[1], args[2:], ready)
 	}
 	if args[0] == "boot" {
 		if len(args) != 2 {

@@ -150,6 +150,8 @@ func TestConformance(t *testing.T) {
 	}
 	c := newCluster(t, "e2ec")
 	c.Archives = append(c.Archives, images.Archives...)
+	// The ImageVolume spec pulls its image with policy Always.
+	c.ServeImages = true
 	maker := "ours"
 	if otherKubeadm() {
 		maker = "other"
