@@ -54,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if args[0] == "registry" {
 		if len(args) < 2 {
-			return errors.New("usage: testbed registry ADDRESS ARCHIVE...")
+			return errors.New("usage: testbed registry ADDRESS ARCHIVE [ARCHIVE]")
 		}
 		// The test bed starts it with a pipe as file 3 for "ready".
 		var ready io.WriteCloser

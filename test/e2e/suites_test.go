@@ -21,9 +21,14 @@ import (
 // is skipped.
 const ConformanceEnv = "KUBEADM_E2E_CONFORMANCE"
 
-// ciConformanceFocus picks the Conformance specs CI runs on every change
-// (docs/conformance.md says why these and how long they take).
-const ciConformanceFocus = `\[sig-(api-machinery|apps|node)\].*\[Conformance\]`
+// CI runs on every change the Conformance specs of API machinery, apps
+// and node, but for those that mostly wait: [Slow] ones and the four
+// probes that watch a container not being restarted for four minutes
+// (docs/conformance.md says what this takes).
+const (
+	ciConformanceFocus = `\[sig-(api-machinery|apps|node)\].*\[Conformance\]`
+	ciConformanceSkip  = `\[Slow\]|should \*not\* be restarted`
+)
 
 // requireSuites returns the toolchain, failing or skipping (as
 // unavailable does) when upstream's test programs are not built.
@@ -130,13 +135,13 @@ func TestKubeadmSuite(t *testing.T) {
 // failed.
 func TestConformance(t *testing.T) {
 	mode := os.Getenv(ConformanceEnv)
-	focus := `\[Conformance\]`
+	focus, skip := `\[Conformance\]`, `\[Disruptive\]|\[Flaky\]`
 	switch mode {
 	case "":
 		t.Skipf("set %s=full (the whole suite) or ci (CI's subset) to run it", ConformanceEnv)
 	case "full":
 	case "ci":
-		focus = ciConformanceFocus
+		focus, skip = ciConformanceFocus, skip+"|"+ciConformanceSkip
 	default:
 		focus, mode = mode, "focus"
 	}
@@ -167,8 +172,8 @@ func TestConformance(t *testing.T) {
 		name, focus, skip string
 		procs             int
 	}{
-		{"parallel", focus, `\[Serial\]|\[Disruptive\]|\[Flaky\]`, conformanceProcs()},
-		{"serial", `\[Serial\].*(?:` + focus + `)`, `\[Disruptive\]|\[Flaky\]`, 1},
+		{"parallel", focus, `\[Serial\]|` + skip, conformanceProcs()},
+		{"serial", `\[Serial\].*(?:` + focus + `)`, skip, 1},
 	} {
 		partStart := time.Now()
 		args := []string{"--no-color", "--procs=" + fmt.Sprint(part.procs), "--timeout=6h",

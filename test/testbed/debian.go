@@ -130,8 +130,8 @@ func parseAptDepends(out []byte) (map[string][][]string, error) {
 			pkg, pendingAlt, inVirtual = strings.TrimSpace(line), false, false
 			if strings.HasPrefix(pkg, "<") {
 				pkg = "" // a virtual package asked for by name: nothing to read
-			} else {
-				deps[pkg] = deps[pkg]
+			} else if _, ok := deps[pkg]; !ok {
+				deps[pkg] = nil // known, even with no dependency
 			}
 		case strings.HasPrefix(line, "    "):
 			if inVirtual {
@@ -232,7 +232,7 @@ func (p *DebianPool) packageFiles(ctx context.Context, pkgs []string) (map[strin
 	}
 	for _, pkg := range pkgs {
 		if files[pkg] == "" {
-			return nil, fmt.Errorf("Debian package %s: apt-cache show gave no file", pkg)
+			return nil, fmt.Errorf("apt-cache show gave no file for the Debian package %s", pkg)
 		}
 	}
 	return files, nil

@@ -60,9 +60,6 @@ func imageRepository(ref string) string {
 	return ref
 }
 
-// imageTag is the tag of a reference.
-func imageTag(ref string) string { return strings.TrimPrefix(ref, imageRepository(ref)+":") }
-
 // TestImages writes the archives of the images "e2e.test --list-images"
 // of t's version lists that the test bed can make, into
 // .cache/images/<version>/e2e, skipping those among t.Images (kubeadm's
