@@ -23,14 +23,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/redact"
 )
 
 // dryRunReadTimeout bounds each read a dry run passes to the real cluster.
@@ -42,8 +43,9 @@ const dryRunReadTimeout = 30 * time.Second
 // sent). Reads are answered by real when it is not nil and has the object,
 // otherwise by an in-memory store that holds what earlier calls would have
 // written, so a sequence of calls behaves as it would for real. Deletes
-// always succeed. Token secrets in the Secrets shown are replaced by
-// "<redacted>".
+// always succeed. The data of the Secrets shown is replaced by
+// "<redacted>", but for the public entries of bootstrap tokens (their ID,
+// expiration, usages...).
 //
 // Reads are passed on for secrets, configmaps, nodes, clusterroles,
 // clusterrolebindings, roles and rolebindings; other resources come from
@@ -53,15 +55,14 @@ const dryRunReadTimeout = 30 * time.Second
 // without a cluster uses them to stand in for what the cluster would have
 // (the Node a kubelet registers).
 //
-// The client is kubeadm's own (kubeclient), over an HTTP transport that
-// answers in the process: no request leaves it.
-func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Object) kubeclient.Interface {
-	scheme := kubeclient.NewScheme()
+// The client is client-go's clientset over an HTTP transport that answers
+// in the process: no request leaves it.
+func DryRunClient(out io.Writer, real kubernetes.Interface, seed ...runtime.Object) kubernetes.Interface {
 	t := &dryRunTransport{
 		out:     out,
 		real:    real,
-		scheme:  scheme,
-		decoder: serializer.NewCodecFactory(scheme).UniversalDeserializer(),
+		scheme:  clientscheme.Scheme,
+		decoder: clientscheme.Codecs.UniversalDeserializer(),
 		store:   map[storeKey]runtime.Object{},
 	}
 	for _, obj := range seed {
@@ -72,7 +73,7 @@ func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Obje
 		QPS:           -1, // no client-side rate limit: nothing is sent anywhere
 		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeJSON},
 	}
-	cs, err := kubeclient.NewForConfigAndClient(cfg, &http.Client{Transport: t})
+	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: t})
 	if err != nil {
 		// Only a malformed rest.Config fails here, and this one is fixed.
 		panic(fmt.Sprintf("dry-run client: %v", err))
@@ -84,8 +85,8 @@ func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Obje
 // (reads only) and its own store.
 type dryRunTransport struct {
 	out     io.Writer
-	real    kubeclient.Interface
-	scheme  *runtime.Scheme // the kinds the client knows
+	real    kubernetes.Interface
+	scheme  *runtime.Scheme // the kinds the client knows (client-go's, read only)
 	decoder runtime.Decoder // of the scheme's kinds, from JSON, YAML or protobuf
 
 	mu    sync.Mutex // one request at a time, so output is not interleaved
@@ -115,7 +116,7 @@ var errUnsupported = errors.New("not supported by a dry run")
 func (t *dryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
+		b, err := boundedread.ReadAll(req.Body, boundedread.MaxAPIResponse, "the body of "+req.Method+" "+req.URL.String())
 		req.Body.Close()
 		if err != nil {
 			return nil, err
@@ -419,7 +420,7 @@ func (t *dryRunTransport) kindFor(gvr schema.GroupVersionResource) (schema.Group
 
 // realGet reads one object from the real cluster; (nil, nil) when the
 // resource is not one a dry run passes on.
-func realGet(c kubeclient.Interface, resource, ns, name string) (runtime.Object, error) {
+func realGet(c kubernetes.Interface, resource, ns, name string) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dryRunReadTimeout)
 	defer cancel()
 	opts := metav1.GetOptions{}
@@ -444,7 +445,7 @@ func realGet(c kubeclient.Interface, resource, ns, name string) (runtime.Object,
 
 // realList lists secrets or configmaps in the real cluster; (nil, nil) for
 // other resources.
-func realList(c kubeclient.Interface, resource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+func realList(c kubernetes.Interface, resource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dryRunReadTimeout)
 	defer cancel()
 	switch resource {
@@ -456,10 +457,10 @@ func realList(c kubeclient.Interface, resource, ns string, opts metav1.ListOptio
 	return nil, nil
 }
 
-// printObject shows obj as YAML with its apiVersion and kind, token
-// secrets hidden.
+// printObject shows obj as YAML with its apiVersion and kind, the data
+// of Secrets hidden.
 func (t *dryRunTransport) printObject(obj runtime.Object) {
-	printYAML(t.out, t.withKind(redactTokenSecrets(obj.DeepCopyObject())))
+	printYAML(t.out, t.withKind(redactSecrets(obj.DeepCopyObject())))
 }
 
 // withKind fills in obj's apiVersion and kind, and those of its items, from
@@ -490,23 +491,16 @@ func printYAML(out io.Writer, obj any) {
 	fmt.Fprintf(out, "[dryrun] Attached object:\n%s\n", b)
 }
 
-// redactTokenSecrets hides the token-secret of bootstrap token Secrets,
-// alone or in a list. obj must be a copy.
-func redactTokenSecrets(obj runtime.Object) runtime.Object {
-	redact := func(s *corev1.Secret) {
-		if _, ok := s.Data[bootstrapapi.BootstrapTokenSecretKey]; ok {
-			s.Data[bootstrapapi.BootstrapTokenSecretKey] = []byte("<redacted>")
-		}
-		if _, ok := s.StringData[bootstrapapi.BootstrapTokenSecretKey]; ok {
-			s.StringData[bootstrapapi.BootstrapTokenSecretKey] = "<redacted>"
-		}
-	}
+// redactSecrets hides the data of Secrets, alone or in a list (see
+// redact.Secret): the kubeadm-certs Secret and the secret of bootstrap
+// tokens, among others. obj must be a copy.
+func redactSecrets(obj runtime.Object) runtime.Object {
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		redact(o)
+		redact.Secret(o)
 	case *corev1.SecretList:
 		for i := range o.Items {
-			redact(&o.Items[i])
+			redact.Secret(&o.Items[i])
 		}
 	}
 	return obj

@@ -4,17 +4,20 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/resetphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -35,7 +38,7 @@ type resetOptions struct {
 	kubeconfigPath        string
 	// clusterClient reads the cluster's configuration (nil:
 	// apiclient.FromKubeconfig); tests hand in another.
-	clusterClient func(kubeconfig string) (kubeclient.Interface, error)
+	clusterClient func(kubeconfig string) (kubernetes.Interface, error)
 }
 
 func newResetCmd(streams Streams) *cobra.Command {
@@ -164,8 +167,8 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 		DialCRI: func(ctx context.Context, endpoint string) (cri.Runtime, error) {
 			return cri.Dial(ctx, endpoint, cri.Options{})
 		},
-		NewClient: func(path string) (kubeclient.Interface, error) {
-			c, _, err := apiclient.FromKubeconfig(path)
+		NewClient: func(path string) (kubernetes.Interface, error) {
+			c, _, err := apiclient.FromKubeconfig(path, kubeadm.KubernetesAPICall(cfg.Timeouts))
 			return c, err
 		},
 		Run: resetphases.RunProgram,
@@ -183,7 +186,9 @@ func askYes(streams Streams) func(question string) bool {
 		if streams.In == nil {
 			return false
 		}
-		line, _ := bufio.NewReader(streams.In).ReadString('\n')
+		// A line longer than any answer is not a yes; an endless one is
+		// not read to its end.
+		line, _ := bufio.NewReader(io.LimitReader(streams.In, 1<<10)).ReadString('\n')
 		a := strings.ToLower(strings.TrimSpace(line))
 		return a == "y" || a == "yes"
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"k8s.io/client-go/kubernetes"
 )
 
 // TestResetCertDir: reset empties the certificate folder the flag or its
@@ -46,7 +46,7 @@ func TestResetCertDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			o := &resetOptions{}
-			o.clusterClient = func(string) (kubeclient.Interface, error) {
+			o.clusterClient = func(string) (kubernetes.Interface, error) {
 				if !tc.reach {
 					return nil, fmt.Errorf("no kubeconfig")
 				}
@@ -100,4 +100,28 @@ func TestAskYes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAskYesReadsALineOfBoundedLength: an answer that does not end (input
+// from an endless stream) is not read to its end, and is not a yes.
+func TestAskYesReadsALineOfBoundedLength(t *testing.T) {
+	in := &countingInput{r: strings.NewReader(strings.Repeat("y", 1<<20) + "\n")}
+	if askYes(Streams{In: in, Out: io.Discard})("Go on? [y/N]: ") {
+		t.Error("a line of a million y is a yes")
+	}
+	if in.n > 4<<10 {
+		t.Errorf("read %d bytes of the answer, want a few KiB at most", in.n)
+	}
+}
+
+// countingInput counts the bytes read from r.
+type countingInput struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingInput) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }

@@ -9,19 +9,19 @@ import (
 	"slices"
 	"strings"
 
+	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeproxyconfig"
 )
 
 // Paths and values kubeadm writes into the component configurations.
 const (
-	StaticPodPath           = "/etc/kubernetes/manifests"
-	KubeProxyKubeconfig     = "/var/lib/kube-proxy/kubeconfig.conf"
-	kubeletHealthzAddress   = "127.0.0.1"
-	kubeletHealthzPort      = 10248
-	kubeletCgroupDriver     = "systemd"
-	kubeletAuthzModeWebhook = "Webhook"
+	StaticPodPath         = "/etc/kubernetes/manifests"
+	KubeProxyKubeconfig   = "/var/lib/kube-proxy/kubeconfig.conf"
+	kubeletHealthzAddress = "127.0.0.1"
+	kubeletHealthzPort    = 10248
+	kubeletCgroupDriver   = "systemd"
 )
 
 // DefaultComponentConfigs makes sure c carries a kubelet and a kube-proxy
@@ -41,16 +41,16 @@ func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertiseAddress s
 }
 
 // NewKubeletConfiguration returns an empty kubelet configuration document.
-func NewKubeletConfiguration() *kubeletconfig.KubeletConfiguration {
-	k := &kubeletconfig.KubeletConfiguration{}
+func NewKubeletConfiguration() *kubeletv1beta1.KubeletConfiguration {
+	k := &kubeletv1beta1.KubeletConfiguration{}
 	k.APIVersion = KubeletGroupVersion.String()
 	k.Kind = KindKubelet
 	return k
 }
 
 // NewKubeProxyConfiguration returns an empty kube-proxy configuration document.
-func NewKubeProxyConfiguration() *kubeproxyconfig.KubeProxyConfiguration {
-	k := &kubeproxyconfig.KubeProxyConfiguration{}
+func NewKubeProxyConfiguration() *kubeproxyv1alpha1.KubeProxyConfiguration {
+	k := &kubeproxyv1alpha1.KubeProxyConfiguration{}
 	k.APIVersion = KubeProxyGroupVersion.String()
 	k.Kind = KindKubeProxy
 	return k
@@ -79,7 +79,7 @@ func shown(v any) any {
 }
 
 // DefaultKubeletConfiguration fills the kubelet fields kubeadm owns.
-func DefaultKubeletConfiguration(k *kubeletconfig.KubeletConfiguration, c *kubeadm.ClusterConfiguration, warn func(format string, args ...any)) {
+func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kubeadm.ClusterConfiguration, warn func(format string, args ...any)) {
 	k.APIVersion = KubeletGroupVersion.String()
 	k.Kind = KindKubelet
 	const kind = KindKubelet
@@ -94,7 +94,7 @@ func DefaultKubeletConfiguration(k *kubeletconfig.KubeletConfiguration, c *kubea
 	ownedField(warn, kind, "authentication.anonymous.enabled", k.Authentication.Anonymous.Enabled != nil,
 		&k.Authentication.Anonymous.Enabled, new(false), ptrEqual)
 	ownedField(warn, kind, "authorization.mode", k.Authorization.Mode != "",
-		&k.Authorization.Mode, kubeletconfig.KubeletAuthorizationMode(kubeletAuthzModeWebhook), eq)
+		&k.Authorization.Mode, kubeletv1beta1.KubeletAuthorizationModeWebhook, eq)
 	ownedField(warn, kind, "authentication.webhook.enabled", k.Authentication.Webhook.Enabled != nil,
 		&k.Authentication.Webhook.Enabled, new(true), ptrEqual)
 	ownedField(warn, kind, "healthzBindAddress", k.HealthzBindAddress != "", &k.HealthzBindAddress, kubeletHealthzAddress, eq)
@@ -107,7 +107,7 @@ func DefaultKubeletConfiguration(k *kubeletconfig.KubeletConfiguration, c *kubea
 }
 
 // DefaultKubeProxyConfiguration fills the kube-proxy fields kubeadm owns.
-func DefaultKubeProxyConfiguration(k *kubeproxyconfig.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
+func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
 	k.APIVersion = KubeProxyGroupVersion.String()
 	k.Kind = KindKubeProxy
 	const kind = KindKubeProxy

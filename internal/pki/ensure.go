@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -458,7 +458,7 @@ func EnsureServiceAccountKey(cfg *kubeadm.InitConfiguration, dir string, opts Op
 			}
 			return Reused, nil
 		}
-		data, err := os.ReadFile(pubPath)
+		data, err := boundedread.ReadFile(pubPath, boundedread.MaxFile)
 		if err != nil {
 			return 0, err
 		}

@@ -14,12 +14,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
@@ -45,8 +45,12 @@ type ClusterState struct {
 	CoreDNS string
 }
 
+// nodesPerPage is how many nodes one request lists: a few tens of KiB
+// each, far below the cap on one answer.
+const nodesPerPage = 250
+
 // ReadClusterState asks the API server what runs where.
-func ReadClusterState(ctx context.Context, c kubeclient.Interface) (*ClusterState, error) {
+func ReadClusterState(ctx context.Context, c kubernetes.Interface) (*ClusterState, error) {
 	sv, err := c.Discovery().ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("asking the API server its version: %w", err)
@@ -67,12 +71,20 @@ func ReadClusterState(ctx context.Context, c kubeclient.Interface) (*ClusterStat
 			s.Static[comp][p.Spec.NodeName] = ImageTag(p.Spec.Containers[0].Image)
 		}
 	}
-	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing the nodes: %w", err)
-	}
-	for _, n := range nodes.Items {
-		s.Kubelets[n.Name] = n.Status.NodeInfo.KubeletVersion
+	// In pages: every answer is capped (boundedread.MaxAPIResponse), and
+	// the nodes of a large cluster may not fit in one.
+	opts := metav1.ListOptions{Limit: nodesPerPage}
+	for {
+		nodes, err := c.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the nodes: %w", err)
+		}
+		for _, n := range nodes.Items {
+			s.Kubelets[n.Name] = n.Status.NodeInfo.KubeletVersion
+		}
+		if opts.Continue = nodes.Continue; opts.Continue == "" {
+			break
+		}
 	}
 	dep, err := c.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, coredns.Name, metav1.GetOptions{})
 	switch {

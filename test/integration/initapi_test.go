@@ -18,11 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -175,7 +175,7 @@ const apiCertKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccdd
 type apiTester struct {
 	cp       *controlplane.ControlPlane
 	upstream string
-	cs       kubeclient.Interface
+	cs       kubernetes.Interface
 }
 
 func TestInitAPIPhases(t *testing.T) {
@@ -547,13 +547,17 @@ func (at *apiTester) checkDownload(ctx context.Context, t *testing.T, key string
 	dir := t.TempDir()
 	target := copycerts.Files(filepath.Join(dir, "pki"), kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})
 	wrong := strings.Repeat("ab", 32)
-	if err := copycerts.Download(ctx, admin, target, wrong); !errors.Is(err, copycerts.ErrDecrypt) || strings.Contains(err.Error(), wrong) {
+	trustedCA, err := os.ReadFile(at.cp.CACertPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copycerts.Download(ctx, admin, copycerts.DownloadOptions{Files: target, Key: wrong, TrustedCA: trustedCA}); !errors.Is(err, copycerts.ErrDecrypt) || strings.Contains(err.Error(), wrong) {
 		t.Errorf("download with a wrong key: %v, want ErrDecrypt without the key", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed download wrote %d entries", len(entries))
 	}
-	if err := copycerts.Download(ctx, admin, target, key); err != nil {
+	if err := copycerts.Download(ctx, admin, copycerts.DownloadOptions{Files: target, Key: key, TrustedCA: trustedCA}); err != nil {
 		t.Fatalf("download: %v", err)
 	}
 	node := copycerts.Files(at.cp.HostPath("/etc/kubernetes/pki"), kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})

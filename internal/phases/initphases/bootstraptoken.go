@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -109,6 +110,6 @@ func bootstrapTokenKubeconfig(d *Data) string {
 
 // bootstrapTokenClient is the shared client, or in a dry run without one
 // a client that only prints what it would do.
-func bootstrapTokenClient(ctx context.Context, d *Data) (kubeclient.Interface, error) {
+func bootstrapTokenClient(ctx context.Context, d *Data) (kubernetes.Interface, error) {
 	return d.Client(ctx)
 }
