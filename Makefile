@@ -47,7 +47,7 @@ e2e: testbed
 
 # Upstream's [Conformance] suite on a five-node cluster our kubeadm makes
 # (three control-plane nodes, two workers): the parallel specs, then the
-# [Serial] ones; reports in _artifacts/conformance/. Hours on 2 cores; see
+# [Serial] ones; reports in _artifacts/conformance/. About an hour here; see
 # docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.36.3/kubeadm
 # runs it on a cluster upstream's kubeadm makes.
 conformance: testbed
