@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream bench bench-init integration testbed e2e e2e-full
+.PHONY: build test compat upstream bench bench-init integration testbed e2e e2e-full conformance
 
 # Built as upstream's release binaries are: static (no cgo), without the
 # symbol table and debug information, with module-relative paths. A static
@@ -49,6 +49,14 @@ e2e: testbed
 # hour more; the latest full run is recorded in docs/testbed.md).
 e2e-full: testbed
 	KUBEADM_E2E=1 KUBEADM_E2E_FULL=1 $(GO) test ./test/testbed/ ./test/e2e/ -count=1 -v -timeout 150m
+
+# Upstream's [Conformance] suite on a five-node cluster our kubeadm makes
+# (three control-plane nodes, two workers): the parallel specs, then the
+# [Serial] ones; reports in _artifacts/conformance/. About an hour here; see
+# docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.36.3/kubeadm
+# runs it on a cluster upstream's kubeadm makes.
+conformance: testbed
+	KUBEADM_E2E=1 KUBEADM_E2E_CONFORMANCE=full $(GO) test ./test/e2e/ -run '^TestConformance$$' -count=1 -v -timeout 6h
 
 # Real kubeadm init, ours and upstream's side by side on fresh test-bed
 # nodes (root). Figures go to docs/performance.md.

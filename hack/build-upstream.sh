@@ -9,7 +9,9 @@
 #   binary: any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubelet, ...),
 #   or etcd (the version of the etcd image kubeadm v1.36.3 lists: ETCD_VERSION),
 #   or coredns (the version of the CoreDNS image it lists: COREDNS_VERSION),
-#   or etcdctl or etcdutl (of ETCD_VERSION)
+#   or etcdctl or etcdutl (of ETCD_VERSION),
+#   or one of upstream's test programs of K8S_VERSION (see build_suite):
+#   e2e.test, e2e_kubeadm.test, ginkgo, agnhost, nonewprivs, sample-apiserver
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
@@ -128,8 +130,56 @@ build_coredns() {
   rmdir "$cout/.tmp"
 }
 
+# build_suite NAME builds one of upstream's test programs of K8S_VERSION
+# into $out, through a wrapper module of its own (e2e-wrapper-<version>),
+# so the suites' test dependencies never change the binaries' wrapper:
+#   e2e.test, e2e_kubeadm.test  the Conformance and kubeadm e2e suites (go test -c)
+#   ginkgo                      the ginkgo CLI of the version the suites use (parallel runs)
+#   agnhost                     test/images/agnhost, the program of most test images
+#   nonewprivs                  test/images/nonewprivs (nnp), the program of its image
+#   sample-apiserver            k8s.io/sample-apiserver at the staging version, for the
+#                               aggregator's Conformance spec
+build_suite() {
+  local b="$1" ewrap="$root/.cache/upstream/e2e-wrapper-$K8S_VERSION"
+  if [ -x "$out/$b" ]; then return; fi
+  mkdir -p "$ewrap"
+  if [ ! -f "$ewrap/go.mod" ]; then
+    cp "$wrap/go.mod" "$ewrap/go.mod.tmp"
+    sed -i 's/^module upstreamwrapper$/module e2ewrapper/' "$ewrap/go.mod.tmp"
+    [ ! -f "$wrap/go.sum" ] || cp "$wrap/go.sum" "$ewrap/go.sum"
+    mv "$ewrap/go.mod.tmp" "$ewrap/go.mod"
+  fi
+  if [ ! -f "$ewrap/.deps-recorded" ]; then
+    # Record the suites' test dependencies at the versions k8s.io/kubernetes
+    # asks for, and the ginkgo CLI at the library version the suites use
+    # (a CLI of another version refuses to drive them).
+    (cd "$ewrap" && go get -t "k8s.io/kubernetes/test/e2e@$K8S_VERSION" \
+      "k8s.io/kubernetes/test/e2e_kubeadm@$K8S_VERSION" "k8s.io/kubernetes/test/images/agnhost@$K8S_VERSION")
+    local gv
+    gv="$(cd "$ewrap" && go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)"
+    (cd "$ewrap" && go get "github.com/onsi/ginkgo/v2/ginkgo@$gv")
+    touch "$ewrap/.deps-recorded"
+  fi
+  echo "building upstream $b $K8S_VERSION (minutes the first time)..." >&2
+  local verb=build pkg
+  case "$b" in
+    e2e.test) verb="test -c"; pkg=k8s.io/kubernetes/test/e2e ;;
+    e2e_kubeadm.test) verb="test -c"; pkg=k8s.io/kubernetes/test/e2e_kubeadm ;;
+    ginkgo) pkg=github.com/onsi/ginkgo/v2/ginkgo ;;
+    agnhost) pkg=k8s.io/kubernetes/test/images/agnhost ;;
+    nonewprivs) pkg=k8s.io/kubernetes/test/images/nonewprivs ;;
+    sample-apiserver) pkg=k8s.io/sample-apiserver ;;
+  esac
+  # shellcheck disable=SC2086 # verb is one or two words
+  (cd "$ewrap" && CGO_ENABLED=0 GOFLAGS=-mod=mod go $verb -trimpath -ldflags "$ldflags" -o "$out/.$b.tmp" "$pkg")
+  mv "$out/.$b.tmp" "$out/$b"
+}
+
 cd "$wrap"
 for b in "${binaries[@]}"; do
+  case "$b" in
+    e2e.test|e2e_kubeadm.test|ginkgo|agnhost|nonewprivs|sample-apiserver) build_suite "$b"; continue ;;
+  esac
   if [ "$b" = etcd ]; then build_etcd; continue; fi
   if [ "$b" = coredns ]; then build_coredns; continue; fi
   if [ "$b" = etcdctl ]; then build_etcdctl; continue; fi

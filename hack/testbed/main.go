@@ -8,11 +8,13 @@
 //	testbed down            stop and remove every node
 //	testbed prepare         only install packages and build programs and images
 //	                        (of --kubernetes-version and, for the upgrade test,
-//	                        of --upgrade-from)
+//	                        of --upgrade-from), and upstream's test suites and
+//	                        the images they run (unless --suites=false)
 //
 // Inside a node the same program is the node's boot program ("testbed
 // boot", started by the test bed) and its stand-in systemctl (when called
-// by that name).
+// by that name); in a cluster's hub it is the registry of the cluster's
+// images ("testbed registry", see testbed.Cluster.ServeImages).
 package main
 
 import (
@@ -50,6 +52,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: testbed init|up [NODE...]|exec NODE -- COMMAND...|down|prepare")
 	}
+	if args[0] == "registry" {
+		if len(args) < 2 {
+			return errors.New("usage: testbed registry ADDRESS ARCHIVE [ARCHIVE]")
+		}
+		// The test bed starts it with a pipe as file 3 for "ready".
+		var ready io.WriteCloser
+		if f := os.NewFile(3, "ready"); f != nil {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+				ready = f
+			}
+		}
+		return testbed.ServeRegistry(args[1], args[2:], ready)
+	}
 	if args[0] == "boot" {
 		if len(args) != 2 {
 			return errors.New("usage: testbed boot CONFIG")
@@ -61,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("testbed", flag.ContinueOnError)
 	version := fs.String("kubernetes-version", testbed.KubernetesVersion, "Kubernetes version of the upstream binaries and images")
 	kubeadmBin := fs.String("kubeadm", "kubeadm", "kubeadm program init runs (default: ours; give a path to compare another)")
+	suites := fs.Bool("suites", true, "prepare also builds upstream's e2e_kubeadm and e2e suites and the images of the Conformance specs (docs/conformance.md)")
 	upgradeFrom := fs.String("upgrade-from", testbed.UpgradeFromVersion, "older Kubernetes version whose binaries and images prepare also builds, for the upgrade test (empty: none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -76,8 +92,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "prepare":
 		tc, err := prepare(ctx, repo, *version, stdout)
-		if err != nil || *upgradeFrom == "" || *upgradeFrom == *version {
+		if err != nil {
 			return err
+		}
+		if *suites {
+			if err := prepareSuites(ctx, tc, stdout); err != nil {
+				return err
+			}
+		}
+		if *upgradeFrom == "" || *upgradeFrom == *version {
+			return nil
 		}
 		return prepareUpgradeFrom(ctx, tc, *upgradeFrom, stdout)
 	case "up":
@@ -136,6 +160,16 @@ func prepare(ctx context.Context, repo, version string, out io.Writer) (*testbed
 		return nil, err
 	}
 	return testbed.Build(ctx, repo, version, filepath.Join(repo, ".cache", "testbed", "bin"), out)
+}
+
+// prepareSuites builds upstream's test programs of tc's version and the
+// test images the Conformance specs run.
+func prepareSuites(ctx context.Context, tc *testbed.Toolchain, out io.Writer) error {
+	if err := testbed.BuildSuites(ctx, tc.Repo, tc.KubernetesVersion, out); err != nil {
+		return err
+	}
+	_, err := tc.TestImages(ctx, out)
+	return err
 }
 
 // prepareUpgradeFrom builds the upstream binaries of an older version and

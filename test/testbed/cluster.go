@@ -32,6 +32,11 @@ type Cluster struct {
 	Archives []string
 	// PauseImage is the sandbox image containerd is told to use.
 	PauseImage string
+	// ServeImages runs a registry (Registry) of Archives in the hub, at
+	// the bridge's address, which the nodes' containerd asks first for
+	// images of registry.k8s.io: a Pod whose pull policy is Always
+	// starts with the image it names. Set before the nodes are started.
+	ServeImages bool
 	// Out receives progress lines (nil: none).
 	Out io.Writer
 }
@@ -155,6 +160,11 @@ func (c *Cluster) Up(ctx context.Context, names ...string) ([]*Node, error) {
 	if err := ensureHub(ctx, runIP, c.hub()); err != nil {
 		return nil, err
 	}
+	if c.ServeImages {
+		if err := c.ensureRegistry(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var up []*Node
 	for _, name := range names {
 		n, err := c.Node(name)
@@ -197,6 +207,9 @@ func (c *Cluster) Down(ctx context.Context) error {
 		if err := nodes[i].Down(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", nodes[i].Name, err))
 		}
+	}
+	if err := c.stopRegistry(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := deleteNetns(ctx, runIP, c.hub()); err != nil {
 		errs = append(errs, err)

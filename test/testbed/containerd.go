@@ -15,8 +15,16 @@ import (
 //     fails with "can't get final child's PID from pipe";
 //   - cgroupfs rather than systemd cgroups: no systemd runs the node;
 //   - Debian's CNI plugins are in /usr/lib/cni;
-//   - the sandbox image is the pause image kubeadm lists, imported locally.
-func containerdConfig(pauseImage string) string {
+//   - the sandbox image is the pause image kubeadm lists, imported locally;
+//   - with registryHosts (a folder of hosts.toml files, see
+//     Cluster.ServeImages), pulls go to the hosts it names.
+func containerdConfig(pauseImage, registryHosts string) string {
+	registry := ""
+	if registryHosts != "" {
+		registry = fmt.Sprintf(`  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
+`, registryHosts)
+	}
 	return fmt.Sprintf(`version = 2
 root = "/var/lib/containerd"
 state = "/run/containerd"
@@ -37,7 +45,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
-`, pauseImage)
+%s`, pauseImage, registry)
 }
 
 // BridgeCNIConfig is a bridge network for the pods of one node: cni0 with

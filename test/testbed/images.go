@@ -3,6 +3,8 @@ package testbed
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -128,34 +130,58 @@ func ArchiveName(ref string) string {
 }
 
 // WriteArchives writes one archive per image into dir and returns their
-// paths. An archive newer than all of its image's files is kept.
+// paths. An archive made from the same inputs (inputsDigest) is kept.
 func WriteArchives(dir string, images []Image) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	var paths []string
 	for _, img := range images {
-		p := filepath.Join(dir, ArchiveName(img.Ref))
+		p, err := WriteArchiveSet(dir, img)
+		if err != nil {
+			return nil, err
+		}
 		paths = append(paths, p)
-		if upToDate(p, img) {
-			continue
-		}
-		if err := writeArchiveFile(p, img); err != nil {
-			return nil, fmt.Errorf("writing the archive of %s: %w", img.Ref, err)
-		}
 	}
 	return paths, nil
 }
 
+// WriteArchiveSet writes images into one archive in dir, named for the
+// first, and returns its path: images that share a parent (Image.Parent)
+// share its layers there. An archive made from the same inputs
+// (inputsDigest) is kept.
+func WriteArchiveSet(dir string, images ...Image) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, ArchiveName(images[0].Ref))
+	h := sha256.New()
+	for _, img := range images {
+		digest, err := inputsDigest(img)
+		if err != nil {
+			return "", fmt.Errorf("image %s: %w", img.Ref, err)
+		}
+		fmt.Fprintln(h, digest)
+	}
+	digest := hex.EncodeToString(h.Sum(nil))
+	if upToDate(p, digest) {
+		return p, nil
+	}
+	if err := writeArchiveFile(p, images...); err != nil {
+		return "", fmt.Errorf("writing the archive of %s: %w", images[0].Ref, err)
+	}
+	if err := os.WriteFile(p+".inputs", []byte(digest+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
 // writeArchiveFile writes the archive of img to path through a temporary
 // file in the same folder, so a reader never sees half an archive.
-func writeArchiveFile(path string, img Image) error {
+func writeArchiveFile(path string, images ...Image) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".archive-*")
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(tmp, 1<<20)
-	err = WriteArchive(w, img)
+	err = WriteArchive(w, images...)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -171,23 +197,45 @@ func writeArchiveFile(path string, img Image) error {
 	return err
 }
 
-// upToDate reports whether the archive at p is newer than every source
-// file of img.
-func upToDate(p string, img Image) bool {
-	st, err := os.Stat(p)
-	if err != nil {
-		return false
+// inputsDigest sums up what an image's archive is made of: its references
+// and configuration, its parent's inputs, and each entry with its kind,
+// mode and target or content (for a host file: its path, size and
+// modification time).
+func inputsDigest(img Image) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q %q %q %q\n", img.Ref, img.Also, img.Env, img.Entrypoint, img.Cmd)
+	if img.Parent != nil {
+		parent, err := inputsDigest(*img.Parent)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "parent %s\n", parent)
 	}
 	for _, f := range img.Files {
-		if f.Source == "" {
-			continue
+		fmt.Fprintf(h, "%q %d %o %q", f.Path, f.Kind, f.Mode, f.Target)
+		if f.Source != "" {
+			st, err := os.Stat(f.Source)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, " %q %d %d", f.Source, st.Size(), st.ModTime().UnixNano())
+		} else {
+			sum := sha256.Sum256(f.Data)
+			fmt.Fprintf(h, " %x", sum)
 		}
-		src, err := os.Stat(f.Source)
-		if err != nil || src.ModTime().After(st.ModTime()) {
-			return false
-		}
+		fmt.Fprintln(h)
 	}
-	return true
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// upToDate reports whether the archive at p exists and was made from
+// inputs with the given digest.
+func upToDate(p, digest string) bool {
+	if _, err := os.Stat(p); err != nil {
+		return false
+	}
+	old, err := os.ReadFile(p + ".inputs")
+	return err == nil && strings.TrimSpace(string(old)) == digest
 }
 
 // iptablesFiles returns the host's iptables (nft and legacy back ends),

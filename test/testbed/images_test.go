@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestWriteCrashArchive checks that the crashing image takes the place of
@@ -141,5 +142,144 @@ func mustDecode(t *testing.T, data []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("%v: %s", err, data)
+	}
+}
+
+// TestWriteArchives checks that an archive is written again exactly when
+// what it is made of changes, and that special mode bits and the default
+// command reach the image.
+func TestWriteArchives(t *testing.T) {
+	dir := t.TempDir()
+	img := Image{Ref: "registry.k8s.io/e2e-test-images/busybox:1.37.0-1", Env: []string{imagePath}, Cmd: []string{"sh"},
+		Files: []ImageFile{
+			{Path: "/tmp", Kind: Directory, Mode: os.ModeSticky | 0o777},
+			{Path: "/usr/local/bin/nnp", Data: []byte("nnp"), Mode: os.ModeSetuid | 0o755},
+		}}
+	write := func(img Image) os.FileInfo {
+		t.Helper()
+		paths, err := WriteArchives(dir, []Image{img})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	first := write(img)
+	past := first.ModTime().Add(-time.Hour)
+	p := filepath.Join(dir, ArchiveName(img.Ref))
+	if err := os.Chtimes(p, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if st := write(img); !st.ModTime().Equal(past) {
+		t.Errorf("an archive of the same inputs was written again")
+	}
+	img.Files[1].Data = []byte("nnp, changed")
+	if st := write(img); st.ModTime().Equal(past) {
+		t.Errorf("an archive whose file changed was kept")
+	}
+
+	blobs := readArchive(t, p)
+	var index struct {
+		Manifests []descriptor `json:"manifests"`
+	}
+	mustDecode(t, blobs["index.json"], &index)
+	var manifest struct {
+		Config descriptor   `json:"config"`
+		Layers []descriptor `json:"layers"`
+	}
+	mustDecode(t, blobs[blobPath(index.Manifests[0].Digest)], &manifest)
+	var cfg struct {
+		Config struct {
+			Cmd []string `json:"Cmd"`
+		} `json:"config"`
+	}
+	mustDecode(t, blobs[blobPath(manifest.Config.Digest)], &cfg)
+	if !slices.Equal(cfg.Config.Cmd, []string{"sh"}) {
+		t.Errorf("Cmd %v, want [sh]", cfg.Config.Cmd)
+	}
+	modes := map[string]int64{}
+	tr := tar.NewReader(bytes.NewReader(blobs[blobPath(manifest.Layers[0].Digest)]))
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes[hdr.Name] = hdr.Mode
+	}
+	if modes["tmp/"] != 0o1777 || modes["usr/local/bin/nnp"] != 0o4755 {
+		t.Errorf("modes tmp/ %o, nnp %o, want 1777 and 4755", modes["tmp/"], modes["usr/local/bin/nnp"])
+	}
+}
+
+// TestWriteArchiveSet checks an archive of several images: extra tags of
+// one image, and an image on a parent whose layer it shares with the
+// parent image (one blob).
+func TestWriteArchiveSet(t *testing.T) {
+	base := Image{Ref: "r/agnhost:2.63.0", Also: []string{"r/agnhost:2.55"}, Entrypoint: []string{"/agnhost"},
+		Files: []ImageFile{{Path: "/agnhost", Data: []byte("agnhost")}}}
+	kitten := Image{Ref: "r/kitten:1.8", Parent: &base, Cmd: []string{"test-webserver"},
+		Files: []ImageFile{{Path: "/kitten.jpg", Data: []byte("kitten")}}}
+	p, err := WriteArchiveSet(t.TempDir(), base, kitten)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(p) != ArchiveName(base.Ref) {
+		t.Errorf("archive %s, want it named for %s", p, base.Ref)
+	}
+	blobs := readArchive(t, p)
+	var index struct {
+		Manifests []descriptor `json:"manifests"`
+	}
+	mustDecode(t, blobs["index.json"], &index)
+	manifests := map[string]string{}
+	for _, m := range index.Manifests {
+		manifests[m.Annotations[annotationImageName]] = m.Digest
+	}
+	if len(manifests) != 3 || manifests["r/agnhost:2.63.0"] != manifests["r/agnhost:2.55"] {
+		t.Fatalf("index %v, want both agnhost tags on one manifest and kitten", manifests)
+	}
+	layersOf := func(ref string) []string {
+		var m struct {
+			Layers []descriptor `json:"layers"`
+		}
+		mustDecode(t, blobs[blobPath(manifests[ref])], &m)
+		var out []string
+		for _, l := range m.Layers {
+			out = append(out, l.Digest)
+		}
+		return out
+	}
+	a, k := layersOf("r/agnhost:2.63.0"), layersOf("r/kitten:1.8")
+	if len(a) != 1 || len(k) != 2 || k[0] != a[0] {
+		t.Errorf("layers agnhost %v, kitten %v: want kitten on agnhost's layer", a, k)
+	}
+	if layer := readTar(t, blobs[blobPath(k[1])]); string(layer["kitten.jpg"]) != "kitten" || len(layer) != 1 {
+		t.Errorf("kitten's own layer holds %v", slices.Sorted(maps.Keys(layer)))
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layerBlobs := 0
+	for tr := tar.NewReader(bytes.NewReader(data)); ; {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Name == blobPath(a[0]) {
+			layerBlobs++
+		}
+	}
+	if layerBlobs != 1 {
+		t.Errorf("agnhost's layer is %d times in the archive", layerBlobs)
 	}
 }

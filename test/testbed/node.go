@@ -192,8 +192,15 @@ func (n *Node) up(ctx context.Context) error {
 	if err := n.linkPrograms(); err != nil {
 		return err
 	}
+	registryHosts := ""
+	if c.ServeImages {
+		registryHosts = filepath.Join(n.Dir, "registry-hosts")
+		if err := writeRegistryHosts(registryHosts, "registry.k8s.io", c.registryAddr()); err != nil {
+			return err
+		}
+	}
 	ctrdCfg := filepath.Join(n.Dir, "containerd.toml")
-	if err := os.WriteFile(ctrdCfg, []byte(containerdConfig(c.PauseImage)), 0o644); err != nil {
+	if err := os.WriteFile(ctrdCfg, []byte(containerdConfig(c.PauseImage, registryHosts)), 0o644); err != nil {
 		return err
 	}
 	cfg := BootConfig{Hostname: n.Name, LogDir: n.LogDir(), ContainerdConfig: ctrdCfg}

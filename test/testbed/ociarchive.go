@@ -55,14 +55,23 @@ type ImageFile struct {
 	Mode os.FileMode
 }
 
-// Image is a single-layer image made of host files.
+// Image is an image made of host files: one layer of Files, on top of
+// Parent's layers when it has a parent.
 type Image struct {
 	// Ref is the full reference the image is imported as
 	// ("registry.k8s.io/kube-apiserver:v1.36.3").
-	Ref        string
+	Ref string
+	// Also are more references naming the same image (other tags).
+	Also []string
+	// Parent's layers come first; only its files count, not its
+	// configuration. Images of one archive that share a parent share
+	// its layers' blobs.
+	Parent     *Image
 	Files      []ImageFile
 	Env        []string
 	Entrypoint []string
+	// Cmd is the image's default arguments (after Entrypoint).
+	Cmd []string
 }
 
 // descriptor is an OCI content descriptor.
@@ -109,24 +118,66 @@ func WriteArchive(w io.Writer, images ...Image) error {
 		Manifests     []descriptor `json:"manifests"`
 	}
 	index.SchemaVersion, index.MediaType = 2, mediaTypeIndex
-	for _, img := range images {
+	// layers describes an image's layers, parents first; a blob is
+	// written once per archive. The layer of an image without parent is
+	// known by its files' slice (the same backing array and length): it
+	// may be another image's parent in the archive too, and is made once.
+	type filesID struct {
+		first *ImageFile
+		n     int
+	}
+	made := map[filesID]descriptor{}
+	var layers func(img *Image) ([]descriptor, error)
+	layers = func(img *Image) ([]descriptor, error) {
+		var id filesID
+		if img.Parent == nil && len(img.Files) > 0 {
+			id = filesID{&img.Files[0], len(img.Files)}
+			if l, ok := made[id]; ok {
+				return []descriptor{l}, nil
+			}
+		}
+		var out []descriptor
+		if img.Parent != nil {
+			parent, err := layers(img.Parent)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, parent...)
+		}
 		layer, err := layerTar(img.Files)
 		if err != nil {
-			return fmt.Errorf("image %s: %w", img.Ref, err)
+			return nil, fmt.Errorf("image %s: %w", img.Ref, err)
 		}
-		layerDigest, err := blob(layer)
+		digest, err := blob(layer)
+		if err != nil {
+			return nil, err
+		}
+		l := descriptor{MediaType: mediaTypeLayer, Digest: digest, Size: int64(len(layer))}
+		if id.first != nil {
+			made[id] = l
+		}
+		return append(out, l), nil
+	}
+	for i := range images {
+		img := &images[i]
+		imgLayers, err := layers(img)
 		if err != nil {
 			return err
+		}
+		var diffIDs []string
+		for _, l := range imgLayers {
+			diffIDs = append(diffIDs, l.Digest)
+		}
+		runConfig := map[string]any{"Env": img.Env, "Entrypoint": img.Entrypoint}
+		if len(img.Cmd) > 0 {
+			runConfig["Cmd"] = img.Cmd
 		}
 		cfg := map[string]any{
 			"architecture": "amd64",
 			"os":           "linux",
 			"created":      epoch.Format(time.RFC3339),
-			"config": map[string]any{
-				"Env":        img.Env,
-				"Entrypoint": img.Entrypoint,
-			},
-			"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDigest}},
+			"config":       runConfig,
+			"rootfs":       map[string]any{"type": "layers", "diff_ids": diffIDs},
 		}
 		cfgJSON, err := json.Marshal(cfg)
 		if err != nil {
@@ -140,7 +191,7 @@ func WriteArchive(w io.Writer, images ...Image) error {
 			"schemaVersion": 2,
 			"mediaType":     mediaTypeManifest,
 			"config":        descriptor{MediaType: mediaTypeConfig, Digest: cfgDigest, Size: int64(len(cfgJSON))},
-			"layers":        []descriptor{{MediaType: mediaTypeLayer, Digest: layerDigest, Size: int64(len(layer))}},
+			"layers":        imgLayers,
 		}
 		manJSON, err := json.Marshal(manifest)
 		if err != nil {
@@ -150,14 +201,16 @@ func WriteArchive(w io.Writer, images ...Image) error {
 		if err != nil {
 			return err
 		}
-		tag := img.Ref[strings.LastIndex(img.Ref, ":")+1:]
-		index.Manifests = append(index.Manifests, descriptor{
-			MediaType:   mediaTypeManifest,
-			Digest:      manDigest,
-			Size:        int64(len(manJSON)),
-			Annotations: map[string]string{annotationImageName: img.Ref, annotationRefName: tag},
-			Platform:    &platform{Architecture: "amd64", OS: "linux"},
-		})
+		for _, ref := range append([]string{img.Ref}, img.Also...) {
+			tag := ref[strings.LastIndex(ref, ":")+1:]
+			index.Manifests = append(index.Manifests, descriptor{
+				MediaType:   mediaTypeManifest,
+				Digest:      manDigest,
+				Size:        int64(len(manJSON)),
+				Annotations: map[string]string{annotationImageName: ref, annotationRefName: tag},
+				Platform:    &platform{Architecture: "amd64", OS: "linux"},
+			})
+		}
 	}
 	idx, err := json.Marshal(index)
 	if err != nil {
@@ -199,6 +252,11 @@ func layerTar(files []ImageFile) ([]byte, error) {
 		mode := int64(f.Mode.Perm())
 		if mode == 0 {
 			mode = 0o755
+		}
+		for bit, tarBit := range map[os.FileMode]int64{os.ModeSetuid: 0o4000, os.ModeSetgid: 0o2000, os.ModeSticky: 0o1000} {
+			if f.Mode&bit != 0 {
+				mode |= tarBit
+			}
 		}
 		hdr := &tar.Header{Name: name, Mode: mode, ModTime: epoch, Format: tar.FormatPAX}
 		switch f.Kind {

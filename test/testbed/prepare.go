@@ -283,12 +283,14 @@ func (t *Toolchain) UpgradeCluster(to *Toolchain, name, stateDir string, out io.
 // the cluster's stable endpoint (so more control-plane nodes can join),
 // images already imported
 // (imagePullPolicy Never), the kubelets with cgroupfs and cgroup v1
-// allowed (this machine has cgroup v1) and without image garbage
-// collection or disk eviction (the nodes share the host's disk, which
-// other work fills past the kubelet's 85 % threshold: its image GC then
-// deletes the imported images, the pause image among them, which cannot
-// be pulled again), and kube-proxy told not to size
-// the conntrack table (read-only inside a network namespace). extra is
+// allowed (this machine has cgroup v1), no eviction or image garbage
+// collection for disk space (as kind's nodes: the nodes share the
+// machine's disk, whose free part often stays under the kubelet's
+// default thresholds, 15 % for images, 85 % used for image GC, while
+// other work fills it, and a node under disk pressure evicts the pods of
+// a running test and deletes the images it cannot pull again), and
+// kube-proxy told not to size the conntrack table (read-only inside a
+// network namespace). extra is
 // appended as more YAML documents. (The node's own cgroup root reaches its
 // kubelet through /etc/default/kubelet, as for every node.)
 func InitConfig(n *Node, version, extra string) string {
@@ -311,12 +313,11 @@ apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
 failCgroupV1: false
-imageGCHighThresholdPercent: 100
 evictionHard:
-  memory.available: 100Mi
-  nodefs.available: 1%%
-  nodefs.inodesFree: 1%%
-  imagefs.available: 1%%
+  imagefs.available: "0%%"
+  nodefs.available: "0%%"
+  nodefs.inodesFree: "0%%"
+imageGCHighThresholdPercent: 100
 ---
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
