@@ -62,6 +62,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newKubeconfigCmd(streams),
 		newCertsCmd(streams),
 		newEtcdCmd(streams, hostEtcdEnv()),
+		newKubeletServingApproverCmd(streams),
 	)
 	return cmd
 }

@@ -89,16 +89,32 @@ user's patches applied. A manifest that is already right is left untouched.`, co
 }
 
 // runControlPlaneComponent writes the manifest of component. Idempotent.
+//
+// With the CISHardening feature gate, the API server's audit policy,
+// admission configuration and audit log folder are made first, and the
+// kubelet serving certificate approver (the job the controller manager
+// leaves undone) is set up after the controller manager.
 func runControlPlaneComponent(d *Data, component string) error {
 	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
 	if err := RunAsNonRoot(d, component); err != nil {
 		return err
 	}
+	if hardened(d) && component == staticpod.KubeAPIServer {
+		if err := writeAPIServerFiles(d); err != nil {
+			return err
+		}
+	}
 	data, err := BuildManifest(d, component)
 	if err != nil {
 		return err
 	}
-	return writeStaticManifest(d, component, data)
+	if err := writeStaticManifest(d, component, data); err != nil {
+		return err
+	}
+	if component == staticpod.KubeControllerManager {
+		return EnsureKubeletServingApprover(d, false)
+	}
+	return nil
 }
 
 // BuildManifest renders the static Pod manifest of component (a

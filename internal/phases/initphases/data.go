@@ -51,6 +51,9 @@ type Data struct {
 	// ("" means /etc). Rootless caches those users once made or read.
 	EtcDir   string
 	Rootless *rootless.Accounts
+	// EtcdAccount caches the etcd user of the CISHardening feature gate
+	// once made or read.
+	EtcdAccount *rootless.IDs
 
 	// EtcdInitialCluster, when set, writes an etcd manifest that joins an
 	// existing etcd cluster (see staticpod.Node); "kubeadm join" sets it.
