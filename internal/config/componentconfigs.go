@@ -11,8 +11,8 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
-	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeproxyconfig"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 )
 
 // Paths and values kubeadm writes into the component configurations.
