@@ -96,13 +96,8 @@ user's patches applied. A manifest that is already right is left untouched.`, co
 // leaves undone) is set up after the controller manager.
 func runControlPlaneComponent(d *Data, component string) error {
 	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
-	if err := RunAsNonRoot(d, component); err != nil {
+	if err := PrepareNode(d, component); err != nil {
 		return err
-	}
-	if hardened(d) && component == staticpod.KubeAPIServer {
-		if err := writeAPIServerFiles(d); err != nil {
-			return err
-		}
 	}
 	data, err := BuildManifest(d, component)
 	if err != nil {

@@ -33,6 +33,14 @@ import (
 // hardened reports whether the CISHardening profile is on for d.
 func hardened(d *Data) bool { return cis.Enabled(d.Cfg.FeatureGates) }
 
+// hostPath is where the profile's fixed path p is on this node.
+func hostPath(d *Data, p string) string {
+	if d.HardeningRoot == "" {
+		return p
+	}
+	return filepath.Join(d.HardeningRoot, p)
+}
+
 // etcdTLSFiles are the files under the certificate folder that etcd itself
 // reads, so that its user owns them.
 func etcdTLSFiles(certDir string) []string {
@@ -184,14 +192,15 @@ func writeAPIServerFiles(d *Data) error {
 		return nil
 	}
 	for _, f := range files {
-		if err := writeIfMissing(f.path, f.content); err != nil {
+		if err := writeIfMissing(hostPath(d, f.path), f.content); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(cis.AuditLogDir, cis.AuditLogDirMode); err != nil {
+	logDir := hostPath(d, cis.AuditLogDir)
+	if err := os.MkdirAll(logDir, cis.AuditLogDirMode); err != nil {
 		return fmt.Errorf("creating the audit log folder: %w", err)
 	}
-	if err := os.Chmod(cis.AuditLogDir, cis.AuditLogDirMode); err != nil {
+	if err := os.Chmod(logDir, cis.AuditLogDirMode); err != nil {
 		return fmt.Errorf("restricting the audit log folder: %w", err)
 	}
 	return nil
@@ -247,12 +256,61 @@ func EnsureKubeletServingApprover(d *Data, renew bool) error {
 	if err != nil {
 		return err
 	}
-	pod := staticpod.KubeletServingApproverPod(&d.Cfg.ClusterConfiguration, sum)
-	data, err := staticpod.Marshal(pod)
+	data, err := staticpod.Marshal(staticpod.KubeletServingApproverPod(&d.Cfg.ClusterConfiguration, sum))
 	if err != nil {
 		return err
 	}
 	return writeStaticManifest(d, staticpod.KubeletServingApprover, data)
+}
+
+// KubeletServingApproverManifest is the approver's manifest for this
+// kubeadm program, as EnsureKubeletServingApprover would write it, for a
+// dry run that writes nothing.
+func KubeletServingApproverManifest(d *Data) ([]byte, error) {
+	exe, err := executable(d)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := fileSum(exe)
+	if err != nil {
+		return nil, err
+	}
+	return staticpod.Marshal(staticpod.KubeletServingApproverPod(&d.Cfg.ClusterConfiguration, sum))
+}
+
+// RestrictCertModes gives every certificate and key of the node's
+// certificate folder that exists the CISHardening profile's mode (those of
+// an older run or the user's; kubeadm writes new ones with it), and etcd's
+// own files back to etcd's user when it runs as one. Without the gate it
+// does nothing. Idempotent.
+func RestrictCertModes(d *Data) error {
+	if !hardened(d) || d.DryRun {
+		return nil
+	}
+	for _, c := range pki.CertTable() {
+		if err := pki.RestrictModes(d.CertDir, c, cis.FileMode); err != nil {
+			return err
+		}
+	}
+	if err := restrictFileModes(pki.KeyPath(d.CertDir, pki.ServiceAccountKeyBase), pki.PublicKeyPath(d.CertDir, pki.ServiceAccountKeyBase)); err != nil {
+		return err
+	}
+	if d.Cfg.Etcd.Local == nil {
+		return nil
+	}
+	ids, ok, err := rootless.LookupAccount(d.EtcDir, cis.EtcdUser)
+	if err != nil || !ok {
+		return err
+	}
+	for _, p := range etcdTLSFiles(d.CertDir) {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := ownFile(p, ids, cis.FileMode); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // approverKubeconfigSpec is the approver's kubeconfig: this node's API
@@ -289,9 +347,9 @@ func ensureApproverKubeconfig(d *Data, renew bool) error {
 // The program must be statically linked: the pause image it runs in has no
 // C library. A dry run only says it would copy it.
 func installApproverBinary(d *Data) (string, error) {
-	exe, err := os.Executable()
+	exe, err := executable(d)
 	if err != nil {
-		return "", fmt.Errorf("finding this kubeadm program to run it as the kubelet serving certificate approver: %w", err)
+		return "", err
 	}
 	if err := checkStatic(exe); err != nil {
 		return "", err
@@ -304,10 +362,11 @@ func installApproverBinary(d *Data) (string, error) {
 		fmt.Fprintf(d.Out, "[dryrun] Would copy %q to %q for the approver's static Pod\n", exe, cis.ApproverBinary)
 		return sum, nil
 	}
-	if old, err := fileSum(cis.ApproverBinary); err == nil && old == sum {
+	dst := hostPath(d, cis.ApproverBinary)
+	if old, err := fileSum(dst); err == nil && old == sum {
 		return sum, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(cis.ApproverBinary), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
 	}
 	src, err := os.Open(exe)
@@ -316,7 +375,7 @@ func installApproverBinary(d *Data) (string, error) {
 	}
 	defer src.Close()
 	h := sha256.New()
-	err = atomicfile.WriteWith(cis.ApproverBinary, 0o755, func(f *os.File) error {
+	err = atomicfile.WriteWith(dst, 0o755, func(f *os.File) error {
 		_, err := io.Copy(io.MultiWriter(f, h), src)
 		return err
 	})
@@ -327,6 +386,18 @@ func installApproverBinary(d *Data) (string, error) {
 		return "", fmt.Errorf("copying kubeadm for the kubelet serving certificate approver: %s changed while it was copied", exe)
 	}
 	return sum, nil
+}
+
+// executable is d.Executable, else this program.
+func executable(d *Data) (string, error) {
+	if d.Executable != "" {
+		return d.Executable, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding this kubeadm program to run it as the kubelet serving certificate approver: %w", err)
+	}
+	return exe, nil
 }
 
 // checkStatic fails when the program at path asks for a dynamic loader.

@@ -94,3 +94,18 @@ func applyRootless(d *Data, component string, pod *corev1.Pod) error {
 	}
 	return a.Apply(pod, component)
 }
+
+// PrepareNode makes this node ready for component's new manifest: the
+// users and file owners of RunAsNonRoot and, with the CISHardening
+// feature gate, the API server's audit policy, admission configuration and
+// audit log folder. Init, join and upgrade call it before writing the
+// manifest. Idempotent.
+func PrepareNode(d *Data, component string) error {
+	if err := RunAsNonRoot(d, component); err != nil {
+		return err
+	}
+	if hardened(d) && component == staticpod.KubeAPIServer {
+		return writeAPIServerFiles(d)
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -175,7 +176,13 @@ func runDownloadCerts(ctx context.Context, d *Data) error {
 	fmt.Fprintf(d.Out, "[download-certs] Downloading the certificates in Secret %q in the %q Namespace\n", copycerts.SecretName, "kube-system")
 	ctx, cancel := context.WithTimeout(ctx, apiCallTimeout(d.Cfg.Timeouts))
 	defer cancel()
-	if err := copycerts.Download(ctx, c, copycerts.Files(v.CertDir, v.Cfg.Etcd), d.CertificateKey); err != nil {
+	files := copycerts.Files(v.CertDir, v.Cfg.Etcd)
+	if cis.Enabled(v.Cfg.FeatureGates) {
+		for i := range files {
+			files[i].Mode = cis.FileMode // certificates too
+		}
+	}
+	if err := copycerts.Download(ctx, c, files, d.CertificateKey); err != nil {
 		return fmt.Errorf("downloading the control-plane certificates: %w", err)
 	}
 	return nil

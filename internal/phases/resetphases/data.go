@@ -43,6 +43,9 @@ type Data struct {
 	// EtcDir holds the passwd and group files the users of a rootless
 	// control plane are removed from ("" means /etc).
 	EtcDir string
+	// ApproverBinary is the copy of kubeadm the CISHardening profile's
+	// approver runs (cis.ApproverBinary; "" looks for none).
+	ApproverBinary string
 
 	DryRun bool
 	Force  bool

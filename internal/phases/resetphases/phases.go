@@ -217,7 +217,7 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if present, _ := rootless.Present(d.EtcDir); present {
 			fmt.Fprintln(d.Out, "[dryrun] Would remove the users and groups of the rootless control plane")
 		}
-		return nil
+		return cleanupHardening(d)
 	}
 
 	fmt.Fprintln(d.Out, "[reset] Stopping the kubelet service")
@@ -261,6 +261,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if err := rootless.Remove(d.EtcDir); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := cleanupHardening(d); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
