@@ -215,3 +215,27 @@ func TestAgainstUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestApproverGolden compares the CISHardening profile's approver Pod with
+// testdata/cis/kubeadm-kubelet-serving-approver.yaml (-update rewrites it).
+func TestApproverGolden(t *testing.T) {
+	cfg := loadConfig(t, filepath.Join("testdata", "configs", "cis.yaml"))
+	got, err := Marshal(KubeletServingApproverPod(&cfg.ClusterConfiguration, "0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "cis", KubeletServingApprover+".yaml")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("the approver's Pod differs from %s:\n%s", path, got)
+	}
+}

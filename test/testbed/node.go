@@ -38,6 +38,10 @@ var nodeMounts = []struct{ dir, target string }{
 	{"var-log-pods", "/var/log/pods"},
 	{"var-log-containers", "/var/log/containers"},
 	{"usr-libexec-kubernetes", "/usr/libexec/kubernetes"},
+	// The CISHardening feature gate's copy of kubeadm and the API
+	// server's audit log.
+	{"var-lib-kubeadm", "/var/lib/kubeadm"},
+	{"var-log-kubernetes", "/var/log/kubernetes"},
 }
 
 // nodeFiles are the node's own files: node file name -> path in the
