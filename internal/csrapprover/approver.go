@@ -59,8 +59,11 @@ func (a *Approver) now() time.Time {
 
 // Run lists and watches the requests until ctx ends, approving what passes
 // Check, and looks at every pending one again each Resync. API errors are
-// logged and retried after a pause that grows to 30 seconds; Run returns
-// only ctx's error.
+// logged and retried after a pause that grows to 30 seconds, but for
+// Unauthorized: its credential expired or was replaced, so Run returns
+// the error and the process ends, for the kubelet to restart its container
+// with the kubeconfig file as it is now. Otherwise Run returns only ctx's
+// error.
 func (a *Approver) Run(ctx context.Context) error {
 	if a.API == nil {
 		return errNoAPI
@@ -78,6 +81,8 @@ func (a *Approver) Run(ctx context.Context) error {
 		}
 		wait := time.Duration(0)
 		switch {
+		case apierrors.IsUnauthorized(err):
+			return err
 		case err != nil:
 			a.logf("%v; trying again in %v", err, pause)
 			wait = pause

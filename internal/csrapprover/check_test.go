@@ -274,3 +274,27 @@ func TestRunApprovesWhatIsListed(t *testing.T) {
 }
 
 func waitABit() { <-time.After(10 * time.Millisecond) }
+
+// unauthorizedAPI refuses every request as an API server refuses an
+// expired client certificate.
+type unauthorizedAPI struct{ fakeAPI }
+
+func (unauthorizedAPI) ListCSRs(context.Context) (*certificatesv1.CertificateSigningRequestList, error) {
+	return nil, apierrors.NewUnauthorized("the certificate has expired")
+}
+
+// TestRunEndsWhenUnauthorized: with a stale credential the approver ends,
+// so that its container starts again with the renewed kubeconfig file.
+func TestRunEndsWhenUnauthorized(t *testing.T) {
+	a := &Approver{API: &unauthorizedAPI{}}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if !apierrors.IsUnauthorized(err) {
+			t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run goes on with a refused credential")
+	}
+}

@@ -59,6 +59,28 @@ func TestCISHardening(t *testing.T) {
 	}
 	cfg := filepath.Join(n1.Dir, "cis.yaml")
 	writeFile(t, cfg, editInitConfig(t, n1, [][2]string{{"kind: ClusterConfiguration\n", "kind: ClusterConfiguration\nfeatureGates:\n  CISHardening: true\n"}}))
+
+	t.Run("dry run shows the profile", func(t *testing.T) {
+		r := run(t, n1, "kubeadm", "init", "--config", cfg, "--dry-run", ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, want := range []string{
+			`Would make sure the user and group "etcd" exist`,
+			`Would write file "/etc/kubernetes/audit-policy.yaml", unless it exists`,
+			`Would write file "/etc/kubernetes/manifests/kubeadm-kubelet-serving-approver.yaml" with content:`,
+			"- --profiling=false", "- --kubelet-certificate-authority=/etc/kubernetes/pki/ca.crt",
+			"serverTLSBootstrap: true",
+		} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("the dry run does not show %q", want)
+			}
+		}
+		if entries, _ := os.ReadDir(n1.HostPath("/etc/kubernetes")); len(entries) > 0 {
+			t.Errorf("the dry run wrote into /etc/kubernetes: %v", entries)
+		}
+	})
+
 	r := run(t, n1, "kubeadm", "init", "--config", cfg, "--upload-certs", ignoreFindings())
 	if r.Code != 0 {
 		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -87,6 +109,21 @@ func TestCISHardening(t *testing.T) {
 		})
 		eventually(t, 120*time.Second, "coredns available", func() error {
 			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.status.availableReplicas}"), "2")
+		})
+		// etcd runs as the etcd user kubeadm made.
+		ids, ok, err := rootless.LookupAccount("/etc", cis.EtcdUser)
+		if err != nil || !ok {
+			t.Fatalf("the etcd user: %v, %v", ok, err)
+		}
+		eventually(t, 30*time.Second, "etcd running as "+cis.EtcdUser, func() error {
+			uids, err := processUIDs("etcd")
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(uids, ids.UID) || slices.Contains(uids, 0) {
+				return fmt.Errorf("etcd runs as %v, want %d", uids, ids.UID)
+			}
+			return nil
 		})
 		if got := kubectl(t, n1, "-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "jsonpath={.data.ClusterConfiguration}"); !strings.Contains(got, "CISHardening: true") {
 			t.Errorf("the gate is not stored with the cluster's configuration:\n%s", got)
@@ -163,6 +200,61 @@ func TestCISHardening(t *testing.T) {
 		if _, mode, _ := stat(t, path); mode&^0o600 != 0 {
 			t.Errorf("%s has mode %v", path, mode)
 		}
+	})
+
+	t.Run("the approver may do its job and no more", func(t *testing.T) {
+		// SubjectAccessReviews, as the API server answers them: kubectl's
+		// "auth can-i" knows no "signers" resource.
+		const certs = "certificates.k8s.io"
+		for _, c := range []struct {
+			verb, group, resource, subresource, name string
+			want                                     bool
+		}{
+			{"approve", certs, "signers", "", "kubernetes.io/kubelet-serving", true},
+			{"update", certs, "certificatesigningrequests", "approval", "", true},
+			{"watch", certs, "certificatesigningrequests", "", "", true},
+			{"get", "", "nodes", "", "", true},
+			{"approve", certs, "signers", "", "kubernetes.io/kube-apiserver-client", false},
+			{"approve", certs, "signers", "", "kubernetes.io/kube-apiserver-client-kubelet", false},
+			{"update", certs, "certificatesigningrequests", "status", "", false},
+			{"create", certs, "certificatesigningrequests", "", "", false},
+			{"get", "", "secrets", "", "", false},
+			{"list", "", "nodes", "", "", false},
+		} {
+			sar := fmt.Sprintf(`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"kubeadm:kubelet-serving-approver","groups":["system:authenticated"],"resourceAttributes":{"verb":%q,"group":%q,"resource":%q,"subresource":%q,"name":%q}}}`,
+				c.verb, c.group, c.resource, c.subresource, c.name)
+			path := filepath.Join(t.TempDir(), "sar.json")
+			writeFile(t, path, sar)
+			got := kubectl(t, n1, "create", "-f", path, "-o", "jsonpath={.status.allowed}")
+			if (got == "true") != c.want {
+				t.Errorf("may the approver %s %s/%s %s %s? %q, want %v", c.verb, c.resource, c.subresource, c.group, c.name, got, c.want)
+			}
+		}
+	})
+
+	t.Run("upgrade keeps the profile", func(t *testing.T) {
+		upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
+		writeFile(t, upgradeCfg, upgradeConfiguration(""))
+		r := runWithin(t, 5*time.Minute, n1, "kubeadm", "upgrade", "apply", testbed.KubernetesVersion, "--dry-run", "--config", upgradeCfg)
+		if r.Code != 0 || !strings.Contains(r.Stdout, `manifest of "kubeadm-kubelet-serving-approver"`) {
+			t.Errorf("upgrade apply --dry-run: exit %d, the approver's manifest not shown\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		before := treeDigest(t, n1.HostPath("/etc/kubernetes/manifests"))
+		r = runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", testbed.KubernetesVersion, "--yes", "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade apply: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if d := diffDigests(before, treeDigest(t, n1.HostPath("/etc/kubernetes/manifests"))); len(d) > 0 {
+			t.Errorf("an upgrade to the same version changed the manifests: %v", d)
+		}
+		r = runWithin(t, 5*time.Minute, n2, "kubeadm", "upgrade", "node", "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade node on node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		nodeReady(t, n1, "node2", 60*time.Second)
+		eventually(t, 60*time.Second, "the approver Running after the upgrade", func() error {
+			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", "kubeadm-kubelet-serving-approver-node1", "-o", "jsonpath={.status.phase}"), "Running")
+		})
 	})
 
 	t.Run("CIS benchmark items", func(t *testing.T) {

@@ -238,26 +238,28 @@ func writeIfMissing(path string, content []byte) error {
 
 // EnsureKubeletServingApprover sets up, under the CISHardening profile,
 // the static Pod that approves the kubelets' serving certificates on this
-// control-plane node: its kubeconfig file (a client certificate of its own,
-// for this node's API server; kept when it trusts the cluster CA, unless
-// renew), the copy of this kubeadm program it runs (rewritten only when it
-// differs) and its manifest. Without the gate it does nothing. A dry run
-// writes the kubeconfig and manifest into the dry-run folder and says what
-// it would copy. Idempotent.
+// control-plane node: the copy of this kubeadm program it runs (rewritten
+// only when it differs), its kubeconfig file (a client certificate of its
+// own, for this node's API server; kept when it trusts the cluster CA,
+// renewed with renew when the manifest changes, as upgrades renew the
+// other components' with their new manifests) and its manifest. Without
+// the gate it does nothing. A dry run writes the kubeconfig and manifest
+// into the dry-run folder and says what it would copy. Idempotent.
 func EnsureKubeletServingApprover(d *Data, renew bool) error {
 	if !hardened(d) {
 		return nil
 	}
 	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q, which approves the kubelets' serving certificates\n", staticpod.KubeletServingApprover)
-	if err := ensureApproverKubeconfig(d, renew); err != nil {
-		return err
-	}
 	sum, err := installApproverBinary(d)
 	if err != nil {
 		return err
 	}
 	data, err := staticpod.Marshal(staticpod.KubeletServingApproverPod(&d.Cfg.ClusterConfiguration, sum))
 	if err != nil {
+		return err
+	}
+	old, _ := os.ReadFile(staticpod.ManifestPath(d.ManifestDir, staticpod.KubeletServingApprover))
+	if err := ensureApproverKubeconfig(d, renew && !bytes.Equal(old, data)); err != nil {
 		return err
 	}
 	return writeStaticManifest(d, staticpod.KubeletServingApprover, data)

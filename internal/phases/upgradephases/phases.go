@@ -220,7 +220,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 				return err
 			}
 		}
-		return nil
+		return upgradeHardening(d, view)
 	}
 	rt, err := d.DialCRI(ctx, d.Cfg.NodeRegistration.CRISocket)
 	if err != nil {
