@@ -24,7 +24,8 @@ import (
 )
 
 // TestCISHardening makes a cluster with the CISHardening feature gate (a
-// control-plane node made by init, a worker joined to it) and checks that
+// control-plane node made by init, a worker and a second control-plane
+// node joined to it) and checks that
 // it works as any other (Ready nodes, the control plane and the addons
 // running, cluster-info signed, CoreDNS available, upstream's e2e_kubeadm
 // suite when built), that the API server talks to the kubelets through
@@ -47,11 +48,12 @@ func TestCISHardening(t *testing.T) {
 
 	c := newCluster(t, "e2ecis")
 	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1", "node2")
+	nodes, err := c.Up(ctx, "node1", "node2", "node3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n1, n2 := nodes[0], nodes[1]
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	controlPlanes := []*testbed.Node{n1, n3}
 	for _, n := range nodes {
 		if err := n.WriteCNIConfig(); err != nil {
 			t.Fatal(err)
@@ -92,14 +94,22 @@ func TestCISHardening(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("kubeadm join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	nodeReady(t, n1, "node1", 90*time.Second)
-	nodeReady(t, n1, "node2", 90*time.Second)
+	r = run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+		"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n3.Addr().String(), ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm join --control-plane: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, n := range nodes {
+		nodeReady(t, n1, n.Name, 90*time.Second)
+	}
 
 	t.Run("cluster", func(t *testing.T) {
-		for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubeadm-kubelet-serving-approver"} {
-			eventually(t, 60*time.Second, comp+" Running", func() error {
-				return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", comp+"-node1", "-o", "jsonpath={.status.phase}"), "Running")
-			})
+		for _, n := range controlPlanes {
+			for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubeadm-kubelet-serving-approver"} {
+				eventually(t, 60*time.Second, comp+" Running on "+n.Name, func() error {
+					return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", comp+"-"+n.Name, "-o", "jsonpath={.status.phase}"), "Running")
+				})
+			}
 		}
 		kubectl(t, n1, "-n", "kube-system", "get", "deployment/coredns", "service/kube-dns", "configmap/coredns",
 			"daemonset/kube-proxy", "configmap/kube-proxy", "configmap/kubeadm-config", "configmap/kubelet-config")
@@ -258,7 +268,7 @@ func TestCISHardening(t *testing.T) {
 	})
 
 	t.Run("CIS benchmark items", func(t *testing.T) {
-		failed := cisFindings(t, n1, nodes)
+		failed := cisFindings(t, controlPlanes, nodes)
 		exceptions := cisExceptions()
 		var ids []string
 		for id := range exceptions {
@@ -303,7 +313,7 @@ func TestCISHardening(t *testing.T) {
 	})
 
 	t.Run("reset removes what the profile made", func(t *testing.T) {
-		for _, n := range []*testbed.Node{n2, n1} {
+		for _, n := range []*testbed.Node{n2, n3, n1} {
 			if r := run(t, n, "kubeadm", "reset", "--force"); r.Code != 0 {
 				t.Fatalf("reset of %s: exit %d\n%s%s", n.Name, r.Code, r.Stdout, r.Stderr)
 			}
@@ -311,9 +321,11 @@ func TestCISHardening(t *testing.T) {
 		if made, err := rootless.MadeAccount("/etc", cis.EtcdUser, cis.EtcdUserComment); err != nil || made {
 			t.Errorf("the etcd user is left (%v)", err)
 		}
-		for _, p := range []string{"/etc/kubernetes/" + cis.ApproverKubeconfigFile, cis.AuditPolicyFile, cis.AdmissionConfigFile, cis.ApproverBinary, "/etc/kubernetes/manifests/kubeadm-kubelet-serving-approver.yaml"} {
-			if _, err := os.Stat(n1.HostPath(p)); !os.IsNotExist(err) {
-				t.Errorf("%s is left: %v", p, err)
+		for _, n := range controlPlanes {
+			for _, p := range []string{"/etc/kubernetes/" + cis.ApproverKubeconfigFile, cis.AuditPolicyFile, cis.AdmissionConfigFile, cis.ApproverBinary, "/etc/kubernetes/manifests/kubeadm-kubelet-serving-approver.yaml"} {
+				if _, err := os.Stat(n.HostPath(p)); !os.IsNotExist(err) {
+					t.Errorf("%s of %s is left: %v", p, n.Name, err)
+				}
 			}
 		}
 	})
@@ -329,7 +341,7 @@ func TestCISDefaultCluster(t *testing.T) {
 		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	nodeReady(t, n, n.Name, 90*time.Second)
-	failed := cisFindings(t, n, []*testbed.Node{n})
+	failed := cisFindings(t, []*testbed.Node{n}, []*testbed.Node{n})
 	var ids []string
 	for id := range failed {
 		ids = append(ids, id)
@@ -348,12 +360,12 @@ func TestCISDefaultCluster(t *testing.T) {
 }
 
 // cisFindings runs every item of cisItems on each node (the control-plane
-// items on controlPlane only) and returns the findings by item.
-func cisFindings(t *testing.T, controlPlane *testbed.Node, nodes []*testbed.Node) map[string][]string {
+// items on the controlPlanes only) and returns the findings by item.
+func cisFindings(t *testing.T, controlPlanes, nodes []*testbed.Node) map[string][]string {
 	t.Helper()
 	failed := map[string][]string{}
 	for _, n := range nodes {
-		e := newCISEnv(t, n, n == controlPlane)
+		e := newCISEnv(t, n, slices.Contains(controlPlanes, n))
 		for _, item := range cisItems() {
 			if item.controlPlane && !e.controlPlane {
 				continue
@@ -449,7 +461,7 @@ func documentedExceptions(t *testing.T) []string {
 // does not allow still fails the test.
 func cisExceptions() map[string]func(finding string) bool {
 	all := func(string) bool { return true }
-	etcdFiles := regexp.MustCompile(`^node1: /etc/kubernetes/pki/etcd/(ca\.crt|server\.crt|server\.key|peer\.crt|peer\.key) is etcd:etcd$`)
+	etcdFiles := regexp.MustCompile(`^node[0-9]+: /etc/kubernetes/pki/etcd/(ca\.crt|server\.crt|server\.key|peer\.crt|peer\.key) is etcd:etcd$`)
 	return map[string]func(string) bool{
 		"1.1.9": all, "1.1.10": all, // CNI files: the network add-on's
 		"1.1.19": etcdFiles.MatchString, // etcd reads its own files as the etcd user
