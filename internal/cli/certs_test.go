@@ -431,4 +431,8 @@ func TestCertsRenewHardened(t *testing.T) {
 	if after, _ := os.ReadFile(approver); !bytes.Equal(before, after) {
 		t.Error("renewing apiserver renewed the approver's kubeconfig")
 	}
+	// check-expiration lists it.
+	if out, code := runCerts(t, env, "check-expiration", "--config", cfgPath); code != 0 || !strings.Contains(out, "\nkubelet-serving-approver.conf ") {
+		t.Errorf("check-expiration: code %d:\n%s", code, out)
+	}
 }
