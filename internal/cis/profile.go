@@ -38,7 +38,7 @@ func AuditLogFile() string { return filepath.Join(AuditLogDir, "audit.log") }
 const (
 	// FileMode is the mode of every certificate, of the kubelet's
 	// config.yaml and of the profile's own files: the benchmark's strictest
-	// reading (1.1.20 of CIS 1.8 to 1.10, 4.1.7, 4.1.9) asks 0600.
+	// reading (1.1.20 of CIS v1.10, 4.1.7, 4.1.9) asks 0600.
 	FileMode os.FileMode = 0o600
 	// AuditLogDirMode is the mode of the audit log folder.
 	AuditLogDirMode os.FileMode = 0o700

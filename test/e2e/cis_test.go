@@ -759,8 +759,8 @@ var (
 // cisItems are the control-plane (1.1 to 1.4), etcd (2) and worker node
 // (4.1 to 4.3) items of the CIS Kubernetes Benchmark as kube-bench checks
 // them on a kubeadm node, with kubeadm's paths; where benchmark versions
-// differ, the stricter reading (certificates 0600, 1.1.20 of v1.8 to
-// v1.10). Items that only describe a manual review carry no finding.
+// differ, the stricter reading (certificates 0600, 1.1.20 of v1.10).
+// Items that only describe a manual review carry no finding.
 func cisItems() []cisItem {
 	manifest := func(c string) string { return "/etc/kubernetes/manifests/" + c + ".yaml" }
 	cp := func(id, what string, check func(e *cisEnv) []string) cisItem {
