@@ -37,8 +37,9 @@ func AuditLogFile() string { return filepath.Join(AuditLogDir, "audit.log") }
 // Modes the profile gives files that kubeadm otherwise writes with others.
 const (
 	// FileMode is the mode of every certificate, of the kubelet's
-	// config.yaml and of the profile's own files: the benchmark's strictest
-	// reading (1.1.20 of CIS v1.10, 4.1.7, 4.1.9) asks 0600.
+	// config.yaml and of the profile's own files: 0600, as 1.1.20 of CIS
+	// v1.10 asks of certificates (v1.12 and 4.1.7 accept 0644) and 4.1.9
+	// of config.yaml.
 	FileMode os.FileMode = 0o600
 	// AuditLogDirMode is the mode of the audit log folder.
 	AuditLogDirMode os.FileMode = 0o700
