@@ -563,8 +563,8 @@ func idName(t *testing.T, file string, id uint32) string {
 	return strconv.FormatUint(uint64(id), 10)
 }
 
-// fileItem checks a node file's mode against a bitmask (kube-bench's
-// "bitmask" compare: no permission bit outside mask) or its owner.
+// mode checks a node file's mode against a bitmask (kube-bench's
+// "bitmask" compare: no permission bit outside mask); owner its owner.
 func (e *cisEnv) mode(path string, mask os.FileMode) []string {
 	_, mode, ok := stat(e.t, e.n.HostPath(path))
 	if !ok {
@@ -574,6 +574,14 @@ func (e *cisEnv) mode(path string, mask os.FileMode) []string {
 		return []string{fmt.Sprintf("%s has mode %o, not %o or stricter", path, mode, mask)}
 	}
 	return nil
+}
+
+// ifExists is check(path, mask) when path exists, else nothing.
+func (e *cisEnv) ifExists(path string, check func(string, os.FileMode) []string, mask os.FileMode) []string {
+	if _, _, ok := stat(e.t, e.n.HostPath(path)); !ok {
+		return nil
+	}
+	return check(path, mask)
 }
 
 func (e *cisEnv) owner(path, want string) []string {
@@ -801,11 +809,16 @@ func cisItems() []cisItem {
 		}),
 		cp("1.1.11", "etcd data folder mode 700", func(e *cisEnv) []string { return e.mode(etcdDataDir(e), 0o700) }),
 		cp("1.1.12", "etcd data folder etcd:etcd", func(e *cisEnv) []string { return e.owner(etcdDataDir(e), "etcd:etcd") }),
+		// super-admin.conf only where init made it ("if present").
 		cp("1.1.13", "admin.conf and super-admin.conf mode 600", func(e *cisEnv) []string {
-			return append(e.mode("/etc/kubernetes/admin.conf", 0o600), e.mode("/etc/kubernetes/super-admin.conf", 0o600)...)
+			return append(e.mode("/etc/kubernetes/admin.conf", 0o600), e.ifExists("/etc/kubernetes/super-admin.conf", e.mode, 0o600)...)
 		}),
 		cp("1.1.14", "admin.conf and super-admin.conf root:root", func(e *cisEnv) []string {
-			return append(e.owner("/etc/kubernetes/admin.conf", "root:root"), e.owner("/etc/kubernetes/super-admin.conf", "root:root")...)
+			out := e.owner("/etc/kubernetes/admin.conf", "root:root")
+			if _, _, ok := stat(e.t, e.n.HostPath("/etc/kubernetes/super-admin.conf")); ok {
+				out = append(out, e.owner("/etc/kubernetes/super-admin.conf", "root:root")...)
+			}
+			return out
 		}),
 		cp("1.1.15", "scheduler.conf mode 600", func(e *cisEnv) []string { return e.mode("/etc/kubernetes/scheduler.conf", 0o600) }),
 		cp("1.1.16", "scheduler.conf root:root", func(e *cisEnv) []string { return e.owner("/etc/kubernetes/scheduler.conf", "root:root") }),
