@@ -279,16 +279,28 @@ func waitABit() { <-time.After(10 * time.Millisecond) }
 
 // unauthorizedAPI refuses every request as an API server refuses an
 // expired client certificate.
-type unauthorizedAPI struct{ fakeAPI }
+type unauthorizedAPI struct{}
+
+var errExpired = apierrors.NewUnauthorized("the certificate has expired")
 
 func (unauthorizedAPI) ListCSRs(context.Context) (*certificatesv1.CertificateSigningRequestList, error) {
-	return nil, apierrors.NewUnauthorized("the certificate has expired")
+	return nil, errExpired
+}
+
+func (unauthorizedAPI) WatchCSRs(context.Context, string) (watch.Interface, error) {
+	return nil, errExpired
+}
+
+func (unauthorizedAPI) GetNode(context.Context, string) (*corev1.Node, error) { return nil, errExpired }
+
+func (unauthorizedAPI) Approve(context.Context, *certificatesv1.CertificateSigningRequest) error {
+	return errExpired
 }
 
 // TestRunEndsWhenUnauthorized: with a stale credential the approver ends,
 // so that its container starts again with the renewed kubeconfig file.
 func TestRunEndsWhenUnauthorized(t *testing.T) {
-	a := &Approver{API: &unauthorizedAPI{}}
+	a := &Approver{API: unauthorizedAPI{}}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(context.Background()) }()
 	select {
