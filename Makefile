@@ -32,7 +32,7 @@ bench: build upstream
 # kube-controller-manager run as host processes from the files our kubeadm
 # writes (test/controlplane). Needs root; see docs/testbed.md.
 integration:
-	hack/build-upstream.sh kube-apiserver kube-controller-manager kube-scheduler etcd
+	hack/build-upstream.sh kube-apiserver kube-controller-manager kube-scheduler etcd etcdutl
 	KUBEADM_INTEGRATION=1 $(GO) test ./test/integration/ -count=1 -v
 
 # Installs what the node test bed needs and builds upstream binaries, our

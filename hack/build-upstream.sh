@@ -9,7 +9,7 @@
 #   binary: any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubelet, ...),
 #   or etcd (the version of the etcd image kubeadm v1.36.3 lists: ETCD_VERSION),
 #   or coredns (the version of the CoreDNS image it lists: COREDNS_VERSION),
-#   or etcdctl (of ETCD_VERSION)
+#   or etcdctl or etcdutl (of ETCD_VERSION)
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
@@ -100,6 +100,21 @@ build_etcdctl() {
   mv "$eout/.etcdctl.tmp" "$eout/etcdctl"
 }
 
+# build_etcdutl builds etcdutl of the same etcd version through a wrapper
+# module of its own: the integration tests compare the data folder
+# "kubeadm etcd snapshot restore" builds with what "etcdutl snapshot
+# restore" builds.
+build_etcdutl() {
+  local eout="$root/.cache/upstream/etcd-$ETCD_VERSION"
+  local ewrap="$root/.cache/upstream/etcdutl-wrapper-$ETCD_VERSION"
+  if [ -x "$eout/etcdutl" ]; then return; fi
+  mkdir -p "$eout" "$ewrap"
+  wrapper_mod "$ewrap" etcdutlwrapper go.etcd.io/etcd/etcdutl/v3
+  echo "building etcdutl $ETCD_VERSION..." >&2
+  (cd "$ewrap" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$eout/.etcdutl.tmp" go.etcd.io/etcd/etcdutl/v3)
+  mv "$eout/.etcdutl.tmp" "$eout/etcdutl"
+}
+
 # build_coredns builds CoreDNS straight from its module: its go.mod has no
 # replace lines, so "go install module@version" works.
 build_coredns() {
@@ -118,6 +133,7 @@ for b in "${binaries[@]}"; do
   if [ "$b" = etcd ]; then build_etcd; continue; fi
   if [ "$b" = coredns ]; then build_coredns; continue; fi
   if [ "$b" = etcdctl ]; then build_etcdctl; continue; fi
+  if [ "$b" = etcdutl ]; then build_etcdutl; continue; fi
   if [ -x "$out/$b" ]; then continue; fi
   case "$b" in
     kubectl) pkg=k8s.io/kubernetes/cmd/kubectl ;;

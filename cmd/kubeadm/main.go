@@ -8,10 +8,6 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/cli"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	// A quicker start-up: fewer garbage collections and cheaper page faults;
-	// see their docs.
-	_ "github.com/kubeadm-go/kubeadm/internal/gcpace"
-	_ "github.com/kubeadm-go/kubeadm/internal/startmem"
 )
 
 func main() {

@@ -13,10 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 )
 
 // ClusterAdminsGroup is the group of admin.conf's identity; the
@@ -32,27 +32,33 @@ const (
 	clientBurst = 200
 )
 
-// FromKubeconfig builds a client from a kubeconfig file.
-func FromKubeconfig(path string) (kubeclient.Interface, *rest.Config, error) {
-	return fromKubeconfig(path, "")
+// FromKubeconfig builds a client from a kubeconfig file. Each of its
+// requests gives up after requestTimeout (see RequestTimeout).
+func FromKubeconfig(path string, requestTimeout time.Duration) (kubeclient.Interface, *rest.Config, error) {
+	return fromKubeconfig(path, "", requestTimeout)
 }
 
 // FromKubeconfigAt is FromKubeconfig with the API server's URL replaced by
 // server: the file's credentials and CA, another address (this node's own
 // API server rather than the load balancer the file names, say).
-func FromKubeconfigAt(path, server string) (kubeclient.Interface, error) {
-	c, _, err := fromKubeconfig(path, server)
+func FromKubeconfigAt(path, server string, requestTimeout time.Duration) (kubeclient.Interface, error) {
+	c, _, err := fromKubeconfig(path, server, requestTimeout)
 	return c, err
 }
 
 // fromKubeconfig builds a client from a kubeconfig file, at server
 // unless it is "".
-func fromKubeconfig(path, server string) (kubeclient.Interface, *rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags(server, path)
+func fromKubeconfig(path, server string, requestTimeout time.Duration) (kubeclient.Interface, *rest.Config, error) {
+	kc, err := kubeconfig.Load(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
+	}
+	cfg, err := kubeconfig.RESTConfig(kc, server)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cfg.Timeout = RequestTimeout(requestTimeout)
 	c, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("client from kubeconfig %s: %w", path, err)
@@ -61,13 +67,15 @@ func fromKubeconfig(path, server string) (kubeclient.Interface, *rest.Config, er
 }
 
 // FromConfig builds a client from an in-memory kubeconfig (its
-// current context).
-func FromConfig(kc *clientcmdapi.Config) (kubeclient.Interface, error) {
-	cfg, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
+// current context), whose requests give up after requestTimeout (see
+// RequestTimeout).
+func FromConfig(kc *clientcmdapi.Config, requestTimeout time.Duration) (kubeclient.Interface, error) {
+	cfg, err := kubeconfig.RESTConfig(kc, "")
 	if err != nil {
 		return nil, fmt.Errorf("client configuration: %w", err)
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cfg.Timeout = RequestTimeout(requestTimeout)
 	c, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -178,12 +186,15 @@ const (
 
 // RetryWrite runs write until it succeeds, fails for good (an error that
 // is not Transient), or writeAttempts are used up; then it returns write's
-// last error. write must be safe to run again.
+// last error. write must be safe to run again. A write that timed out on
+// the client's side is not tried again: the server had the whole request
+// timeout (timeouts.kubernetesAPICall) to answer, and trying again would
+// make the write wait a multiple of it.
 func RetryWrite(ctx context.Context, write func() error) error {
 	pause := writeBackoff
 	for attempt := 1; ; attempt++ {
 		err := write()
-		if err == nil || attempt == writeAttempts || !Transient(err) {
+		if err == nil || attempt == writeAttempts || !Transient(err) || clientTimeout(err) {
 			return err
 		}
 		select {
@@ -211,8 +222,17 @@ func Transient(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// clientTimeout reports whether a request failed because the client
+// stopped waiting for the answer: its context's deadline or the client's
+// timeout passed, or a connection or handshake attempt timed out.
+func clientTimeout(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())
+}
+
 // AdminClient returns a client with admin.conf's credentials, making sure
-// they are authorized first. admin.conf's identity is only a member of the
+// they are authorized first; each request of the client, as the wait
+// itself, is bounded by timeout (timeouts.kubernetesAPICall). admin.conf's identity is only a member of the
 // kubeadm:cluster-admins group; until the ClusterRoleBinding of that name
 // exists it is forbidden everything, so on the first Forbidden answer the
 // binding is created with super-admin.conf (group system:masters) and the
@@ -220,7 +240,7 @@ func Transient(err error) bool {
 // server's authorizer learns of a new binding within milliseconds, so the
 // tries start 10 ms apart (upstream waits 500 ms, on every new cluster).
 func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubeclient.Interface, error) {
-	admin, _, err := FromKubeconfig(adminConf)
+	admin, _, err := FromKubeconfig(adminConf, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +252,7 @@ func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout 
 			return true, nil
 		case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
 			if super == nil {
-				s, _, err := FromKubeconfig(superAdminConf)
+				s, _, err := FromKubeconfig(superAdminConf, timeout)
 				if err != nil {
 					return false, err
 				}

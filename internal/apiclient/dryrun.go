@@ -27,10 +27,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/rest"
-	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"github.com/kubeadm-go/kubeadm/internal/redact"
 )
 
 // dryRunReadTimeout bounds each read a dry run passes to the real cluster.
@@ -42,8 +43,9 @@ const dryRunReadTimeout = 30 * time.Second
 // sent). Reads are answered by real when it is not nil and has the object,
 // otherwise by an in-memory store that holds what earlier calls would have
 // written, so a sequence of calls behaves as it would for real. Deletes
-// always succeed. Token secrets in the Secrets shown are replaced by
-// "<redacted>".
+// always succeed. The data of the Secrets shown is replaced by
+// "<redacted>", but for the public entries of bootstrap tokens (their ID,
+// expiration, usages...).
 //
 // Reads are passed on for secrets, configmaps, nodes, clusterroles,
 // clusterrolebindings, roles and rolebindings; other resources come from
@@ -115,7 +117,7 @@ var errUnsupported = errors.New("not supported by a dry run")
 func (t *dryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
+		b, err := boundedread.ReadAll(req.Body, boundedread.MaxAPIResponse, "the body of "+req.Method+" "+req.URL.String())
 		req.Body.Close()
 		if err != nil {
 			return nil, err
@@ -456,10 +458,10 @@ func realList(c kubeclient.Interface, resource, ns string, opts metav1.ListOptio
 	return nil, nil
 }
 
-// printObject shows obj as YAML with its apiVersion and kind, token
-// secrets hidden.
+// printObject shows obj as YAML with its apiVersion and kind, the data
+// of Secrets hidden.
 func (t *dryRunTransport) printObject(obj runtime.Object) {
-	printYAML(t.out, t.withKind(redactTokenSecrets(obj.DeepCopyObject())))
+	printYAML(t.out, t.withKind(redactSecrets(obj.DeepCopyObject())))
 }
 
 // withKind fills in obj's apiVersion and kind, and those of its items, from
@@ -490,23 +492,16 @@ func printYAML(out io.Writer, obj any) {
 	fmt.Fprintf(out, "[dryrun] Attached object:\n%s\n", b)
 }
 
-// redactTokenSecrets hides the token-secret of bootstrap token Secrets,
-// alone or in a list. obj must be a copy.
-func redactTokenSecrets(obj runtime.Object) runtime.Object {
-	redact := func(s *corev1.Secret) {
-		if _, ok := s.Data[bootstrapapi.BootstrapTokenSecretKey]; ok {
-			s.Data[bootstrapapi.BootstrapTokenSecretKey] = []byte("<redacted>")
-		}
-		if _, ok := s.StringData[bootstrapapi.BootstrapTokenSecretKey]; ok {
-			s.StringData[bootstrapapi.BootstrapTokenSecretKey] = "<redacted>"
-		}
-	}
+// redactSecrets hides the data of Secrets, alone or in a list (see
+// redact.Secret): the kubeadm-certs Secret and the secret of bootstrap
+// tokens, among others. obj must be a copy.
+func redactSecrets(obj runtime.Object) runtime.Object {
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		redact(o)
+		redact.Secret(o)
 	case *corev1.SecretList:
 		for i := range o.Items {
-			redact(&o.Items[i])
+			redact.Secret(&o.Items[i])
 		}
 	}
 	return obj

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +12,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 )
@@ -41,7 +41,7 @@ func CurrentCluster(kubeconfigPath string) (*clientcmdapi.Cluster, error) {
 	c := *cluster
 	c.LocationOfOrigin = ""
 	if len(c.CertificateAuthorityData) == 0 && c.CertificateAuthority != "" {
-		data, err := os.ReadFile(c.CertificateAuthority)
+		data, err := boundedread.ReadFile(c.CertificateAuthority, boundedread.MaxFile)
 		if err != nil {
 			return nil, fmt.Errorf("reading the CA certificate that the kubeconfig file %s names: %w", kubeconfigPath, err)
 		}

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/csrapprover"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -42,16 +42,13 @@ func newKubeletServingApproverCmd(streams Streams) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
-			if err != nil {
-				return fmt.Errorf("loading kubeconfig %s: %w", o.kubeconfig, err)
-			}
-			api, err := csrapprover.NewAPI(cfg)
+			// Each request is bounded; a watch lasts one resync period.
+			c, cfg, err := apiclient.FromKubeconfig(o.kubeconfig, o.resync+time.Minute)
 			if err != nil {
 				return err
 			}
 			a := &csrapprover.Approver{
-				API:    api,
+				API:    csrapprover.NewAPI(c),
 				Resync: o.resync,
 				Log:    func(format string, args ...any) { klog.Infof(format, args...) },
 			}

@@ -138,7 +138,7 @@ func (s clusterSource) read(ctx context.Context) *config.Documents {
 	newClient := s.client
 	if newClient == nil {
 		newClient = func(path string) (kubeclient.Interface, error) {
-			c, _, err := apiclient.FromKubeconfig(path)
+			c, _, err := apiclient.FromKubeconfig(path, v1beta4.DefaultKubernetesAPICall)
 			return c, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
 	"github.com/kubeadm-go/kubeadm/internal/etcdsnapshot"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -279,7 +280,7 @@ func (o *etcdRestoreOptions) run(ctx context.Context, env etcdEnv, out io.Writer
 	}
 	fmt.Fprintf(out, "[etcd] Restored the snapshot into %s as member %q (%s)\n", member.HostDataDir, member.Name, strings.Join(member.PeerURLs, ","))
 
-	data, err := os.ReadFile(savedManifest)
+	data, err := boundedread.ReadFile(savedManifest, boundedread.MaxFile)
 	if err == nil {
 		err = atomicfile.Write(manifest, data, staticpod.FileMode)
 	}

@@ -304,3 +304,40 @@ func TestEtcdSnapshotRestoreUndoes(t *testing.T) {
 		})
 	}
 }
+
+// silent is a dialer for a port that accepts connections and then says
+// nothing, not even its part of the TLS handshake, until the test ends.
+func silent(t *testing.T) func(ctx context.Context, addr string) (net.Conn, error) {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		a, b := net.Pipe()
+		t.Cleanup(func() { b.Close() })
+		return a, nil
+	}
+}
+
+// TestEtcdCommandsGiveUpOnASilentMember: against an etcd member that
+// takes the connection and never answers, save and restore fail within
+// their call and list timeouts, and change nothing.
+func TestEtcdCommandsGiveUpOnASilentMember(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args func(t *testing.T) []string
+		want string
+	}{
+		{"save", func(*testing.T) []string { return []string{"snapshot", "save"} }, "etcd snapshot from https://10.0.0.1:2379"},
+		{"restore", func(t *testing.T) []string { return []string{"snapshot", "restore", copyFixture(t, false)} }, "run again with --force"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newEtcdNode(t, "https://10.0.0.1:2380", silent(t))
+			args := tc.args(t)
+			err := withinDeadline(t, 30*time.Second, func() error {
+				_, err := n.run(t, args...)
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%s = %v, want an error containing %q", tc.name, err, tc.want)
+			}
+			n.untouched(t)
+		})
+	}
+}

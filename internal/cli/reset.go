@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
@@ -167,7 +169,7 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 			return cri.Dial(ctx, endpoint, cri.Options{})
 		},
 		NewClient: func(path string) (kubeclient.Interface, error) {
-			c, _, err := apiclient.FromKubeconfig(path)
+			c, _, err := apiclient.FromKubeconfig(path, kubeadm.KubernetesAPICall(cfg.Timeouts))
 			return c, err
 		},
 		Run: resetphases.RunProgram,
@@ -185,7 +187,9 @@ func askYes(streams Streams) func(question string) bool {
 		if streams.In == nil {
 			return false
 		}
-		line, _ := bufio.NewReader(streams.In).ReadString('\n')
+		// A line longer than any answer is not a yes; an endless one is
+		// not read to its end.
+		line, _ := bufio.NewReader(io.LimitReader(streams.In, 1<<10)).ReadString('\n')
 		a := strings.ToLower(strings.TrimSpace(line))
 		return a == "y" || a == "yes"
 	}

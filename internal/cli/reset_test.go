@@ -101,3 +101,27 @@ func TestAskYes(t *testing.T) {
 		})
 	}
 }
+
+// TestAskYesReadsALineOfBoundedLength: an answer that does not end (input
+// from an endless stream) is not read to its end, and is not a yes.
+func TestAskYesReadsALineOfBoundedLength(t *testing.T) {
+	in := &countingInput{r: strings.NewReader(strings.Repeat("y", 1<<20) + "\n")}
+	if askYes(Streams{In: in, Out: io.Discard})("Go on? [y/N]: ") {
+		t.Error("a line of a million y is a yes")
+	}
+	if in.n > 4<<10 {
+		t.Errorf("read %d bytes of the answer, want a few KiB at most", in.n)
+	}
+}
+
+// countingInput counts the bytes read from r.
+type countingInput struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingInput) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
+
+	"github.com/kubeadm-go/kubeadm/internal/redact"
 )
 
 // Streams are the standard streams a command reads from and writes to.
@@ -67,8 +69,11 @@ run the "kubeadm join" command that init prints. The same configuration files
 	return cmd
 }
 
-// addKlogFlags exposes klog's verbosity and output flags on cmd.
+// addKlogFlags exposes klog's verbosity and output flags on cmd, and makes
+// sure that no secret reaches klog's output at any verbosity (client-go
+// logs request and answer bodies from -v=8 on).
 func addKlogFlags(cmd *cobra.Command) {
+	redact.InstallKlogFilter()
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	for _, name := range []string{"v", "vmodule"} {

@@ -30,6 +30,9 @@ const defaultAdminKubeconfig = "/etc/kubernetes/admin.conf"
 type tokenOptions struct {
 	kubeconfig string
 	dryRun     bool
+	// apiCallTimeout bounds each request to the API server, unless the
+	// --config file of "token create" sets timeouts.kubernetesAPICall.
+	apiCallTimeout time.Duration
 
 	getenv   func(string) string
 	homeDir  func() (string, error)
@@ -39,16 +42,22 @@ type tokenOptions struct {
 }
 
 func newTokenCmd(streams Streams) *cobra.Command {
-	o := &tokenOptions{
-		getenv:  os.Getenv,
-		homeDir: os.UserHomeDir,
+	return newTokenCmdWith(&tokenOptions{
+		apiCallTimeout: v1beta4.DefaultKubernetesAPICall,
+		getenv:         os.Getenv,
+		homeDir:        os.UserHomeDir,
 		isFile: func(p string) bool {
 			fi, err := os.Stat(p)
 			return err == nil && !fi.IsDir()
 		},
 		now:      time.Now,
 		newToken: config.GenerateToken,
-	}
+	})
+}
+
+// newTokenCmdWith is the token command with o's dependencies; the flags
+// fill in the rest of o.
+func newTokenCmdWith(o *tokenOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
 		Short: "Manage bootstrap tokens",
@@ -94,11 +103,12 @@ func (o *tokenOptions) kubeconfigPath(cmd *cobra.Command) string {
 	return o.kubeconfig
 }
 
-// client returns a client for the kubeconfig file, which only prints what
-// it would change under --dry-run (reads still reach the cluster).
-func (o *tokenOptions) client(cmd *cobra.Command) (kubeclient.Interface, string, error) {
+// client returns a client for the kubeconfig file whose requests give up
+// after timeout, and which only prints what it would change under
+// --dry-run (reads still reach the cluster).
+func (o *tokenOptions) client(cmd *cobra.Command, timeout time.Duration) (kubeclient.Interface, string, error) {
 	path := o.kubeconfigPath(cmd)
-	c, _, err := apiclient.FromKubeconfig(path)
+	c, _, err := apiclient.FromKubeconfig(path, timeout)
 	if err != nil {
 		return nil, "", err
 	}
@@ -192,10 +202,6 @@ func (o *tokenOptions) create(cmd *cobra.Command, c *tokenCreateOptions, args []
 	if err := checkMixedArguments(cmd.Flags()); err != nil {
 		return err
 	}
-	client, kubeconfigPath, err := o.client(cmd)
-	if err != nil {
-		return err
-	}
 	ctx := commandContext(cmd)
 	cfg, err := c.configuration(ctx, cmd, o, args)
 	if err != nil {
@@ -203,6 +209,14 @@ func (o *tokenOptions) create(cmd *cobra.Command, c *tokenCreateOptions, args []
 	}
 	if len(cfg.BootstrapTokens) == 0 {
 		return errors.New("the configuration holds no bootstrap token to create")
+	}
+	timeout := o.apiCallTimeout
+	if c.configPath != "" {
+		timeout = kubeadm.KubernetesAPICall(cfg.Timeouts)
+	}
+	client, kubeconfigPath, err := o.client(cmd, timeout)
+	if err != nil {
+		return err
 	}
 	if err := bootstraptoken.Create(ctx, client, cfg.BootstrapTokens, o.now()); err != nil {
 		return err
@@ -278,7 +292,7 @@ left out, with a warning.`,
 			if err := bootstraptoken.CheckOutputFormat(output, allowMissingKeys); err != nil {
 				return tokenFailure(err)
 			}
-			client, _, err := o.client(cmd)
+			client, _, err := o.client(cmd, o.apiCallTimeout)
 			if err != nil {
 				return tokenFailure(err)
 			}
@@ -325,7 +339,7 @@ func (o *tokenOptions) delete(cmd *cobra.Command, args []string) error {
 		}
 		ids[i] = id
 	}
-	client, _, err := o.client(cmd)
+	client, _, err := o.client(cmd, o.apiCallTimeout)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -105,5 +107,68 @@ func TestTokenKubeconfigLookup(t *testing.T) {
 				t.Errorf("kubeconfig %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTokenCommandsGiveUpOnASilentServer: against an API server that takes
+// the connection and never answers, every token command fails once
+// timeouts.kubernetesAPICall (of --config for create, else the default,
+// shortened here) has passed for its requests, instead of waiting forever.
+func TestTokenCommandsGiveUpOnASilentServer(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "kubeadm.yaml")
+	if err := os.WriteFile(cfg, []byte(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+bootstrapTokens:
+- token: abcdef.0123456789abcdef
+timeouts:
+  kubernetesAPICall: 300ms
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.36.3
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	servers := []struct{ name, url string }{
+		{"TLS server that never answers", silentHTTPS(t)},
+		{"TCP server that never starts TLS", silentTCP(t)},
+	}
+	commands := []struct {
+		name string
+		args []string
+		// defaultTimeout stands for timeouts.kubernetesAPICall's default:
+		// with --config, the file's value must win over it.
+		defaultTimeout time.Duration
+	}{
+		{"list", []string{"list"}, 300 * time.Millisecond},
+		{"delete", []string{"delete", "abcdef"}, 300 * time.Millisecond},
+		{"create", []string{"create", "abcdef.0123456789abcdef"}, 300 * time.Millisecond},
+		{"create --config", []string{"create", "--config", cfg}, time.Hour},
+	}
+	for _, srv := range servers {
+		kc := kubeconfigFor(t, srv.url)
+		for _, c := range commands {
+			t.Run(srv.name+"/"+c.name, func(t *testing.T) {
+				o := &tokenOptions{
+					apiCallTimeout: c.defaultTimeout,
+					getenv:         func(string) string { return "" },
+					homeDir:        func() (string, error) { return "", errors.New("no home") },
+					isFile:         func(string) bool { return false },
+					now:            time.Now,
+					newToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
+				}
+				cmd := newTokenCmdWith(o)
+				var out, errOut bytes.Buffer
+				cmd.SetOut(&out)
+				cmd.SetErr(&errOut)
+				cmd.SetArgs(append(c.args, "--kubeconfig", kc))
+				began := time.Now()
+				err := withinDeadline(t, 30*time.Second, cmd.Execute)
+				if err == nil {
+					t.Fatalf("no error; stdout %q", out.String())
+				}
+				t.Logf("gave up after %v: %v", time.Since(began).Round(time.Millisecond), err)
+			})
+		}
 	}
 }

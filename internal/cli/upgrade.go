@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
@@ -305,7 +306,7 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 			d.KubeconfigPath = filepath.Join(d.KubernetesDir, "kubelet.conf")
 		}
 	}
-	c, _, err := apiclient.FromKubeconfig(d.KubeconfigPath)
+	c, _, err := apiclient.FromKubeconfig(d.KubeconfigPath, kubeadm.KubernetesAPICall(up.Timeouts))
 	if err != nil {
 		return nil, err
 	}
@@ -380,11 +381,7 @@ func (o *upgradeOptions) upgradeConfig(env config.Environment, flags *pflag.Flag
 func fetchClusterDocs(ctx context.Context, c kubeclient.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer, withProxy bool) (*config.Documents, error) {
 	fmt.Fprintf(out, "[upgrade/config] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
 	fmt.Fprintln(out, "[upgrade/config] If it is wrong, store the right one with 'kubeadm init phase upload-config kubeadm --config <your-config-file>'")
-	timeout := v1beta4.DefaultKubernetesAPICall
-	if t := up.Timeouts; t != nil && t.KubernetesAPICall != nil && t.KubernetesAPICall.Duration > 0 {
-		timeout = t.KubernetesAPICall.Duration
-	}
-	return uploadconfig.FetchDocuments(ctx, c, timeout, uploadconfig.FetchOptions{KubeProxy: withProxy, DropGenerated: true})
+	return uploadconfig.FetchDocuments(ctx, c, kubeadm.KubernetesAPICall(up.Timeouts), uploadconfig.FetchOptions{KubeProxy: withProxy, DropGenerated: true})
 }
 
 // nodeConfig is the cluster's configuration at version target with this
@@ -466,7 +463,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(preflight.NewHost())}, ignored, progress, progress); err != nil {
 		return exitcode.PreflightError(err)
 	}
-	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath)
+	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath, kubeadm.KubernetesAPICall(up.Timeouts))
 	if err != nil {
 		return err
 	}
@@ -574,7 +571,7 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 	if !flags.Changed("context-lines") && up.Diff.DiffContextLines > 0 {
 		o.contextLines = up.Diff.DiffContextLines
 	}
-	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath)
+	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath, kubeadm.KubernetesAPICall(up.Timeouts))
 	if err != nil {
 		return err
 	}
@@ -596,7 +593,7 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 	view := d.InitView()
 	for _, comp := range staticpod.ControlPlaneComponents() {
 		path := staticpod.ManifestPath(d.ManifestDir, comp)
-		old, err := os.ReadFile(path)
+		old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 		if err != nil {
 			return err
 		}

@@ -9,20 +9,20 @@ import (
 	"slices"
 	"strings"
 
+	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeproxyconfig"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 )
 
 // Paths and values kubeadm writes into the component configurations.
 const (
-	StaticPodPath           = "/etc/kubernetes/manifests"
-	KubeProxyKubeconfig     = "/var/lib/kube-proxy/kubeconfig.conf"
-	kubeletHealthzAddress   = "127.0.0.1"
-	kubeletHealthzPort      = 10248
-	kubeletCgroupDriver     = "systemd"
-	kubeletAuthzModeWebhook = "Webhook"
+	StaticPodPath         = "/etc/kubernetes/manifests"
+	KubeProxyKubeconfig   = "/var/lib/kube-proxy/kubeconfig.conf"
+	kubeletHealthzAddress = "127.0.0.1"
+	kubeletHealthzPort    = 10248
+	kubeletCgroupDriver   = "systemd"
 )
 
 // DefaultComponentConfigs makes sure c carries a kubelet and a kube-proxy
@@ -42,16 +42,16 @@ func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertiseAddress s
 }
 
 // NewKubeletConfiguration returns an empty kubelet configuration document.
-func NewKubeletConfiguration() *kubeletconfig.KubeletConfiguration {
-	k := &kubeletconfig.KubeletConfiguration{}
+func NewKubeletConfiguration() *kubeletv1beta1.KubeletConfiguration {
+	k := &kubeletv1beta1.KubeletConfiguration{}
 	k.APIVersion = KubeletGroupVersion.String()
 	k.Kind = KindKubelet
 	return k
 }
 
 // NewKubeProxyConfiguration returns an empty kube-proxy configuration document.
-func NewKubeProxyConfiguration() *kubeproxyconfig.KubeProxyConfiguration {
-	k := &kubeproxyconfig.KubeProxyConfiguration{}
+func NewKubeProxyConfiguration() *kubeproxyv1alpha1.KubeProxyConfiguration {
+	k := &kubeproxyv1alpha1.KubeProxyConfiguration{}
 	k.APIVersion = KubeProxyGroupVersion.String()
 	k.Kind = KindKubeProxy
 	return k
@@ -80,7 +80,7 @@ func shown(v any) any {
 }
 
 // DefaultKubeletConfiguration fills the kubelet fields kubeadm owns.
-func DefaultKubeletConfiguration(k *kubeletconfig.KubeletConfiguration, c *kubeadm.ClusterConfiguration, warn func(format string, args ...any)) {
+func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kubeadm.ClusterConfiguration, warn func(format string, args ...any)) {
 	k.APIVersion = KubeletGroupVersion.String()
 	k.Kind = KindKubelet
 	const kind = KindKubelet
@@ -95,7 +95,7 @@ func DefaultKubeletConfiguration(k *kubeletconfig.KubeletConfiguration, c *kubea
 	ownedField(warn, kind, "authentication.anonymous.enabled", k.Authentication.Anonymous.Enabled != nil,
 		&k.Authentication.Anonymous.Enabled, new(false), ptrEqual)
 	ownedField(warn, kind, "authorization.mode", k.Authorization.Mode != "",
-		&k.Authorization.Mode, kubeletconfig.KubeletAuthorizationMode(kubeletAuthzModeWebhook), eq)
+		&k.Authorization.Mode, kubeletv1beta1.KubeletAuthorizationModeWebhook, eq)
 	ownedField(warn, kind, "authentication.webhook.enabled", k.Authentication.Webhook.Enabled != nil,
 		&k.Authentication.Webhook.Enabled, new(true), ptrEqual)
 	ownedField(warn, kind, "healthzBindAddress", k.HealthzBindAddress != "", &k.HealthzBindAddress, kubeletHealthzAddress, eq)
@@ -117,7 +117,7 @@ func DefaultKubeletConfiguration(k *kubeletconfig.KubeletConfiguration, c *kubea
 // one is not the user's to turn off), and, where the user set nothing,
 // strong TLS cipher suites, the runtime's default seccomp profile for every
 // container and a limit on the processes of a Pod.
-func hardenKubeletConfiguration(k *kubeletconfig.KubeletConfiguration) {
+func hardenKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration) {
 	k.ServerTLSBootstrap = true
 	if len(k.TLSCipherSuites) == 0 {
 		k.TLSCipherSuites = cis.CipherSuites()
@@ -131,7 +131,7 @@ func hardenKubeletConfiguration(k *kubeletconfig.KubeletConfiguration) {
 }
 
 // DefaultKubeProxyConfiguration fills the kube-proxy fields kubeadm owns.
-func DefaultKubeProxyConfiguration(k *kubeproxyconfig.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
+func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
 	k.APIVersion = KubeProxyGroupVersion.String()
 	k.Kind = KindKubeProxy
 	const kind = KindKubeProxy

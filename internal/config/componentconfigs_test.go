@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 )
 
@@ -133,7 +134,7 @@ func TestExplicitEmptyClusterDNSKept(t *testing.T) {
 // ciphers, the runtime's seccomp profile and a Pod PID limit; without the
 // gate none of it is set.
 func TestKubeletHardening(t *testing.T) {
-	load := func(doc string) *kubeletconfig.KubeletConfiguration {
+	load := func(doc string) *kubeletv1beta1.KubeletConfiguration {
 		t.Helper()
 		docs, err := Decode([]byte(doc), Strict)
 		if err != nil {

@@ -1,15 +1,17 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeproxyconfig"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -17,14 +19,14 @@ import (
 
 // Groups and versions of the component configuration documents.
 var (
-	KubeletGroupVersion   = schema.GroupVersion{Group: kubeletconfig.Group, Version: kubeletconfig.Version}
-	KubeProxyGroupVersion = schema.GroupVersion{Group: kubeproxyconfig.Group, Version: kubeproxyconfig.Version}
+	KubeletGroupVersion   = kubeletv1beta1.SchemeGroupVersion
+	KubeProxyGroupVersion = kubeproxyv1alpha1.SchemeGroupVersion
 )
 
 // Kinds of the component configuration documents.
 const (
-	KindKubelet   = kubeletconfig.Kind
-	KindKubeProxy = kubeproxyconfig.Kind
+	KindKubelet   = kubeadm.KindKubeletConfiguration
+	KindKubeProxy = kubeadm.KindKubeProxyConfiguration
 )
 
 // oldVersions maps kubeadm API versions this tool no longer reads to the
@@ -60,8 +62,8 @@ type Documents struct {
 	Reset   *v1beta4.ResetConfiguration
 	Upgrade *v1beta4.UpgradeConfiguration
 
-	Kubelet   *kubeletconfig.KubeletConfiguration
-	KubeProxy *kubeproxyconfig.KubeProxyConfiguration
+	Kubelet   *kubeletv1beta1.KubeletConfiguration
+	KubeProxy *kubeproxyv1alpha1.KubeProxyConfiguration
 
 	// Kinds lists the kinds of the documents read (kubeadm's and the
 	// component configurations), in the file's order.
@@ -74,10 +76,13 @@ type Documents struct {
 }
 
 // ReadFile reads and decodes a configuration file. A file that cannot be
-// read is a plain error; one that does not decode is invalid input (exit
-// code 3).
+// read is a plain error; one larger than boundedread.MaxFile, or that does
+// not decode, is invalid input (exit code 3).
 func ReadFile(path string, strict Strictness) (*Documents, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+	if errors.Is(err, boundedread.ErrTooLarge) {
+		return nil, exitcode.ValidationError(fmt.Errorf("unable to read config from %q: %w", path, err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("unable to read config from %q: %w", path, err)
 	}
@@ -131,12 +136,12 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			if gvk.GroupVersion() != KubeletGroupVersion || gvk.Kind != KindKubelet {
 				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeletGroupVersion, KindKubelet)
 			}
-			obj = &kubeletconfig.KubeletConfiguration{}
+			obj = &kubeletv1beta1.KubeletConfiguration{}
 		case KubeProxyGroupVersion.Group:
 			if gvk.GroupVersion() != KubeProxyGroupVersion || gvk.Kind != KindKubeProxy {
 				return nil, fmt.Errorf("unsupported component configuration %s %s; this kubeadm reads %s %s", gvk.GroupVersion(), gvk.Kind, KubeProxyGroupVersion, KindKubeProxy)
 			}
-			obj = &kubeproxyconfig.KubeProxyConfiguration{}
+			obj = &kubeproxyv1alpha1.KubeProxyConfiguration{}
 		default:
 			out.Warnings = append(out.Warnings, fmt.Sprintf("ignoring document %d: kubeadm does not know apiVersion %s kind %s", d.Index+1, gvk.GroupVersion(), gvk.Kind))
 			continue
@@ -172,9 +177,9 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			v1beta3Cluster = o
 		case *v1beta3.JoinConfiguration:
 			out.Join = joinFromV1beta3(o)
-		case *kubeletconfig.KubeletConfiguration:
+		case *kubeletv1beta1.KubeletConfiguration:
 			out.Kubelet = o
-		case *kubeproxyconfig.KubeProxyConfiguration:
+		case *kubeproxyv1alpha1.KubeProxyConfiguration:
 			out.KubeProxy = o
 		}
 	}

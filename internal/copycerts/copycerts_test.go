@@ -3,8 +3,15 @@ package copycerts
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -186,18 +193,20 @@ func TestFiles(t *testing.T) {
 	}
 }
 
-// writePKI writes fake files for every entry of Files(dir, local etcd)
-// except those named in skip, and returns the list with their contents.
+// writePKI writes a real shared PKI (small ECDSA keys, so the test stays
+// fast) for every entry of Files(dir, local etcd) except those named in
+// skip, and returns the list with the files' contents.
 func writePKI(t *testing.T, skip ...string) ([]File, map[string][]byte) {
 	t.Helper()
 	dir := t.TempDir()
 	files := Files(dir, kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})
+	all := testPKI(t)
 	content := map[string][]byte{}
 	for _, f := range files {
 		if contains(skip, f.Key) {
 			continue
 		}
-		b := []byte("content of " + f.Key + "\n")
+		b := all[f.Key]
 		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -207,6 +216,64 @@ func writePKI(t *testing.T, skip ...string) ([]File, map[string][]byte) {
 		content[f.Key] = b
 	}
 	return files, content
+}
+
+// testPKI returns PEM contents for every Secret entry of a local-etcd
+// cluster: three self-signed CAs and the service-account key pair.
+func testPKI(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, ca := range []struct{ entry, cn string }{{"ca", "kubernetes"}, {"front-proxy-ca", "front-proxy-ca"}, {"etcd-ca", "etcd-ca"}} {
+		crt, key := testCA(t, ca.cn, true)
+		out[ca.entry+".crt"], out[ca.entry+".key"] = crt, key
+	}
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["sa.key"] = keyPEM(t, k)
+	pub, err := x509.MarshalPKIXPublicKey(k.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["sa.pub"] = pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
+	return out
+}
+
+// testCA makes a self-signed certificate named cn, a CA when ca is true,
+// and returns it and its key as PEM.
+func testCA(t *testing.T, cn string, ca bool) (crt, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             testNow.Add(-time.Hour),
+		NotAfter:              testNow.Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  ca,
+	}
+	if ca {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, k.Public(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM(t, k)
+}
+
+func keyPEM(t *testing.T, k *ecdsa.PrivateKey) []byte {
+	t.Helper()
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
 }
 
 func contains(list []string, s string) bool {
@@ -402,7 +469,7 @@ func TestUploadAPIErrors(t *testing.T) {
 }
 
 func TestDownload(t *testing.T) {
-	files, content := writePKI(t, "sa.pub")
+	files, content := writePKI(t)
 	c := fakeClient()
 	ctx := context.Background()
 	if err := Upload(ctx, c, UploadOptions{Files: files, Key: testKey, Now: testNow, NewToken: tokens("aaaaaa")}); err != nil {
@@ -411,7 +478,7 @@ func TestDownload(t *testing.T) {
 	target := Files(filepath.Join(t.TempDir(), "pki"), kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})
 
 	// A wrong key fails and writes nothing.
-	err := Download(ctx, c, target, otherKey)
+	err := Download(ctx, c, DownloadOptions{Files: target, Key: otherKey})
 	if !errors.Is(err, ErrDecrypt) {
 		t.Errorf("Download with a wrong key: %v, want ErrDecrypt", err)
 	}
@@ -425,17 +492,11 @@ func TestDownload(t *testing.T) {
 	}
 
 	for round := 1; round <= 2; round++ {
-		if err := Download(ctx, c, target, testKey); err != nil {
+		if err := Download(ctx, c, DownloadOptions{Files: target, Key: testKey, TrustedCA: content["ca.crt"]}); err != nil {
 			t.Fatalf("Download round %d: %v", round, err)
 		}
 		for _, f := range target {
 			b, err := os.ReadFile(f.Path)
-			if f.Key == "sa.pub" {
-				if !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("%s was written although the Secret's entry is empty", f.Path)
-				}
-				continue
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -453,7 +514,125 @@ func TestDownload(t *testing.T) {
 	if err := c.CoreV1().Secrets("kube-system").Delete(ctx, SecretName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Download(ctx, c, target, testKey); err == nil || !strings.Contains(err.Error(), "upload-certs --upload-certs") {
+	if err := Download(ctx, c, DownloadOptions{Files: target, Key: testKey}); err == nil || !strings.Contains(err.Error(), "upload-certs --upload-certs") {
 		t.Errorf("Download without the Secret: %v", err)
+	}
+}
+
+// sealedSecret is a kubeadm-certs Secret holding entries sealed with
+// testKey; an empty entry stays empty, as Upload stores a missing file.
+func sealedSecret(t *testing.T, entries map[string][]byte) *corev1.Secret {
+	t.Helper()
+	data := map[string][]byte{}
+	for k, v := range entries {
+		if len(v) == 0 {
+			data[k] = []byte{}
+			continue
+		}
+		sealed, err := Encrypt(v, mustKey(t, testKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[k] = sealed
+	}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: SecretName, Namespace: "kube-system"}, Data: data}
+}
+
+// An external CA's keys are empty entries: the other files are written,
+// those are left alone.
+func TestDownloadExternalCA(t *testing.T) {
+	entries := testPKI(t)
+	entries["ca.key"], entries["front-proxy-ca.key"] = nil, nil
+	c := fakeClient()
+	if _, err := c.CoreV1().Secrets("kube-system").Create(context.Background(), sealedSecret(t, entries), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	target := Files(t.TempDir(), kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})
+	if err := Download(context.Background(), c, DownloadOptions{Files: target, Key: testKey, TrustedCA: entries["ca.crt"]}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range target {
+		_, err := os.Stat(f.Path)
+		if empty := len(entries[f.Key]) == 0; empty != errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: stat %v, entry empty %v", f.Path, err, empty)
+		}
+	}
+}
+
+// Issue 29: a Secret with a missing, swapped or corrupt entry is refused,
+// naming the entry, before anything is written.
+func TestDownloadRefusals(t *testing.T) {
+	other, _ := testCA(t, "another", true)
+	leaf, leafKey := testCA(t, "not-a-ca", false)
+	tests := []struct {
+		name string
+		// change alters the entries of a good Secret.
+		change  func(e map[string][]byte)
+		sealed  func(data map[string][]byte) // alters the sealed data
+		trusted func(e map[string][]byte) []byte
+		want    []string
+	}{
+		{name: "missing entry", change: func(e map[string][]byte) { delete(e, "etcd-ca.key") },
+			want: []string{`entry "etcd-ca.key"`, "is missing"}},
+		{name: "swapped CA keys", change: func(e map[string][]byte) { e["ca.key"], e["front-proxy-ca.key"] = e["front-proxy-ca.key"], e["ca.key"] },
+			want: []string{`entry "ca.key" is not the private key of "ca.crt"`, `entry "front-proxy-ca.key" is not the private key of "front-proxy-ca.crt"`}},
+		{name: "swapped service-account key", change: func(e map[string][]byte) { e["sa.key"] = e["etcd-ca.key"] },
+			want: []string{`entry "sa.key" is not the private key of "sa.pub"`}},
+		{name: "corrupt: does not parse", change: func(e map[string][]byte) { e["front-proxy-ca.crt"] = []byte("not a certificate\n") },
+			want: []string{`entry "front-proxy-ca.crt" is not a PEM certificate`}},
+		{name: "corrupt: a certificate under a key's name", change: func(e map[string][]byte) { e["etcd-ca.key"] = e["etcd-ca.crt"] },
+			want: []string{`entry "etcd-ca.key" is not a PEM private key`}},
+		{name: "corrupt: sa.pub is a certificate", change: func(e map[string][]byte) { e["sa.pub"] = e["ca.crt"] },
+			want: []string{`entry "sa.pub" is not a PEM public key`}},
+		{name: "corrupt: altered in the Secret", sealed: func(d map[string][]byte) { d["ca.key"][len(d["ca.key"])-1] ^= 1 },
+			want: []string{`"ca.key"`, "does not decrypt"}},
+		{name: "key without its certificate", change: func(e map[string][]byte) { e["ca.crt"] = nil },
+			want: []string{`entry "ca.key" holds a private key but "ca.crt"`}},
+		{name: "a leaf certificate as a CA", change: func(e map[string][]byte) { e["etcd-ca.crt"], e["etcd-ca.key"] = leaf, leafKey },
+			want: []string{`entry "etcd-ca.crt" is not a CA certificate`}},
+		{name: "CA pairs swapped whole", change: func(e map[string][]byte) {
+			e["ca.crt"], e["front-proxy-ca.crt"] = e["front-proxy-ca.crt"], e["ca.crt"]
+			e["ca.key"], e["front-proxy-ca.key"] = e["front-proxy-ca.key"], e["ca.key"]
+		}, trusted: func(e map[string][]byte) []byte { return e["front-proxy-ca.crt"] }, // the original ca.crt
+			want: []string{`entry "ca.crt" is not the cluster CA this node trusts`}},
+		{name: "another cluster's CA", trusted: func(map[string][]byte) []byte { return other },
+			want: []string{`entry "ca.crt" is not the cluster CA this node trusts`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			entries := testPKI(t)
+			trusted := append(append([]byte{}, other...), entries["ca.crt"]...) // a bundle, as during a CA rotation
+			if tt.change != nil {
+				tt.change(entries)
+			}
+			if tt.trusted != nil {
+				trusted = tt.trusted(entries)
+			}
+			secret := sealedSecret(t, entries)
+			if tt.sealed != nil {
+				tt.sealed(secret.Data)
+			}
+			c := fakeClient()
+			if _, err := c.CoreV1().Secrets("kube-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			target := Files(filepath.Join(dir, "pki"), kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})
+			err := Download(context.Background(), c, DownloadOptions{Files: target, Key: testKey, TrustedCA: trusted})
+			if err == nil {
+				t.Fatal("Download accepted the Secret")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "PRIVATE KEY") {
+				t.Errorf("error shows secret material: %v", err)
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("a refused download wrote %v", left)
+			}
+		})
 	}
 }

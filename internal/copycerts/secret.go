@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
@@ -114,7 +115,7 @@ func Upload(ctx context.Context, c kubeclient.Interface, opts UploadOptions) err
 func sealFiles(files []File, key []byte) (map[string][]byte, error) {
 	data := make(map[string][]byte, len(files))
 	for _, f := range files {
-		b, err := os.ReadFile(f.Path)
+		b, err := boundedread.ReadFile(f.Path, boundedread.MaxFile)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if f.Key == caKeyKey || f.Key == frontProxyCAKeyKey {
@@ -222,14 +223,30 @@ func Open(secret *corev1.Secret, hexKey string) (map[string][]byte, error) {
 	return out, nil
 }
 
-// Download fetches Secret SecretName, decrypts it with the hex-encoded key
-// and writes each of files that the Secret holds a non-empty entry for, with
-// the file's mode, creating folders as needed. Every entry is decrypted
-// before the first file is written, so a wrong key leaves the disk
-// untouched. Files with no entry, or an empty one, are left alone.
-// Idempotent: the same Secret and key write the same files.
-func Download(ctx context.Context, c kubeclient.Interface, files []File, hexKey string) error {
-	if _, err := ParseKey(hexKey); err != nil {
+// DownloadOptions say what Download fetches and how it checks it.
+type DownloadOptions struct {
+	// Files are the files to write (see Files): each must have an entry in
+	// the Secret.
+	Files []File
+	// Key is the hex-encoded certificate key.
+	Key string
+	// TrustedCA is the PEM bundle of the cluster CA the joining node
+	// trusts (from discovery); when set, the Secret's ca.crt must be one
+	// of its certificates.
+	TrustedCA []byte
+}
+
+// Download fetches Secret SecretName, decrypts it with opts.Key, checks
+// it (see checkEntries: every file has an entry, each entry parses as what
+// its name says, each key belongs to its certificate, the CAs are CAs and
+// ca.crt is the trusted one) and only then writes each file whose entry is
+// not empty, with the file's mode, creating folders as needed. On any
+// problem nothing is written and the error names every entry at fault,
+// never the key. An empty entry (a file the uploader did not have, as an
+// external CA's key) leaves its file alone. Idempotent: the same Secret
+// and key write the same files.
+func Download(ctx context.Context, c kubeclient.Interface, opts DownloadOptions) error {
+	if _, err := ParseKey(opts.Key); err != nil {
 		return err
 	}
 	secret, err := c.CoreV1().Secrets(metav1.NamespaceSystem).Get(ctx, SecretName, metav1.GetOptions{})
@@ -239,11 +256,14 @@ func Download(ctx context.Context, c kubeclient.Interface, files []File, hexKey 
 	if err != nil {
 		return fmt.Errorf("reading Secret %s/%s: %w", metav1.NamespaceSystem, SecretName, err)
 	}
-	plain, err := Open(secret, hexKey)
+	plain, err := Open(secret, opts.Key)
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
+	if err := checkEntries(plain, opts.Files, opts.TrustedCA); err != nil {
+		return fmt.Errorf("the Secret %s/%s is refused and nothing is written: %w", metav1.NamespaceSystem, SecretName, err)
+	}
+	for _, f := range opts.Files {
 		b := plain[f.Key]
 		if len(b) == 0 {
 			continue

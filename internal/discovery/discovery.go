@@ -13,7 +13,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/clock"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -26,8 +28,6 @@ const (
 	DefaultInterval = 5 * time.Second
 	// DefaultRequestTimeout bounds one request to the API server.
 	DefaultRequestTimeout = 10 * time.Second
-	// maxDiscoveryFileSize caps what is read from a discovery file URL.
-	maxDiscoveryFileSize = 4 << 20
 )
 
 // The kinds of failure, for errors.Is. Each error discovery returns wraps
@@ -173,7 +173,10 @@ func (d *Discoverer) poll(ctx context.Context, end deadline, try func(context.Co
 // package's errors, and tells whether trying again may help: a server
 // certificate that does not verify will not start verifying.
 func classify(err error, server string) (final bool, out error) {
-	var status apierrors.APIStatus
+	var (
+		status   apierrors.APIStatus
+		tooLarge *boundedread.TooLargeError
+	)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, fmt.Errorf("%w at %s", ErrClusterInfoMissing, server)
@@ -183,6 +186,12 @@ func classify(err error, server string) (final bool, out error) {
 		return false, fmt.Errorf("reading cluster-info at %s: %w", server, err)
 	case isCertificateError(err):
 		return true, fmt.Errorf("%w (server %s): %w", ErrUntrustedServer, server, err)
+	case errors.As(err, &tooLarge):
+		// cluster-info is a few KiB; asking again will not shrink it.
+		// client-go's wrapping would only say to retry.
+		return true, fmt.Errorf("reading cluster-info at %s: %w", server, tooLarge)
+	case errors.Is(err, redirectpolicy.ErrRefused):
+		return true, fmt.Errorf("reading cluster-info at %s: %w", server, err)
 	default:
 		return false, fmt.Errorf("%w at %s: %w", ErrUnreachable, server, err)
 	}

@@ -51,6 +51,15 @@
 //     cluster must have a CA (embedded or by path); insecure-skip-tls-verify
 //     in the file is turned off, so the result always verifies the server.
 //   - An https discovery file is fetched once, without retries.
+//   - Sizes are capped: each read of cluster-info and an https discovery
+//     file at boundedread.MaxUnverified (2 MiB), a local discovery file and
+//     the CA file it names at boundedread.MaxFile. An answer over the cap
+//     ends discovery at once, after reading no more than the cap.
+//   - Redirects are followed only to the host and port asked for, and
+//     never from https to http (redirectpolicy.SameHost): a discovery file
+//     is trusted for where it was read from.
+//   - A discovery file URL answering anything but 200 is an error naming
+//     the status.
 //
 // Every side effect is injected through Discoverer's fields: how
 // connections are dialled, the CAs trusted for https discovery files, the

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -14,6 +13,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 )
 
 // File runs file discovery: location is a kubeconfig file's path or an
@@ -73,12 +76,9 @@ func (d *Discoverer) loadFile(ctx context.Context, end deadline, location string
 	case strings.Contains(lower, "://"):
 		return nil, fmt.Errorf("the discovery file URL %s must use https", location)
 	default:
-		cfg, err := clientcmd.LoadFromFile(location)
+		cfg, err := kubeconfig.Load(location)
 		if err != nil {
 			return nil, fmt.Errorf("loading the discovery file: %w", err)
-		}
-		if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
-			return nil, fmt.Errorf("the discovery file %s: %w", location, err)
 		}
 		return cfg, nil
 	}
@@ -100,7 +100,10 @@ func (d *Discoverer) fetch(ctx context.Context, end deadline, url string) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("the discovery file URL %s: %w", url, err)
 	}
-	resp, err := (&http.Client{Transport: transport}).Do(req)
+	// The file decides which cluster to trust: a redirect must not take
+	// the request to another host, nor off https.
+	client := &http.Client{Transport: transport, CheckRedirect: redirectpolicy.SameHost}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fetching the discovery file: %w", err)
 	}
@@ -108,12 +111,9 @@ func (d *Discoverer) fetch(ctx context.Context, end deadline, url string) ([]byt
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("fetching the discovery file from %s: HTTP status %s", url, resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryFileSize+1))
+	data, err := boundedread.ReadAll(resp.Body, boundedread.MaxUnverified, "the discovery file at "+url)
 	if err != nil {
 		return nil, fmt.Errorf("reading the discovery file from %s: %w", url, err)
-	}
-	if len(data) > maxDiscoveryFileSize {
-		return nil, fmt.Errorf("the discovery file at %s is larger than %d bytes", url, maxDiscoveryFileSize)
 	}
 	return data, nil
 }
@@ -131,7 +131,7 @@ func (d *Discoverer) refresh(ctx context.Context, end deadline, cfg *clientcmdap
 		only.AuthInfos[name] = cfg.AuthInfos[cur.AuthInfo]
 		only.Contexts[name].AuthInfo = name
 	}
-	restCfg, err := clientcmd.NewDefaultClientConfig(*only, &clientcmd.ConfigOverrides{}).ClientConfig()
+	restCfg, err := kubeconfig.RESTConfig(only, "")
 	if err != nil {
 		return nil, fmt.Errorf("making a client from the discovery file: %w", err)
 	}

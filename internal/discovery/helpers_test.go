@@ -101,6 +101,8 @@ type fakeAPI struct {
 	caPEM   []byte // the server's self-signed certificate, as a CA
 	respond func(n int) (int, any)
 	files   map[string][]byte
+	// handlers answer their paths in place of respond and files.
+	handlers map[string]http.HandlerFunc
 
 	mu     sync.Mutex
 	seen   []seenRequest
@@ -109,7 +111,7 @@ type fakeAPI struct {
 
 func newFakeAPI(t *testing.T, respond func(n int) (int, any)) *fakeAPI {
 	t.Helper()
-	f := &fakeAPI{respond: respond, files: map[string][]byte{}}
+	f := &fakeAPI{respond: respond, files: map[string][]byte{}, handlers: map[string]http.HandlerFunc{}}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	f.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // failed handshakes are expected
 	f.srv.StartTLS()
@@ -127,7 +129,12 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 			n++
 		}
 	}
+	h := f.handlers[r.URL.Path]
 	f.mu.Unlock()
+	if h != nil {
+		h(w, r)
+		return
+	}
 	if data, ok := f.files[r.URL.Path]; ok {
 		_, _ = w.Write(data)
 		return

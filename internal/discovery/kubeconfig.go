@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 const (
@@ -77,7 +78,7 @@ func currentCluster(cfg *clientcmdapi.Config) (string, *clientcmdapi.Cluster, er
 	}
 	c := cluster.DeepCopy()
 	if len(c.CertificateAuthorityData) == 0 && c.CertificateAuthority != "" {
-		data, err := os.ReadFile(c.CertificateAuthority)
+		data, err := boundedread.ReadFile(c.CertificateAuthority, boundedread.MaxFile)
 		if err != nil {
 			return "", nil, fmt.Errorf("reading the CA certificate of cluster %q: %w", name, err)
 		}

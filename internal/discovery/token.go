@@ -15,7 +15,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
@@ -124,10 +126,17 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 	cfg.Dial = d.dial()
 	cfg.UserAgent = "kubeadm-discovery"
 	cfg.QPS = -1 // poll paces the requests; no client-side rate limit
+	// cluster-info is a small kubeconfig; before the server is verified
+	// anyone may be answering.
+	cfg.Wrap(boundedread.Transport(boundedread.MaxUnverified))
+	// Each request is bounded by poll's context; the client's own timeout
+	// is the same bound, for any request made without it.
+	cfg.Timeout = d.requestTimeout()
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return fmt.Errorf("making a client for %s: %w", cfg.Host, err)
 	}
+	httpClient.CheckRedirect = redirectpolicy.SameHost
 	defer httpClient.CloseIdleConnections()
 	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
@@ -191,6 +192,18 @@ func TestTokenDiscoveryFailures(t *testing.T) {
 			return setup{func(int) (int, any) { return status(403, "Forbidden") }, TokenOptions{CACertHashes: []string{f.pin()}}}
 		},
 		wantErr:   ErrClusterInfoForbidden,
+		wantReads: 61,
+	}, {
+		// Issue 29: a refusal without a message (a proxy in the way) said
+		// nothing after "ConfigMap at <server>:".
+		name: "forbidden without a message",
+		setup: func(t *testing.T, f *fakeAPI) setup {
+			return setup{func(int) (int, any) {
+				return 403, &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden}
+			}, TokenOptions{CACertHashes: []string{f.pin()}}}
+		},
+		wantErr:   ErrClusterInfoForbidden,
+		wantText:  []string{`get configmaps "cluster-info" in namespace "kube-public"`, "403 Forbidden", "system:anonymous", "RBAC grants system:anonymous"},
 		wantReads: 61,
 	}, {
 		name: "timeout given",

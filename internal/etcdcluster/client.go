@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // DefaultCertFiles returns where kubeadm keeps, under the certificates
@@ -73,14 +77,15 @@ func (b Backoff) next(d time.Duration) time.Duration {
 	return d
 }
 
-// etcdAPI is what this package asks of etcd; *etcdrpc.Client has it.
+// etcdAPI is what this package asks of etcd: a part of etcd's client,
+// *clientv3.Client, which unit tests replace.
 type etcdAPI interface {
-	MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error)
-	MemberAddAsLearner(ctx context.Context, peerURLs []string) (added etcdrpc.Member, members []etcdrpc.Member, err error)
-	MemberPromote(ctx context.Context, id uint64) ([]etcdrpc.Member, error)
-	MemberRemove(ctx context.Context, id uint64) ([]etcdrpc.Member, error)
-	Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error)
-	Count(ctx context.Context, key string) (int64, error)
+	MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error)
+	MemberAddAsLearner(ctx context.Context, peerAddrs []string) (*clientv3.MemberAddResponse, error)
+	MemberPromote(ctx context.Context, id uint64) (*clientv3.MemberPromoteResponse, error)
+	MemberRemove(ctx context.Context, id uint64) (*clientv3.MemberRemoveResponse, error)
+	Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error)
+	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
 	SetEndpoints(endpoints ...string)
 	Close() error
 }
@@ -105,13 +110,20 @@ func New(cfg Config) (*Client, error) {
 	return newClient(api, cfg), nil
 }
 
-// NewV3Client checks cfg, loads the certificates and returns the etcd v3
-// API client for cfg's endpoints, for the requests Client does not offer
+// NewV3Client checks cfg, loads the certificates and returns etcd's own
+// client for cfg's endpoints, for the requests Client does not offer
 // (snapshots, for one). Only the dial settings of cfg apply to it: its
 // calls are bounded by the contexts the caller gives them, not by
 // CallTimeout or RetryTimeout. Like New it does not wait for a
 // connection. The caller closes it.
-func NewV3Client(cfg Config) (*etcdrpc.Client, error) {
+//
+// The client logs nothing (kubeadm's messages say what failed), waits
+// for a member to come back at most a couple of seconds between two
+// connection attempts (a member that restarts, as an upgrade replaces its
+// Pod, is asked again soon rather than after gRPC's default pauses of up
+// to two minutes), and remembers the last failure of every call for the
+// error of a call that runs out of time (see Bounded).
+func NewV3Client(cfg Config) (*clientv3.Client, error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}
@@ -130,11 +142,26 @@ func NewV3Client(cfg Config) (*etcdrpc.Client, error) {
 		defer cancel()
 		return dial(ctx, addr)
 	}
-	api, err := etcdrpc.New(cfg.Endpoints, tlsConfig, boundedDial)
+	api, err := clientv3.New(clientv3.Config{
+		Endpoints:   append([]string(nil), cfg.Endpoints...),
+		TLS:         tlsConfig,
+		DialTimeout: cfg.DialTimeout,
+		Logger:      zap.NewNop(),
+		DialOptions: []grpc.DialOption{
+			grpc.WithContextDialer(boundedDial),
+			grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnectBackoff(), MinConnectTimeout: dialTimeout}),
+			grpc.WithChainUnaryInterceptor(recordAnswers),
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %v: %w", cfg.Endpoints, err)
 	}
 	return api, nil
+}
+
+// reconnectBackoff paces the attempts to reconnect to a member.
+func reconnectBackoff() backoff.Config {
+	return backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}
 }
 
 // newClient wraps api with cfg's endpoints and timeouts; cfg must be
@@ -186,7 +213,7 @@ func loadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 	if caFile == "" || certFile == "" || keyFile == "" {
 		return nil, errors.New("the CA certificate, client certificate and client key files must all be given")
 	}
-	caPEM, err := os.ReadFile(caFile)
+	caPEM, err := boundedread.ReadFile(caFile, boundedread.MaxFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading the etcd CA certificate: %w", err)
 	}
@@ -194,7 +221,15 @@ func loadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 	if !pool.AppendCertsFromPEM(caPEM) {
 		return nil, fmt.Errorf("etcd CA certificate %s: no PEM certificate in it", caFile)
 	}
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	certPEM, err := boundedread.ReadFile(certFile, boundedread.MaxFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the etcd client certificate: %w", err)
+	}
+	keyPEM, err := boundedread.ReadFile(keyFile, boundedread.MaxFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the etcd client key: %w", err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("loading the etcd client certificate %s and key %s: %w", certFile, keyFile, err)
 	}
@@ -243,11 +278,15 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// call runs one request with its own CallTimeout.
+// call runs one request with its own CallTimeout (see Bounded).
 func call[T any](ctx context.Context, c *Client, req func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
-	defer cancel()
-	return req(ctx)
+	var v T
+	err := Bounded(ctx, c.callTimeout, func(ctx context.Context) error {
+		var err error
+		v, err = req(ctx)
+		return err
+	})
+	return v, err
 }
 
 // retry runs attempt until it returns nil, an error whose kind retryable

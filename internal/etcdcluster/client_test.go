@@ -1,13 +1,17 @@
 package etcdcluster
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +138,46 @@ func TestNew(t *testing.T) {
 		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("%s: New = %v, want an error with %q", tt.name, err, tt.wantErr)
 		}
+	}
+}
+
+// A call that runs out of time says what its last attempt got, not only
+// that the time ran out: here, with etcd's real client, that nothing
+// listens.
+func TestCallTimeoutSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	ca, _ := writePair(t, dir, "ca")
+	cert, key := writePair(t, dir, "client")
+	api, err := NewV3Client(Config{
+		Endpoints: []string{"https://127.0.0.1:2379"}, CAFile: ca, CertFile: cert, KeyFile: key,
+		DialTimeout: time.Second, CallTimeout: time.Second, RetryTimeout: time.Second,
+		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+			return nil, fmt.Errorf("dialing %s: nothing listens", addr)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	err = Bounded(context.Background(), 300*time.Millisecond, func(ctx context.Context) error {
+		_, err := api.MemberList(ctx)
+		return err
+	})
+	t.Logf("MemberList: %v", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "dialing 127.0.0.1:2379: nothing listens") {
+		t.Errorf("MemberList with nothing listening = %v; want a deadline that says why", err)
+	}
+	// Status makes a connection of its own, with the same options.
+	err = Bounded(context.Background(), 300*time.Millisecond, func(ctx context.Context) error {
+		_, err := api.Status(ctx, "https://127.0.0.2:2379")
+		return err
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "dialing 127.0.0.2:2379: nothing listens") {
+		t.Errorf("Status with nothing listening = %v; want a deadline that says why", err)
+	}
+	// Other errors, and a call that does not time out, are as they were.
+	plain := errors.New("refused")
+	if got := Bounded(context.Background(), time.Second, func(context.Context) error { return plain }); got != plain {
+		t.Errorf("Bounded changed an error that is not a timeout: %v", got)
 	}
 }

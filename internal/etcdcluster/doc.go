@@ -45,6 +45,16 @@
 // failed for good blocks every later join until it is removed; the timeout
 // error then names it.
 //
+// # etcd's client
+//
+// Every request goes through etcd's own Go client, go.etcd.io/etcd/client/v3
+// (NewV3Client makes it): its balancing between the endpoints, its retries
+// of requests that did not reach a member, and its errors, which turn
+// etcd's answers into rpctypes.EtcdError values. This package adds
+// kubeadm's membership logic on top: which answers mean another join is
+// in flight, what to retry and for how long, and the checks that keep a
+// step safe to run again.
+//
 // # Bounds
 //
 // Every call is bounded by its context, every single request to etcd by

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
-
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
+	"google.golang.org/grpc/status"
 )
 
 // ErrOnlyVoter is returned by RemoveByName and RemoveByPeerURL for the
@@ -67,32 +67,50 @@ func retriedWhileMembersChange(k errorKind) bool {
 	return k == kindTransient || k == kindTooManyLearners || k == kindUnhealthy
 }
 
-// kindOfDescription maps the descriptions etcd gives its answers to their
-// meaning here.
+// kindOfDescription maps the descriptions etcd gives its answers (the
+// messages of rpctypes' errors) to their meaning here.
 func kindOfDescription(desc string) (errorKind, bool) {
 	switch desc {
-	case etcdrpc.ErrTooManyLearners:
+	case rpctypes.ErrTooManyLearners.Error():
 		return kindTooManyLearners, true
-	case etcdrpc.ErrUnhealthy, etcdrpc.ErrMemberNotEnoughStarted:
+	case rpctypes.ErrUnhealthy.Error(), rpctypes.ErrMemberNotEnoughStarted.Error():
 		return kindUnhealthy, true
-	case etcdrpc.ErrMemberLearnerNotReady:
+	case rpctypes.ErrMemberLearnerNotReady.Error():
 		return kindLearnerNotReady, true
-	case etcdrpc.ErrPeerURLExist:
+	case rpctypes.ErrPeerURLExist.Error():
 		return kindPeerURLExists, true
-	case etcdrpc.ErrMemberNotFound:
+	case rpctypes.ErrMemberNotFound.Error():
 		return kindMemberNotFound, true
-	case etcdrpc.ErrMemberNotLearner:
+	case rpctypes.ErrMemberNotLearner.Error():
 		return kindNotLearner, true
-	case etcdrpc.ErrNoLeader, etcdrpc.ErrLeaderChanged, etcdrpc.ErrNotCapable,
-		etcdrpc.ErrStopped, etcdrpc.ErrTimeout, etcdrpc.ErrTimeoutDueToLeaderFail,
-		etcdrpc.ErrTimeoutDueToConnectionLost, etcdrpc.ErrTimeoutWaitAppliedIndex,
-		etcdrpc.ErrTooManyRequests,
+	case rpctypes.ErrNoLeader.Error(), rpctypes.ErrLeaderChanged.Error(), rpctypes.ErrNotCapable.Error(),
+		rpctypes.ErrStopped.Error(), rpctypes.ErrTimeout.Error(), rpctypes.ErrTimeoutDueToLeaderFail.Error(),
+		rpctypes.ErrTimeoutDueToConnectionLost.Error(), rpctypes.ErrTimeoutWaitAppliedIndex.Error(),
+		rpctypes.ErrTooManyRequests.Error(),
 		// A learner serves no linearizable read; the next request goes to
 		// another endpoint.
-		etcdrpc.ErrNotSupportedForLearner:
+		rpctypes.ErrorDesc(rpctypes.ErrGRPCNotSupportedForLearner):
 		return kindTransient, true
 	}
 	return kindFatal, false
+}
+
+// description returns etcd's description of the answer err is or wraps
+// and its gRPC code: etcd's client turns the answers it knows into
+// rpctypes.EtcdError values, and passes others on as gRPC status errors.
+// Unlike status.FromError it gives the status's own message, not the text
+// of the errors that wrap it. ok is false when err is neither.
+func description(err error) (desc string, code codes.Code, ok bool) {
+	var etcdErr rpctypes.EtcdError
+	if errors.As(err, &etcdErr) {
+		return etcdErr.Error(), etcdErr.Code(), true
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		s := se.GRPCStatus()
+		return s.Message(), s.Code(), true
+	}
+	return "", codes.Unknown, false
 }
 
 // classify tells what err, the result of one call made with a context
@@ -112,7 +130,7 @@ func classify(parent context.Context, err error) errorKind {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return kindTransient
 	}
-	if desc, code, ok := etcdrpc.Description(err); ok {
+	if desc, code, ok := description(err); ok {
 		if k, ok := kindOfDescription(desc); ok {
 			return k
 		}

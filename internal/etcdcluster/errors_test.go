@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -48,6 +49,37 @@ func TestClassify(t *testing.T) {
 	for _, tt := range tests {
 		if got := classify(alive, tt.err); got != tt.want {
 			t.Errorf("%s: classify(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+		// etcd's client hands etcd's answers on as rpctypes.EtcdError
+		// values; they mean the same, bare or wrapped.
+		if converted := clientv3.ContextError(alive, tt.err); converted != tt.err {
+			if got := classify(alive, converted); got != tt.want {
+				t.Errorf("%s, as etcd's client returns it: classify(%#v) = %v, want %v", tt.name, converted, got, tt.want)
+			}
+			if got := classify(alive, fmt.Errorf("calling: %w", converted)); got != tt.want {
+				t.Errorf("%s, as etcd's client returns it, wrapped: classify = %v, want %v", tt.name, got, tt.want)
+			}
+		}
+	}
+	// The same answers, as etcd's client returns them.
+	for err, want := range map[error]errorKind{
+		rpctypes.ErrTooManyLearners:        kindTooManyLearners,
+		rpctypes.ErrUnhealthy:              kindUnhealthy,
+		rpctypes.ErrMemberNotEnoughStarted: kindUnhealthy,
+		rpctypes.ErrMemberLearnerNotReady:  kindLearnerNotReady,
+		rpctypes.ErrPeerURLExist:           kindPeerURLExists,
+		rpctypes.ErrMemberNotFound:         kindMemberNotFound,
+		rpctypes.ErrMemberNotLearner:       kindNotLearner,
+		rpctypes.ErrNoLeader:               kindTransient,
+		rpctypes.ErrTooManyRequests:        kindTransient,
+		rpctypes.ErrPermissionDenied:       kindFatal,
+		rpctypes.ErrCorrupt:                kindFatal,
+	} {
+		if _, ok := err.(rpctypes.EtcdError); !ok {
+			t.Errorf("%v is a %T, not an rpctypes.EtcdError", err, err)
+		}
+		if got := classify(alive, err); got != want {
+			t.Errorf("classify(%v) = %v, want %v", err, got, want)
 		}
 	}
 

@@ -2,23 +2,26 @@ package etcdcluster
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// fakeEtcd behaves like etcd's membership API as far as this package
-// relies on it: one learner at most, promotion only once the learner is
-// "in sync" (after notReadyFor refusals), and scripted failures before
-// each call.
+// fakeEtcd behaves like etcd's client (*clientv3.Client) and its
+// membership API as far as this package relies on them: one learner at
+// most, promotion only once the learner is "in sync" (after notReadyFor
+// refusals), and scripted failures before each call. Its errors are those
+// etcd's client returns: etcd's answers turned into rpctypes.EtcdError
+// values by clientv3.ContextError.
 type fakeEtcd struct {
 	mu      sync.Mutex
-	members []*etcdrpc.Member
+	members []*etcdserverpb.Member
 	nextID  uint64
 	// failures are returned, in order, by the method of that name before
 	// it does anything.
@@ -30,25 +33,31 @@ type fakeEtcd struct {
 	// applyThenFail makes the next call of that name take effect and then
 	// report the error, as when an answer is lost.
 	applyThenFail map[string]error
-	status        map[string]*etcdrpc.Status
+	status        map[string]*clientv3.StatusResponse
 	getErr        error
 	// endpoints are those SetEndpoints gave last.
 	endpoints []string
 }
 
-func newFake(members ...*etcdrpc.Member) *fakeEtcd {
+func newFake(members ...*etcdserverpb.Member) *fakeEtcd {
 	return &fakeEtcd{
 		members:       members,
 		nextID:        0x100,
 		failures:      map[string][]error{},
 		calls:         map[string]int{},
 		applyThenFail: map[string]error{},
-		status:        map[string]*etcdrpc.Status{},
+		status:        map[string]*clientv3.StatusResponse{},
 	}
 }
 
-func voter(id uint64, name, peer string) *etcdrpc.Member {
-	return &etcdrpc.Member{ID: id, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{"https://client-of-" + name}}
+func voter(id uint64, name, peer string) *etcdserverpb.Member {
+	return &etcdserverpb.Member{ID: id, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{"https://client-of-" + name}}
+}
+
+// statusOf is a member's status: its cluster's ID, the leader it knows
+// and the alarms it reports.
+func statusOf(clusterID, leader uint64, alarms ...string) *clientv3.StatusResponse {
+	return &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{ClusterId: clusterID, MemberId: 1}, Leader: leader, Errors: alarms}
 }
 
 func (f *fakeEtcd) enter(ctx context.Context, method string) error {
@@ -58,98 +67,102 @@ func (f *fakeEtcd) enter(ctx context.Context, method string) error {
 	}
 	if q := f.failures[method]; len(q) > 0 {
 		f.failures[method] = q[1:]
-		return q[0]
+		return clientv3.ContextError(ctx, q[0])
 	}
 	return nil
 }
 
-func (f *fakeEtcd) lost(method string) error {
+func (f *fakeEtcd) lost(ctx context.Context, method string) error {
 	err := f.applyThenFail[method]
 	delete(f.applyThenFail, method)
-	return err
+	return clientv3.ContextError(ctx, err)
 }
 
-func (f *fakeEtcd) snapshot() []etcdrpc.Member {
-	out := make([]etcdrpc.Member, 0, len(f.members))
+func (f *fakeEtcd) snapshot() []*etcdserverpb.Member {
+	out := make([]*etcdserverpb.Member, 0, len(f.members))
 	for _, m := range f.members {
-		out = append(out, *m)
+		c := *m
+		out = append(out, &c)
 	}
 	return out
 }
 
-func (f *fakeEtcd) MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error) {
+func header() *etcdserverpb.ResponseHeader { return &etcdserverpb.ResponseHeader{ClusterId: 1} }
+
+func (f *fakeEtcd) MemberList(ctx context.Context, _ ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberList"); err != nil {
-		return etcdrpc.Header{}, nil, err
+		return nil, err
 	}
-	return etcdrpc.Header{ClusterID: 1}, f.snapshot(), nil
+	return &clientv3.MemberListResponse{Header: header(), Members: f.snapshot()}, nil
 }
 
-func (f *fakeEtcd) MemberAddAsLearner(ctx context.Context, peerAddrs []string) (etcdrpc.Member, []etcdrpc.Member, error) {
+func (f *fakeEtcd) MemberAddAsLearner(ctx context.Context, peerAddrs []string) (*clientv3.MemberAddResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberAddAsLearner"); err != nil {
-		return etcdrpc.Member{}, nil, err
+		return nil, err
 	}
 	for _, m := range f.members {
 		if slices.Contains(m.PeerURLs, peerAddrs[0]) {
-			return etcdrpc.Member{}, nil, rpctypes.ErrGRPCPeerURLExist
+			return nil, rpctypes.ErrPeerURLExist
 		}
 		if m.IsLearner {
-			return etcdrpc.Member{}, nil, rpctypes.ErrGRPCTooManyLearners
+			return nil, rpctypes.ErrTooManyLearners
 		}
 	}
-	m := &etcdrpc.Member{ID: f.nextID, PeerURLs: peerAddrs, IsLearner: true}
+	m := &etcdserverpb.Member{ID: f.nextID, PeerURLs: peerAddrs, IsLearner: true}
 	f.nextID++
 	f.members = append(f.members, m)
-	if err := f.lost("MemberAddAsLearner"); err != nil {
-		return etcdrpc.Member{}, nil, err
+	if err := f.lost(ctx, "MemberAddAsLearner"); err != nil {
+		return nil, err
 	}
-	return *m, f.snapshot(), nil
+	added := *m
+	return &clientv3.MemberAddResponse{Header: header(), Member: &added, Members: f.snapshot()}, nil
 }
 
-func (f *fakeEtcd) MemberPromote(ctx context.Context, id uint64) ([]etcdrpc.Member, error) {
+func (f *fakeEtcd) MemberPromote(ctx context.Context, id uint64) (*clientv3.MemberPromoteResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberPromote"); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(f.members, func(m *etcdrpc.Member) bool { return m.ID == id })
+	i := slices.IndexFunc(f.members, func(m *etcdserverpb.Member) bool { return m.ID == id })
 	switch {
 	case i < 0:
-		return nil, rpctypes.ErrGRPCMemberNotFound
+		return nil, rpctypes.ErrMemberNotFound
 	case !f.members[i].IsLearner:
-		return nil, rpctypes.ErrGRPCMemberNotLearner
+		return nil, rpctypes.ErrMemberNotLearner
 	case f.notReadyFor > 0:
 		f.notReadyFor--
-		return nil, rpctypes.ErrGRPCLearnerNotReady
+		return nil, rpctypes.ErrMemberLearnerNotReady
 	}
 	f.members[i].IsLearner = false
-	if err := f.lost("MemberPromote"); err != nil {
+	if err := f.lost(ctx, "MemberPromote"); err != nil {
 		return nil, err
 	}
-	return f.snapshot(), nil
+	return &clientv3.MemberPromoteResponse{Header: header(), Members: f.snapshot()}, nil
 }
 
-func (f *fakeEtcd) MemberRemove(ctx context.Context, id uint64) ([]etcdrpc.Member, error) {
+func (f *fakeEtcd) MemberRemove(ctx context.Context, id uint64) (*clientv3.MemberRemoveResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "MemberRemove"); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(f.members, func(m *etcdrpc.Member) bool { return m.ID == id })
+	i := slices.IndexFunc(f.members, func(m *etcdserverpb.Member) bool { return m.ID == id })
 	if i < 0 {
-		return nil, rpctypes.ErrGRPCMemberNotFound
+		return nil, rpctypes.ErrMemberNotFound
 	}
 	f.members = slices.Delete(f.members, i, i+1)
-	if err := f.lost("MemberRemove"); err != nil {
+	if err := f.lost(ctx, "MemberRemove"); err != nil {
 		return nil, err
 	}
-	return f.snapshot(), nil
+	return &clientv3.MemberRemoveResponse{Header: header(), Members: f.snapshot()}, nil
 }
 
-func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error) {
+func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter(ctx, "Status"); err != nil {
@@ -158,16 +171,23 @@ func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status
 	if st, ok := f.status[endpoint]; ok {
 		return st, nil
 	}
-	return &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 1}, Leader: 1}, nil
+	return statusOf(1, 1), nil
 }
 
-func (f *fakeEtcd) Count(ctx context.Context, _ string) (int64, error) {
+// Get answers the health check's count of a key.
+func (f *fakeEtcd) Get(ctx context.Context, _ string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.enter(ctx, "Count"); err != nil {
-		return 0, err
+	if err := f.enter(ctx, "Get"); err != nil {
+		return nil, err
 	}
-	return 0, f.getErr
+	if op := clientv3.OpGet("k", opts...); !op.IsCountOnly() || op.IsSerializable() {
+		return nil, errors.New("the fake answers only linearizable counts")
+	}
+	if f.getErr != nil {
+		return nil, clientv3.ContextError(ctx, f.getErr)
+	}
+	return &clientv3.GetResponse{Header: header()}, nil
 }
 
 func (f *fakeEtcd) SetEndpoints(endpoints ...string) {

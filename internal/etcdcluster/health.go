@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // healthKey is the key read to prove that a quorum answers; it need not
@@ -16,7 +17,8 @@ const healthKey = "kubeadm-health-check"
 
 // CheckHealth checks that the cluster works: every endpoint answers, knows
 // a leader, belongs to the same cluster and reports no alarm, and a
-// linearizable read (which needs a quorum) succeeds. While a failure may
+// linearizable read (which needs a quorum; etcd's client reads
+// linearizably unless told otherwise) succeeds. While a failure may
 // pass (a member restarting, an election), it asks again until
 // RetryTimeout; the error then names every endpoint that failed.
 func (c *Client) CheckHealth(ctx context.Context) error {
@@ -43,7 +45,7 @@ func (c *Client) checkOnce(ctx context.Context) error {
 	}
 	clusterIDs := map[uint64][]string{}
 	for _, ep := range c.endpoints {
-		st, err := call(ctx, c, func(ctx context.Context) (*etcdrpc.Status, error) {
+		st, err := call(ctx, c, func(ctx context.Context) (*clientv3.StatusResponse, error) {
 			return c.api.Status(ctx, ep)
 		})
 		switch {
@@ -54,7 +56,8 @@ func (c *Client) checkOnce(ctx context.Context) error {
 		case len(st.Errors) > 0:
 			fail(kindFatal, fmt.Errorf("%s reports: %s", ep, strings.Join(st.Errors, "; ")))
 		default:
-			clusterIDs[st.Header.ClusterID] = append(clusterIDs[st.Header.ClusterID], ep)
+			id := (*etcdserverpb.StatusResponse)(st).GetHeader().GetClusterId()
+			clusterIDs[id] = append(clusterIDs[id], ep)
 		}
 	}
 	if len(clusterIDs) > 1 {
@@ -65,8 +68,8 @@ func (c *Client) checkOnce(ctx context.Context) error {
 		slices.Sort(groups)
 		fail(kindFatal, fmt.Errorf("the endpoints belong to different clusters (%s)", strings.Join(groups, "; ")))
 	}
-	if _, err := call(ctx, c, func(ctx context.Context) (int64, error) {
-		return c.api.Count(ctx, healthKey)
+	if _, err := call(ctx, c, func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return c.api.Get(ctx, healthKey, clientv3.WithCountOnly())
 	}); err != nil {
 		fail(classify(ctx, err), fmt.Errorf("linearizable read: %w", err))
 	}

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Member is one member of the etcd cluster.
@@ -49,7 +50,10 @@ func (m Member) hasPeerURL(peerURL string) bool {
 	return slices.ContainsFunc(m.PeerURLs, func(u string) bool { return sameURL(u, peerURL) })
 }
 
-func memberOf(m etcdrpc.Member) Member {
+func memberOf(m *etcdserverpb.Member) Member {
+	if m == nil {
+		return Member{}
+	}
 	return Member{
 		ID:         m.ID,
 		Name:       m.Name,
@@ -59,7 +63,7 @@ func memberOf(m etcdrpc.Member) Member {
 	}
 }
 
-func membersOf(ms []etcdrpc.Member) []Member {
+func membersOf(ms []*etcdserverpb.Member) []Member {
 	out := make([]Member, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, memberOf(m))
@@ -131,14 +135,13 @@ func InitialCluster(members []Member, name, peerURL string) string {
 
 // list asks for the members once, with CallTimeout.
 func (c *Client) list(ctx context.Context) ([]Member, error) {
-	list, err := call(ctx, c, func(ctx context.Context) ([]etcdrpc.Member, error) {
-		_, members, err := c.api.MemberList(ctx)
-		return members, err
+	resp, err := call(ctx, c, func(ctx context.Context) (*clientv3.MemberListResponse, error) {
+		return c.api.MemberList(ctx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing etcd members: %w", err)
 	}
-	return membersOf(list), nil
+	return membersOf(resp.Members), nil
 }
 
 // Members returns the cluster's members, as the leader knows them
@@ -186,11 +189,8 @@ func (c *Client) AddLearner(ctx context.Context, name, peerURL string) (Member, 
 			added, members = m, current
 			return err
 		}
-		var newMember etcdrpc.Member
-		list, err := call(ctx, c, func(ctx context.Context) ([]etcdrpc.Member, error) {
-			m, members, err := c.api.MemberAddAsLearner(ctx, []string{peerURL})
-			newMember = m
-			return members, err
+		resp, err := call(ctx, c, func(ctx context.Context) (*clientv3.MemberAddResponse, error) {
+			return c.api.MemberAddAsLearner(ctx, []string{peerURL})
 		})
 		if err != nil {
 			if classify(ctx, err) == kindTooManyLearners {
@@ -198,7 +198,7 @@ func (c *Client) AddLearner(ctx context.Context, name, peerURL string) (Member, 
 			}
 			return err
 		}
-		added, members = memberOf(newMember), membersOf(list)
+		added, members = memberOf(resp.Member), membersOf(resp.Members)
 		if _, ok := FindByPeerURL(members, peerURL); !ok {
 			members = append(members, added)
 		}
@@ -260,7 +260,7 @@ func (c *Client) PromoteLearner(ctx context.Context, id uint64) (Member, error) 
 		if promoted = members[i]; !promoted.IsLearner {
 			return nil
 		}
-		_, err = call(ctx, c, func(ctx context.Context) ([]etcdrpc.Member, error) {
+		_, err = call(ctx, c, func(ctx context.Context) (*clientv3.MemberPromoteResponse, error) {
 			return c.api.MemberPromote(ctx, id)
 		})
 		switch classify(ctx, err) {
@@ -333,7 +333,7 @@ func (c *Client) remove(ctx context.Context, pick func(Member) bool) (Member, bo
 			return fmt.Errorf("%s: %w", target, ErrOnlyVoter)
 		}
 		removed, found = target, true
-		_, err = call(ctx, c, func(ctx context.Context) ([]etcdrpc.Member, error) {
+		_, err = call(ctx, c, func(ctx context.Context) (*clientv3.MemberRemoveResponse, error) {
 			return c.api.MemberRemove(ctx, target.ID)
 		})
 		if classify(ctx, err) == kindMemberNotFound {

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 const (
@@ -155,7 +154,7 @@ func TestAddLearnerWaitsForOtherJoins(t *testing.T) {
 }
 
 func TestAddLearnerGivesUpOnAPendingLearner(t *testing.T) {
-	pending := &etcdrpc.Member{ID: 0x77, PeerURLs: []string{peerC}, IsLearner: true}
+	pending := &etcdserverpb.Member{ID: 0x77, PeerURLs: []string{peerC}, IsLearner: true}
 	f := newFake(voter(1, "cp-a", peerA), pending)
 	c := testClient(t, f)
 	c.retryTimeout = 50 * time.Millisecond
@@ -169,7 +168,7 @@ func TestAddLearnerGivesUpOnAPendingLearner(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	if !errors.Is(err, rpctypes.ErrGRPCTooManyLearners) {
+	if !errors.Is(err, rpctypes.ErrTooManyLearners) {
 		t.Errorf("error %v does not wrap etcd's answer", err)
 	}
 	if d := time.Since(began); d > time.Second {
@@ -195,7 +194,7 @@ func TestAddLearnerFatal(t *testing.T) {
 	f.failures["MemberAddAsLearner"] = []error{rpctypes.ErrGRPCPermissionDenied, nil}
 	c := testClient(t, f)
 	_, _, err := c.AddLearner(context.Background(), "cp-b", peerB)
-	if !errors.Is(err, rpctypes.ErrGRPCPermissionDenied) || f.calls["MemberAddAsLearner"] != 1 {
+	if !errors.Is(err, rpctypes.ErrPermissionDenied) || f.calls["MemberAddAsLearner"] != 1 {
 		t.Errorf("AddLearner = %v after %d calls; want permission denied at once", err, f.calls["MemberAddAsLearner"])
 	}
 }
@@ -228,7 +227,7 @@ func TestPromoteLearner(t *testing.T) {
 }
 
 func TestPromoteLearnerLostAnswer(t *testing.T) {
-	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
 	f.applyThenFail["MemberPromote"] = rpctypes.ErrGRPCTimeoutDueToConnectionLost
 	c := testClient(t, f)
 	if m, err := c.PromoteLearner(context.Background(), 2); err != nil || m.IsLearner {
@@ -239,7 +238,7 @@ func TestPromoteLearnerLostAnswer(t *testing.T) {
 func TestPromoteLearnerNotLearnerAnswer(t *testing.T) {
 	// The list still shows a learner, but etcd says it votes already (a
 	// promotion by someone else between the two requests).
-	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, Name: "cp-b", PeerURLs: []string{peerB}, IsLearner: true})
 	f.failures["MemberPromote"] = []error{rpctypes.ErrGRPCMemberNotLearner}
 	c := testClient(t, f)
 	if m, err := c.PromoteLearner(context.Background(), 2); err != nil || m.IsLearner {
@@ -248,7 +247,7 @@ func TestPromoteLearnerNotLearnerAnswer(t *testing.T) {
 }
 
 func TestPromoteLearnerNeverReady(t *testing.T) {
-	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
 	f.notReadyFor = 1 << 30
 	c := testClient(t, f)
 	c.retryTimeout = 50 * time.Millisecond
@@ -259,7 +258,7 @@ func TestPromoteLearnerNeverReady(t *testing.T) {
 }
 
 func TestPromoteLearnerHonoursContext(t *testing.T) {
-	f := newFake(voter(1, "cp-a", peerA), &etcdrpc.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), &etcdserverpb.Member{ID: 2, PeerURLs: []string{peerB}, IsLearner: true})
 	f.notReadyFor = 1 << 30
 	c := testClient(t, f)
 	c.retryTimeout = time.Hour
@@ -276,7 +275,7 @@ func TestPromoteLearnerHonoursContext(t *testing.T) {
 
 func TestRemove(t *testing.T) {
 	ctx := context.Background()
-	f := newFake(voter(1, "cp-a", peerA), voter(2, "cp-b", peerB), &etcdrpc.Member{ID: 3, PeerURLs: []string{peerC}, IsLearner: true})
+	f := newFake(voter(1, "cp-a", peerA), voter(2, "cp-b", peerB), &etcdserverpb.Member{ID: 3, PeerURLs: []string{peerC}, IsLearner: true})
 	c := testClient(t, f)
 
 	m, found, err := c.RemoveByName(ctx, "cp-b")
@@ -340,7 +339,7 @@ func TestMembersRetriesTransient(t *testing.T) {
 		t.Fatalf("Members = %v, %v", ms, err)
 	}
 	f.failures["MemberList"] = []error{rpctypes.ErrGRPCPermissionDenied}
-	if _, err := c.Members(context.Background()); !errors.Is(err, rpctypes.ErrGRPCPermissionDenied) {
+	if _, err := c.Members(context.Background()); !errors.Is(err, rpctypes.ErrPermissionDenied) {
 		t.Errorf("Members = %v, want permission denied", err)
 	}
 }
@@ -353,7 +352,7 @@ func TestCheckHealth(t *testing.T) {
 	if err := testClient(t, f, eps...).CheckHealth(ctx); err != nil {
 		t.Fatalf("CheckHealth of a healthy cluster: %v", err)
 	}
-	if f.calls["Status"] != 2 || f.calls["Count"] != 1 {
+	if f.calls["Status"] != 2 || f.calls["Get"] != 1 {
 		t.Errorf("calls %v, want 2 Status and 1 Get", f.calls)
 	}
 
@@ -364,20 +363,20 @@ func TestCheckHealth(t *testing.T) {
 	}
 
 	f = newFake()
-	f.status[eps[1]] = &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 1}, Leader: 1, Errors: []string{"NOSPACE"}}
+	f.status[eps[1]] = statusOf(1, 1, "NOSPACE")
 	err := testClient(t, f, eps...).CheckHealth(ctx)
 	if err == nil || !strings.Contains(err.Error(), eps[1]+" reports: NOSPACE") || f.calls["Status"] != 2 {
 		t.Errorf("CheckHealth with an alarm = %v after %d Status calls; want it at once", err, f.calls["Status"])
 	}
 
 	f = newFake()
-	f.status[eps[1]] = &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 2}, Leader: 1}
+	f.status[eps[1]] = statusOf(2, 1)
 	if err := testClient(t, f, eps...).CheckHealth(ctx); err == nil || !strings.Contains(err.Error(), "different clusters") {
 		t.Errorf("CheckHealth across two clusters = %v", err)
 	}
 
 	f = newFake()
-	f.status[eps[0]] = &etcdrpc.Status{Header: etcdrpc.Header{ClusterID: 1}}
+	f.status[eps[0]] = statusOf(1, 0)
 	c := testClient(t, f, eps...)
 	c.retryTimeout = 30 * time.Millisecond
 	if err := c.CheckHealth(ctx); err == nil || !strings.Contains(err.Error(), eps[0]+" knows no leader") || f.calls["Status"] < 4 {
@@ -396,18 +395,18 @@ func TestCheckHealth(t *testing.T) {
 // reset) does not make every later health check fail.
 func TestSyncEndpoints(t *testing.T) {
 	ctx := context.Background()
-	member := func(id uint64, name string) *etcdrpc.Member {
-		return &etcdrpc.Member{ID: id, Name: name,
+	member := func(id uint64, name string) *etcdserverpb.Member {
+		return &etcdserverpb.Member{ID: id, Name: name,
 			PeerURLs:   []string{fmt.Sprintf("https://10.0.0.%d:2380", id)},
 			ClientURLs: []string{fmt.Sprintf("https://10.0.0.%d:2379", id)}}
 	}
 	learner := member(3, "node3")
 	learner.IsLearner = true
-	unstarted := &etcdrpc.Member{ID: 4, PeerURLs: []string{"https://10.0.0.4:2380"}}
+	unstarted := &etcdserverpb.Member{ID: 4, PeerURLs: []string{"https://10.0.0.4:2380"}}
 	f := newFake(member(1, "node1"), member(2, "node2"), learner, unstarted)
 	stale := "https://10.0.0.9:2379"
 	c := testClient(t, f, "https://10.0.0.1:2379", stale)
-	f.status[stale] = &etcdrpc.Status{} // would fail: no leader
+	f.status[stale] = statusOf(1, 0) // would fail: no leader
 	if err := c.SyncEndpoints(ctx); err != nil {
 		t.Fatal(err)
 	}

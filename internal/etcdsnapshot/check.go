@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 )
 
 // sectorSize is the unit etcd's database file grows by, at the least: a
@@ -73,8 +75,9 @@ func checkSize(size int64) error {
 
 // check checks the first size bytes of f as a snapshot (of a size
 // checkSize accepts): the digest at their end must be the SHA-256 of what
-// comes before, and the database must open. The Info has the size and
-// revision.
+// comes before, and etcd's snapshot status (what `etcdutl snapshot
+// status` runs) must find the database sound: bbolt's consistency check
+// passes and every key decodes. The Info has the size and revision.
 func check(f *os.File, size int64) (*Info, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size-sha256.Size)); err != nil {
@@ -87,14 +90,15 @@ func check(f *os.File, size int64) (*Info, error) {
 	if got := h.Sum(nil); !bytes.Equal(got, want) {
 		return nil, damaged(got, want)
 	}
-	var rev int64
-	if err := recovered(func() (err error) {
-		rev, err = readRevision(f.Name())
+	var st snapshot.Status
+	logs := &etcdLog{}
+	if err := logs.recovered(func() (err error) {
+		st, err = snapshot.NewV3(logs.logger()).Status(f.Name())
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("reading the database in the snapshot: %w", err)
 	}
-	return &Info{Size: size, Revision: rev}, nil
+	return &Info{Size: size, Revision: st.Revision}, nil
 }
 
 // damaged is the error of a snapshot whose database's SHA-256 is got while

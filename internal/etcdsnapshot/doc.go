@@ -6,9 +6,11 @@
 //
 // A snapshot is what etcd's Maintenance.Snapshot call streams: the member's
 // whole bbolt database followed by the SHA-256 digest of that database (32
-// bytes). etcd's Go client passes the stream on without looking at the
-// digest; Save checks it on the written file before the file gets its
-// name, and Check does the same for a file on disk. The file is the one
+// bytes). etcd's Go client (go.etcd.io/etcd/client/v3) passes the stream on
+// without looking at the digest; Save checks it on the written file before
+// the file gets its name, and Check does the same for a file on disk, then
+// has etcd's own snapshot status (go.etcd.io/etcd/etcdutl/v3/snapshot, what
+// `etcdutl snapshot status` runs) check the database. The file is the one
 // etcdctl snapshot save writes, so either tool can restore it.
 //
 // # Contracts
@@ -19,7 +21,8 @@
 // place; on any failure neither the temporary file nor a file at the
 // target is left, and the folders it created are removed again. It never
 // replaces an existing file. The transfer is bounded by the caller's
-// context, every other request to etcd by Config.CallTimeout.
+// context and ends when no data came for StallTimeout; every other request
+// to etcd is bounded by Config.CallTimeout.
 //
 // Restore builds the data folder of a new single-member cluster (the
 // member keeps its name and peer URLs; the cluster and member IDs are new)
@@ -30,17 +33,14 @@
 // etcd member must not run on the target while Restore works; stopping and
 // starting it is the caller's business.
 //
-// # Without etcdutl
+// # etcd's restore
 //
-// The data folder Restore builds is the one etcdutl's snapshot restore
-// builds: a unit test compares the two, bucket by bucket and log entry by
-// log entry, and the write-ahead log and the raft snapshot byte for byte.
-// The database is rewritten with bbolt; the log, the raft snapshot and the
-// membership's forms (member and cluster IDs, the member's record, the
-// version 2 store) are written by this package itself (raftlog.go,
-// member.go), not with etcd's server packages (wal, snap, membership,
-// v2store, raft): those are not etcd's client library, and their package
-// initialisation (protobuf registries, metrics) cost every kubeadm command
-// ≈ 2.5 ms at start-up. etcdutl, which links the whole server, is the
-// tests' oracle only.
+// The data folder itself (the database taken over by the new cluster, the
+// write-ahead log and the raft snapshot that start it) is built by etcd's
+// own restore library, go.etcd.io/etcd/etcdutl/v3/snapshot, with the
+// settings `etcdutl snapshot restore` gets from its flags: the result is
+// exactly what that command makes, and a new etcd release's format comes
+// with the library. What is kubeadm's is around it: the checks before,
+// the staging folder and the rename, and turning etcd's panics and fatal
+// log lines (a database its storage cannot open) into errors.
 package etcdsnapshot

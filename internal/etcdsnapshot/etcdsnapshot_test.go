@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // fixture is a snapshot etcdctl saved from a fresh single-member etcd
@@ -50,9 +51,11 @@ type fakeEtcd struct {
 	listErr   error
 	snapErr   error
 	memberID  uint64
+	// silent: the snapshot never starts; stall: it stops after stream.
+	silent, stall bool
 }
 
-func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error) {
+func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
 	if f.statusErr != nil {
 		return nil, f.statusErr
 	}
@@ -60,31 +63,47 @@ func (f *fakeEtcd) Status(ctx context.Context, endpoint string) (*etcdrpc.Status
 	if id == 0 {
 		id = 7
 	}
-	return &etcdrpc.Status{Header: etcdrpc.Header{MemberID: id}}, nil
+	return &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{MemberId: id}}, nil
 }
 
-func (f *fakeEtcd) MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error) {
+func (f *fakeEtcd) MemberList(ctx context.Context, _ ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
 	if f.listErr != nil {
-		return etcdrpc.Header{}, nil, f.listErr
+		return nil, f.listErr
 	}
-	return etcdrpc.Header{}, []etcdrpc.Member{{ID: 3, Name: "cp-0"}, {ID: 7, Name: "cp-1"}}, nil
+	return &clientv3.MemberListResponse{Members: []*etcdserverpb.Member{{ID: 3, Name: "cp-0"}, {ID: 7, Name: "cp-1"}}}, nil
 }
 
-func (f *fakeEtcd) Snapshot(ctx context.Context) (string, io.ReadCloser, error) {
+func (f *fakeEtcd) SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error) {
 	if f.snapErr != nil {
-		return "", nil, f.snapErr
+		return nil, f.snapErr
 	}
-	end := f.streamErr
-	if end == nil {
-		end = io.EOF
+	if f.silent {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	}
-	r := io.MultiReader(bytes.NewReader(f.stream), errReader{end})
-	return "3.6.0", io.NopCloser(r), nil
+	var end io.Reader = errReader{f.streamErr}
+	switch {
+	case f.stall:
+		end = stalledReader{ctx}
+	case f.streamErr == nil:
+		end = errReader{io.EOF}
+	}
+	r := io.MultiReader(bytes.NewReader(f.stream), end)
+	return &clientv3.SnapshotResponse{Version: "3.6.0", Snapshot: io.NopCloser(r)}, nil
 }
 
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// stalledReader sends nothing until its context ends, like a gRPC stream
+// whose server stopped sending.
+type stalledReader struct{ ctx context.Context }
+
+func (r stalledReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, r.ctx.Err()
+}
 
 // fakeClock advances by a second at every reading.
 func fakeClock() func() time.Time {
@@ -156,7 +175,7 @@ func TestSaveWritesCheckedFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "backups", "today", "snapshot.db")
 	api := &fakeEtcd{stream: readFixture(t)}
-	info, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, path, fakeClock())
+	info, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, time.Minute, path, fakeClock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +227,45 @@ func TestSaveLeavesNothingOnFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "new", "snapshot.db")
-			_, err := save(context.Background(), tc.api, "https://10.0.0.1:2379", time.Second, path, fakeClock())
+			_, err := save(context.Background(), tc.api, "https://10.0.0.1:2379", time.Second, time.Minute, path, fakeClock())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("save = %v, want an error containing %q", err, tc.want)
+			}
+			if names := entries(t, dir); len(names) != 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
+	}
+}
+
+// TestSaveGivesUpOnAStalledMember: a member that stops sending, before
+// the first piece of the snapshot or in the middle, ends the transfer
+// after the stall timeout instead of holding the command until the
+// caller's deadline (if it has one); nothing is left behind.
+func TestSaveGivesUpOnAStalledMember(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		api  *fakeEtcd
+	}{
+		{"nothing sent", &fakeEtcd{silent: true}},
+		{"stops halfway", &fakeEtcd{stream: readFixture(t)[:8192], stall: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "new", "snapshot.db")
+			res := make(chan error, 1)
+			go func() {
+				_, err := save(context.Background(), tc.api, "https://10.0.0.1:2379", time.Second, stall, path, fakeClock())
+				res <- err
+			}()
+			select {
+			case err := <-res:
+				if err == nil || !strings.Contains(err.Error(), "the member sent nothing for 200ms") {
+					t.Fatalf("save = %v, want the stall named", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("save still waits after 30s")
 			}
 			if names := entries(t, dir); len(names) != 0 {
 				t.Errorf("left behind: %v", names)
@@ -234,7 +289,7 @@ func TestSaveBadPaths(t *testing.T) {
 		{"under a file", filepath.Join(existing, "snapshot.db"), "not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, tc.path, fakeClock())
+			_, err := save(context.Background(), api, "https://10.0.0.1:2379", time.Second, time.Minute, tc.path, fakeClock())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("save = %v, want an error containing %q", err, tc.want)
 			}
@@ -353,7 +408,8 @@ func TestRestoreRefuses(t *testing.T) {
 		{name: "missing snapshot", want: "no such file", setup: func(t *testing.T, o *RestoreOptions) {
 			o.Snapshot = filepath.Join(filepath.Dir(o.DataDir), "none.db")
 		}},
-		{name: "damaged snapshot", want: "the snapshot is damaged", setup: func(t *testing.T, o *RestoreOptions) {
+		// etcd's restore compares the copy it makes with the digest.
+		{name: "damaged snapshot", want: "expected sha256", setup: func(t *testing.T, o *RestoreOptions) {
 			o.Snapshot = filepath.Join(t.TempDir(), "damaged.db")
 			if err := os.WriteFile(o.Snapshot, damaged, 0o600); err != nil {
 				t.Fatal(err)
@@ -411,6 +467,37 @@ func TestRestoreRefuses(t *testing.T) {
 				} else if fi.IsDir() && len(entries(t, filepath.Join(o.DataDir, "member"))) != 1 {
 					t.Errorf("the data folder's content changed")
 				}
+			}
+		})
+	}
+}
+
+// etcd's code ends the process on a fatal error and panics on others;
+// under etcdLog's logger both become an error that says what it logged.
+func TestEtcdLogRecovers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(lg *zap.Logger) error
+		want string
+	}{
+		{"fatal", func(lg *zap.Logger) error {
+			lg.Info("not kept")
+			lg.Fatal("cannot go on", zap.String("why", "broken"))
+			return nil
+		}, `etcd failed on the snapshot's data: cannot go on {"why": "broken"}`},
+		{"panic", func(lg *zap.Logger) error {
+			lg.Warn("first")
+			lg.Panic("failed to open database", zap.Error(errors.New("invalid database")))
+			return nil
+		}, `etcd failed on the snapshot's data: failed to open database {"error": "invalid database"}`},
+		{"bare panic", func(*zap.Logger) error { panic("index out of range") }, "etcd failed on the snapshot's data: index out of range"},
+		{"error", func(*zap.Logger) error { return errors.New("plain") }, "plain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &etcdLog{}
+			err := l.recovered(func() error { return tc.f(l.logger()) })
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("recovered = %v, want %q", err, tc.want)
 			}
 		})
 	}

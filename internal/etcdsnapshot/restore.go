@@ -1,12 +1,19 @@
 package etcdsnapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.etcd.io/etcd/etcdutl/v3/snapshot"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
@@ -47,12 +54,12 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if err := checkDataDir(target); err != nil {
 		return fmt.Errorf("etcd restore: %w", err)
 	}
-	// Only the file's shape is checked here: the copy of the database
-	// below is checked against the digest as it is read, and etcd's
-	// storage opens it; a caller that wants a damaged file refused before
-	// it changes anything (as the restore command does, before it stops
-	// the member) calls Check first. So a large snapshot is read once.
-	f, size, err := openSnapshot(o.Snapshot)
+	// Only the file's shape is checked here: etcd's restore checks the
+	// copy of the database it makes against the digest, and its storage
+	// opens it; a caller that wants a damaged file refused before it
+	// changes anything (as the restore command does, before it stops the
+	// member) calls Check first. So a large snapshot is read once.
+	f, _, err := openSnapshot(o.Snapshot)
 	if err != nil {
 		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
 	}
@@ -76,7 +83,7 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if token == "" {
 		token = DefaultInitialClusterToken
 	}
-	if err := recovered(func() error { return buildDataDir(o.Snapshot, size, tmp, o, token) }); err != nil {
+	if err := restoreInto(tmp, o, token); err != nil {
 		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
 	}
 	// An empty target folder gives way; os.Remove refuses one that
@@ -136,12 +143,70 @@ func checkDataDir(dir string) error {
 	return nil
 }
 
+// restoreInto builds, with etcd's own restore (what `etcdutl snapshot
+// restore` runs), the data folder of a new cluster whose only member is
+// o's in the empty folder dir: the database of the snapshot, with the
+// former members dropped and this one recorded, and a write-ahead log and
+// raft snapshot that start the cluster. The member and cluster IDs are
+// derived from the member's name, peer URLs and token, so a member started
+// with the same --name, --initial-advertise-peer-urls,
+// --initial-cluster and --initial-cluster-token agrees with the data.
+func restoreInto(dir string, o RestoreOptions, token string) error {
+	initial := make([]string, 0, len(o.PeerURLs))
+	for _, u := range o.PeerURLs {
+		initial = append(initial, o.Name+"="+u)
+	}
+	logs := &etcdLog{}
+	return logs.recovered(func() error {
+		return snapshot.NewV3(logs.logger()).Restore(snapshot.RestoreConfig{
+			SnapshotPath:        o.Snapshot,
+			Name:                o.Name,
+			OutputDataDir:       dir,
+			PeerURLs:            o.PeerURLs,
+			InitialCluster:      strings.Join(initial, ","),
+			InitialClusterToken: token,
+		})
+	})
+}
+
+// etcdLog keeps what etcd's code logs as a warning or worse, for the
+// error of a restore it gives up on: etcd's storage panics on a database
+// it cannot open and says why only in its log.
+type etcdLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *etcdLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *etcdLog) Sync() error { return nil }
+
+// logger is a logger for etcd's code that writes warnings and worse,
+// message and fields, to l, and panics instead of ending the process on a
+// fatal error (recovered turns either panic into an error).
+func (l *etcdLog) logger() *zap.Logger {
+	enc := zapcore.NewConsoleEncoder(zapcore.EncoderConfig{MessageKey: "msg", ConsoleSeparator: " "})
+	return zap.New(zapcore.NewCore(enc, l, zapcore.WarnLevel), zap.WithFatalHook(zapcore.WriteThenPanic))
+}
+
 // recovered runs f, turning a panic of the etcd code it calls (a database
-// it cannot make sense of) into an error.
-func recovered(f func() error) (err error) {
+// it cannot make sense of) into an error that says what etcd logged last:
+// the message of its panic, with its fields.
+func (l *etcdLog) recovered(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("etcd failed on the snapshot's data: %v", r)
+			l.mu.Lock()
+			lines := strings.Split(strings.TrimSpace(l.buf.String()), "\n")
+			l.mu.Unlock()
+			last := lines[len(lines)-1]
+			if last == "" {
+				last = fmt.Sprint(r)
+			}
+			err = fmt.Errorf("etcd failed on the snapshot's data: %s", last)
 		}
 	}()
 	return f()

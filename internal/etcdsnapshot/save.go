@@ -8,11 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
-	"github.com/kubeadm-go/kubeadm/internal/etcdrpc"
 )
 
 // Modes of a snapshot file and of the folders Save creates for it.
@@ -38,11 +40,12 @@ type Info struct {
 	Took time.Duration
 }
 
-// snapshotAPI is what Save asks of etcd; *etcdrpc.Client has it.
+// snapshotAPI is what Save asks of etcd: a part of etcd's client,
+// *clientv3.Client, which unit tests replace.
 type snapshotAPI interface {
-	Status(ctx context.Context, endpoint string) (*etcdrpc.Status, error)
-	MemberList(ctx context.Context) (etcdrpc.Header, []etcdrpc.Member, error)
-	Snapshot(ctx context.Context) (version string, snapshot io.ReadCloser, err error)
+	Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error)
+	MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error)
+	SnapshotWithVersion(ctx context.Context) (*clientv3.SnapshotResponse, error)
 }
 
 // Save writes a snapshot of the member at cfg.Endpoints[0] (the other
@@ -64,8 +67,14 @@ func Save(ctx context.Context, cfg etcdcluster.Config, path string, now func() t
 		return nil, fmt.Errorf("etcd snapshot: %w", err)
 	}
 	defer client.Close()
-	return save(ctx, client, cfg.Endpoints[0], cfg.CallTimeout, path, now)
+	return save(ctx, client, cfg.Endpoints[0], cfg.CallTimeout, StallTimeout, path, now)
 }
+
+// StallTimeout is how long Save waits for the next piece of a snapshot
+// (the first one included) before it gives the transfer up: etcd sends a
+// snapshot in pieces of 32 KiB as fast as it reads them, so a member that
+// sends nothing for that long has stopped.
+const StallTimeout = time.Minute
 
 // checkTarget refuses an empty path and one that already exists.
 func checkTarget(path string) error {
@@ -82,9 +91,10 @@ func checkTarget(path string) error {
 	return nil
 }
 
-// save is Save once the client is made: api talks to endpoint, and every
-// request but the transfer itself is bounded by callTimeout.
-func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout time.Duration, path string, now func() time.Time) (_ *Info, err error) {
+// save is Save once the client is made: api talks to endpoint, every
+// request but the transfer itself is bounded by callTimeout, and the
+// transfer ends when no data came for stall.
+func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout, stall time.Duration, path string, now func() time.Time) (_ *Info, err error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -107,14 +117,18 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout tim
 	}()
 	var info *Info
 	err = atomicfile.WriteWith(path, FileMode, func(f *os.File) error {
-		_, snapshot, err := api.Snapshot(ctx)
+		transfer, cancel := context.WithCancel(ctx)
+		defer cancel()
+		guard := newStallGuard(stall, cancel)
+		defer guard.stop()
+		resp, err := api.SnapshotWithVersion(transfer)
 		if err != nil {
-			return fmt.Errorf("asking %s for a snapshot: %w", endpoint, err)
+			return fmt.Errorf("asking %s for a snapshot: %w", endpoint, guard.explain(err))
 		}
-		defer snapshot.Close()
-		n, err := io.Copy(f, snapshot)
+		defer resp.Snapshot.Close()
+		n, err := io.Copy(f, guard.reader(resp.Snapshot))
 		if err != nil {
-			return fmt.Errorf("receiving the snapshot from %s (%d bytes so far): %w", endpoint, n, err)
+			return fmt.Errorf("receiving the snapshot from %s (%d bytes so far): %w", endpoint, n, guard.explain(err))
 		}
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("flushing the snapshot: %w", err)
@@ -134,23 +148,28 @@ func save(ctx context.Context, api snapshotAPI, endpoint string, callTimeout tim
 	return info, nil
 }
 
-// memberName asks endpoint who it is.
+// memberName asks endpoint who it is, each request bounded by
+// callTimeout.
 func memberName(ctx context.Context, api snapshotAPI, endpoint string, callTimeout time.Duration) (string, error) {
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	st, err := api.Status(callCtx, endpoint)
-	if err != nil {
+	var st *clientv3.StatusResponse
+	if err := etcdcluster.Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
+		st, err = api.Status(ctx, endpoint)
+		return err
+	}); err != nil {
 		return "", fmt.Errorf("asking for the member's status: %w", err)
 	}
-	id := st.Header.MemberID
-	if id == 0 {
+	if st.Header == nil || st.Header.MemberId == 0 {
 		return "", errors.New("the member's status has no header: cannot tell which member it is")
 	}
-	_, members, err := api.MemberList(callCtx)
-	if err != nil {
+	id := st.Header.MemberId
+	var list *clientv3.MemberListResponse
+	if err := etcdcluster.Bounded(ctx, callTimeout, func(ctx context.Context) (err error) {
+		list, err = api.MemberList(ctx)
+		return err
+	}); err != nil {
 		return "", fmt.Errorf("listing the members: %w", err)
 	}
-	for _, m := range members {
+	for _, m := range list.Members {
 		if m.ID == id {
 			return m.Name, nil
 		}
@@ -194,4 +213,47 @@ func removeFolders(created []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stallGuard ends a transfer (by cancelling its context) when no data came
+// for its time: at the start, and after each piece read through reader.
+type stallGuard struct {
+	after   time.Duration
+	timer   *time.Timer
+	stalled atomic.Bool
+}
+
+func newStallGuard(after time.Duration, cancel context.CancelFunc) *stallGuard {
+	g := &stallGuard{after: after}
+	g.timer = time.AfterFunc(after, func() {
+		g.stalled.Store(true)
+		cancel()
+	})
+	return g
+}
+
+// reader is r, each piece of data it gives restarting the wait.
+func (g *stallGuard) reader(r io.Reader) io.Reader { return stallReader{r: r, g: g} }
+
+func (g *stallGuard) stop() { g.timer.Stop() }
+
+// explain says so when err comes from the guard ending the transfer.
+func (g *stallGuard) explain(err error) error {
+	if g.stalled.Load() {
+		return fmt.Errorf("the member sent nothing for %v: %w", g.after, err)
+	}
+	return err
+}
+
+type stallReader struct {
+	r io.Reader
+	g *stallGuard
+}
+
+func (s stallReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 && !s.g.stalled.Load() {
+		s.g.timer.Reset(s.g.after)
+	}
+	return n, err
 }

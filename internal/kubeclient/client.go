@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 )
 
 // Interface is what kubeadm uses of the API server, group by group.
@@ -27,6 +31,7 @@ type Interface interface {
 	RbacV1() RbacV1
 	AppsV1() AppsV1
 	BatchV1() BatchV1
+	CertificatesV1() CertificatesV1
 	Discovery() Discovery
 }
 
@@ -59,6 +64,21 @@ type BatchV1 interface {
 	Jobs(namespace string) Resource[*batchv1.Job, *batchv1.JobList]
 }
 
+// CertificatesV1 holds the kinds of certificates.k8s.io/v1 kubeadm uses.
+type CertificatesV1 interface {
+	CertificateSigningRequests() CertificateSigningRequests
+}
+
+// CertificateSigningRequests are the cluster's certificate signing
+// requests, with their approval subresource (the CISHardening feature
+// gate's approver of kubelet serving certificates).
+type CertificateSigningRequests interface {
+	Resource[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList]
+	// UpdateApproval stores the conditions of csr (an approval or a
+	// denial) through its approval subresource.
+	UpdateApproval(ctx context.Context, name string, csr *certificatesv1.CertificateSigningRequest, opts metav1.UpdateOptions) (*certificatesv1.CertificateSigningRequest, error)
+}
+
 // Discovery tells about the server itself.
 type Discovery interface {
 	// ServerVersion returns what the server's /version says.
@@ -81,13 +101,19 @@ type Resource[T, L runtime.Object] interface {
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-// NewForConfig returns a client of the server cfg describes.
+// NewForConfig returns a client of the server cfg describes. Each
+// response body is capped at boundedread.MaxAPIResponse, and redirects are
+// followed only on the same host, never from https to http
+// (redirectpolicy.SameHost).
 func NewForConfig(cfg *rest.Config) (Interface, error) {
-	hc, err := rest.HTTPClientFor(cfg)
+	capped := rest.CopyConfig(cfg)
+	capped.Wrap(boundedread.Transport(boundedread.MaxAPIResponse))
+	hc, err := rest.HTTPClientFor(capped)
 	if err != nil {
 		return nil, err
 	}
-	return NewForConfigAndClient(cfg, hc)
+	hc.CheckRedirect = redirectpolicy.SameHost
+	return NewForConfigAndClient(capped, hc)
 }
 
 // NewForConfigAndClient returns a client of the server cfg describes that
@@ -108,7 +134,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client) (Interface, error)
 
 	scheme := NewScheme()
 	codecs := serializer.NewCodecFactory(scheme)
-	g := groups{params: runtime.NewParameterCodec(scheme)}
+	g := groups{params: runtime.NewParameterCodec(scheme), creds: credentialsOf(cfg)}
 
 	var err error
 	forGroup := func(gv schema.GroupVersion, apiPath string) rest.Interface {
@@ -127,6 +153,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client) (Interface, error)
 	g.rbac = forGroup(rbacv1.SchemeGroupVersion, "/apis")
 	g.apps = forGroup(appsv1.SchemeGroupVersion, "/apis")
 	g.batch = forGroup(batchv1.SchemeGroupVersion, "/apis")
+	g.certificates = forGroup(certificatesv1.SchemeGroupVersion, "/apis")
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +175,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client) (Interface, error)
 func NewScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		corev1.AddToScheme, rbacv1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
+		corev1.AddToScheme, rbacv1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, certificatesv1.AddToScheme,
 	} {
 		// Registering generated types fails only for a conflict between
 		// them, which would be a bug here.
@@ -163,73 +190,98 @@ func NewScheme() *runtime.Scheme {
 // server's own paths.
 type groups struct {
 	core, rbac, apps, batch, root rest.Interface
+	certificates                  rest.Interface
 	params                        runtime.ParameterCodec
+	creds                         credentials
 }
 
-func (g groups) CoreV1() CoreV1       { return coreV1(g) }
-func (g groups) RbacV1() RbacV1       { return rbacV1(g) }
-func (g groups) AppsV1() AppsV1       { return appsV1(g) }
-func (g groups) BatchV1() BatchV1     { return batchV1(g) }
+func (g groups) CoreV1() CoreV1   { return coreV1(g) }
+func (g groups) RbacV1() RbacV1   { return rbacV1(g) }
+func (g groups) AppsV1() AppsV1   { return appsV1(g) }
+func (g groups) BatchV1() BatchV1 { return batchV1(g) }
+func (g groups) CertificatesV1() CertificatesV1 {
+	return certificatesV1(g)
+}
 func (g groups) Discovery() Discovery { return discovery(g) }
 
 type (
-	coreV1    groups
-	rbacV1    groups
-	appsV1    groups
-	batchV1   groups
-	discovery groups
+	coreV1         groups
+	rbacV1         groups
+	appsV1         groups
+	batchV1        groups
+	discovery      groups
+	certificatesV1 groups
 )
 
 func (g coreV1) ConfigMaps(ns string) Resource[*corev1.ConfigMap, *corev1.ConfigMapList] {
-	return newResource[corev1.ConfigMap, corev1.ConfigMapList](g.core, g.params, ns, "configmaps")
+	return newResource[corev1.ConfigMap, corev1.ConfigMapList](groups(g), g.core, ns, "configmaps")
 }
 
 func (g coreV1) Secrets(ns string) Resource[*corev1.Secret, *corev1.SecretList] {
-	return newResource[corev1.Secret, corev1.SecretList](g.core, g.params, ns, "secrets")
+	return newResource[corev1.Secret, corev1.SecretList](groups(g), g.core, ns, "secrets")
 }
 
 func (g coreV1) Nodes() Resource[*corev1.Node, *corev1.NodeList] {
-	return newResource[corev1.Node, corev1.NodeList](g.core, g.params, "", "nodes")
+	return newResource[corev1.Node, corev1.NodeList](groups(g), g.core, "", "nodes")
 }
 
 func (g coreV1) Pods(ns string) Resource[*corev1.Pod, *corev1.PodList] {
-	return newResource[corev1.Pod, corev1.PodList](g.core, g.params, ns, "pods")
+	return newResource[corev1.Pod, corev1.PodList](groups(g), g.core, ns, "pods")
 }
 
 func (g coreV1) ServiceAccounts(ns string) Resource[*corev1.ServiceAccount, *corev1.ServiceAccountList] {
-	return newResource[corev1.ServiceAccount, corev1.ServiceAccountList](g.core, g.params, ns, "serviceaccounts")
+	return newResource[corev1.ServiceAccount, corev1.ServiceAccountList](groups(g), g.core, ns, "serviceaccounts")
 }
 
 func (g coreV1) Services(ns string) Resource[*corev1.Service, *corev1.ServiceList] {
-	return newResource[corev1.Service, corev1.ServiceList](g.core, g.params, ns, "services")
+	return newResource[corev1.Service, corev1.ServiceList](groups(g), g.core, ns, "services")
 }
 
 func (g rbacV1) Roles(ns string) Resource[*rbacv1.Role, *rbacv1.RoleList] {
-	return newResource[rbacv1.Role, rbacv1.RoleList](g.rbac, g.params, ns, "roles")
+	return newResource[rbacv1.Role, rbacv1.RoleList](groups(g), g.rbac, ns, "roles")
 }
 
 func (g rbacV1) RoleBindings(ns string) Resource[*rbacv1.RoleBinding, *rbacv1.RoleBindingList] {
-	return newResource[rbacv1.RoleBinding, rbacv1.RoleBindingList](g.rbac, g.params, ns, "rolebindings")
+	return newResource[rbacv1.RoleBinding, rbacv1.RoleBindingList](groups(g), g.rbac, ns, "rolebindings")
 }
 
 func (g rbacV1) ClusterRoles() Resource[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList] {
-	return newResource[rbacv1.ClusterRole, rbacv1.ClusterRoleList](g.rbac, g.params, "", "clusterroles")
+	return newResource[rbacv1.ClusterRole, rbacv1.ClusterRoleList](groups(g), g.rbac, "", "clusterroles")
 }
 
 func (g rbacV1) ClusterRoleBindings() Resource[*rbacv1.ClusterRoleBinding, *rbacv1.ClusterRoleBindingList] {
-	return newResource[rbacv1.ClusterRoleBinding, rbacv1.ClusterRoleBindingList](g.rbac, g.params, "", "clusterrolebindings")
+	return newResource[rbacv1.ClusterRoleBinding, rbacv1.ClusterRoleBindingList](groups(g), g.rbac, "", "clusterrolebindings")
 }
 
 func (g appsV1) Deployments(ns string) Resource[*appsv1.Deployment, *appsv1.DeploymentList] {
-	return newResource[appsv1.Deployment, appsv1.DeploymentList](g.apps, g.params, ns, "deployments")
+	return newResource[appsv1.Deployment, appsv1.DeploymentList](groups(g), g.apps, ns, "deployments")
 }
 
 func (g appsV1) DaemonSets(ns string) Resource[*appsv1.DaemonSet, *appsv1.DaemonSetList] {
-	return newResource[appsv1.DaemonSet, appsv1.DaemonSetList](g.apps, g.params, ns, "daemonsets")
+	return newResource[appsv1.DaemonSet, appsv1.DaemonSetList](groups(g), g.apps, ns, "daemonsets")
 }
 
 func (g batchV1) Jobs(ns string) Resource[*batchv1.Job, *batchv1.JobList] {
-	return newResource[batchv1.Job, batchv1.JobList](g.batch, g.params, ns, "jobs")
+	return newResource[batchv1.Job, batchv1.JobList](groups(g), g.batch, ns, "jobs")
+}
+
+func (g certificatesV1) CertificateSigningRequests() CertificateSigningRequests {
+	r := newResource[certificatesv1.CertificateSigningRequest, certificatesv1.CertificateSigningRequestList](groups(g), g.certificates, "", "certificatesigningrequests")
+	return csrs{Resource: r, g: groups(g)}
+}
+
+// csrs is the certificate signing requests' resource with the approval
+// subresource.
+type csrs struct {
+	Resource[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList]
+	g groups
+}
+
+func (c csrs) UpdateApproval(ctx context.Context, name string, csr *certificatesv1.CertificateSigningRequest, opts metav1.UpdateOptions) (*certificatesv1.CertificateSigningRequest, error) {
+	out := &certificatesv1.CertificateSigningRequest{}
+	err := c.g.certificates.Put().Resource("certificatesigningrequests").Name(name).SubResource("approval").
+		VersionedParams(&opts, c.g.params).Body(csr).Do(ctx).Into(out)
+	return out, c.g.creds.explain(err, "update", describeObject("certificatesigningrequests", "", name)+" approval")
 }
 
 func (g discovery) RESTClient() rest.Interface { return g.root }
@@ -237,7 +289,7 @@ func (g discovery) RESTClient() rest.Interface { return g.root }
 func (g discovery) ServerVersion() (*version.Info, error) {
 	body, err := g.root.Get().AbsPath("/version").Do(context.TODO()).Raw()
 	if err != nil {
-		return nil, err
+		return nil, g.creds.explain(err, "get", "/version")
 	}
 	var info version.Info
 	if err := json.Unmarshal(body, &info); err != nil {

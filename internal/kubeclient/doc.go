@@ -15,4 +15,11 @@
 // clients have with the same signatures, so package kubeclienttest can
 // hand client-go's fake clientset to unit tests; that package is for
 // tests only and stays out of the binary.
+//
+// An API error whose answer carried no message of its own (a 403 with an
+// empty body from a proxy, a bare Status, a plain "Unauthorized") gets one
+// naming the request, the identity the client authenticates as (never a
+// secret) and, for bootstrap tokens and anonymous clients, the likely
+// cause; its status stays, so apierrors.IsForbidden and the like still
+// answer.
 package kubeclient

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -170,22 +171,6 @@ func WriteFile(path string, cfg *clientcmdapi.Config) error {
 	return atomicfile.Write(path, b, FileMode)
 }
 
-// Load reads a kubeconfig file. Relative file references in it are made
-// absolute, relative to the file's folder.
-func Load(path string) (*clientcmdapi.Config, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
-	cfg, err := clientcmd.LoadFromFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig file %s: %w", path, err)
-	}
-	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig file %s: %w", path, err)
-	}
-	return cfg, nil
-}
-
 // currentContext returns cfg's current context; path names the file in
 // errors.
 func currentContext(path string, cfg *clientcmdapi.Config) (*clientcmdapi.Context, error) {
@@ -244,7 +229,7 @@ func ClientCertificateOf(path string) (*x509.Certificate, error) {
 		if user.ClientCertificate == "" {
 			return nil, fmt.Errorf("the kubeconfig file %s holds no client certificate for user %q", path, name)
 		}
-		if data, err = os.ReadFile(user.ClientCertificate); err != nil {
+		if data, err = boundedread.ReadFile(user.ClientCertificate, boundedread.MaxFile); err != nil {
 			return nil, fmt.Errorf("the client certificate of the kubeconfig file %s: %w", path, err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // Action says what Files.Ensure did.
@@ -139,7 +141,7 @@ func Check(path string, spec Spec, ca *x509.Certificate) ([]string, error) {
 	}
 	data := cluster.CertificateAuthorityData
 	if len(data) == 0 && cluster.CertificateAuthority != "" {
-		if data, err = os.ReadFile(cluster.CertificateAuthority); err != nil {
+		if data, err = boundedread.ReadFile(cluster.CertificateAuthority, boundedread.MaxFile); err != nil {
 			return nil, fmt.Errorf("the kubeconfig file %s: reading its CA certificate: %w", path, err)
 		}
 	}

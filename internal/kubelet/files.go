@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/patches"
 )
@@ -84,11 +84,11 @@ func (opts ConfigOptions) ConfigMode() os.FileMode {
 // resolvConf filled in from opts, then the user's patches, then the
 // node-local settings. out receives the patch messages. The result is the
 // same for the same inputs.
-func Config(cfg *kubeletconfig.KubeletConfiguration, opts ConfigOptions, out io.Writer) ([]byte, error) {
+func Config(cfg *kubeletv1beta1.KubeletConfiguration, opts ConfigOptions, out io.Writer) ([]byte, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("rendering the kubelet configuration: no configuration given")
 	}
-	c := cfg.WithTypeMeta()
+	c := kubeadm.KubeletDocument(cfg)
 	if c.ResolverConfig == nil && opts.ResolvConf != "" {
 		r := opts.ResolvConf
 		c.ResolverConfig = &r
@@ -114,7 +114,7 @@ func Config(cfg *kubeletconfig.KubeletConfiguration, opts ConfigOptions, out io.
 }
 
 // WriteConfig writes config.yaml into dir (see Config). Idempotent.
-func WriteConfig(dir string, cfg *kubeletconfig.KubeletConfiguration, opts ConfigOptions, out io.Writer) error {
+func WriteConfig(dir string, cfg *kubeletv1beta1.KubeletConfiguration, opts ConfigOptions, out io.Writer) error {
 	doc, err := Config(cfg, opts, out)
 	if err != nil {
 		return err

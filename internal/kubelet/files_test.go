@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 )
 
@@ -324,13 +324,13 @@ func TestInstanceConfig(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	base := func() *kubeletconfig.KubeletConfiguration {
-		return &kubeletconfig.KubeletConfiguration{ClusterDomain: "cluster.local"}
+	base := func() *kubeletv1beta1.KubeletConfiguration {
+		return &kubeletv1beta1.KubeletConfiguration{ClusterDomain: "cluster.local"}
 	}
 	userResolv := "/etc/my.conf"
 	tests := []struct {
 		name  string
-		cfg   *kubeletconfig.KubeletConfiguration
+		cfg   *kubeletv1beta1.KubeletConfiguration
 		opts  ConfigOptions
 		check func(t *testing.T, doc map[string]any)
 	}{
@@ -355,7 +355,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "the user's resolvConf kept",
-			cfg:  func() *kubeletconfig.KubeletConfiguration { c := base(); c.ResolverConfig = &userResolv; return c }(),
+			cfg:  func() *kubeletv1beta1.KubeletConfiguration { c := base(); c.ResolverConfig = &userResolv; return c }(),
 			opts: ConfigOptions{ResolvConf: SystemdResolvConf},
 			check: func(t *testing.T, doc map[string]any) {
 				if doc["resolvConf"] != userResolv {
@@ -365,7 +365,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "an empty resolvConf from the user is kept empty",
-			cfg:  func() *kubeletconfig.KubeletConfiguration { c := base(); e := ""; c.ResolverConfig = &e; return c }(),
+			cfg:  func() *kubeletv1beta1.KubeletConfiguration { c := base(); e := ""; c.ResolverConfig = &e; return c }(),
 			opts: ConfigOptions{ResolvConf: SystemdResolvConf},
 			check: func(t *testing.T, doc map[string]any) {
 				if v, ok := doc["resolvConf"]; ok && v != "" {
@@ -375,7 +375,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "without node-local socket the endpoint is the configuration's",
-			cfg: func() *kubeletconfig.KubeletConfiguration {
+			cfg: func() *kubeletv1beta1.KubeletConfiguration {
 				c := base()
 				c.ContainerRuntimeEndpoint = "unix:///mine"
 				return c
@@ -388,7 +388,7 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name: "the node-local socket wins",
-			cfg: func() *kubeletconfig.KubeletConfiguration {
+			cfg: func() *kubeletv1beta1.KubeletConfiguration {
 				c := base()
 				c.ContainerRuntimeEndpoint = "unix:///mine"
 				return c
@@ -431,7 +431,7 @@ func TestConfigPatchErrorsNameTheTarget(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kubeletconfiguration+json.yaml"), []byte("- op: remove\n  path: /nope\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Config(&kubeletconfig.KubeletConfiguration{}, ConfigOptions{PatchesDir: dir}, &bytes.Buffer{})
+	_, err := Config(&kubeletv1beta1.KubeletConfiguration{}, ConfigOptions{PatchesDir: dir}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "patching the kubelet configuration") {
 		t.Errorf("error = %v", err)
 	}

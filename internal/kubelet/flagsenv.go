@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // ParseFlagsEnv reads the flags of a kubeadm-flags.env: the "--name=value"
@@ -88,7 +88,7 @@ func WithoutFlags(data []byte, names ...string) ([]byte, []kubeadm.Arg) {
 // ReadFlagsEnv reads kubeadm-flags.env in dir; (nil, nil) when there is
 // none.
 func ReadFlagsEnv(dir string) ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join(dir, FlagsEnvFile))
+	data, err := boundedread.ReadFile(filepath.Join(dir, FlagsEnvFile), boundedread.MaxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/template"
 
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 	"sigs.k8s.io/yaml/kyaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // APIVersion is the API version of kubeadm's output documents.
@@ -97,7 +98,7 @@ func argument(name, arg string, hasArg, isFile bool) (string, error) {
 	if !isFile {
 		return arg, nil
 	}
-	b, err := os.ReadFile(arg)
+	b, err := boundedread.ReadFile(arg, boundedread.MaxFile)
 	if err != nil {
 		return "", fmt.Errorf("reading the %s file: %w", name, err)
 	}

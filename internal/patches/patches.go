@@ -18,9 +18,10 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // The targets a patch file can name.
@@ -128,7 +129,7 @@ func Load(dir string, out io.Writer) (*Set, error) {
 			ignored = append(ignored, base)
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
 		if err != nil {
 			return fmt.Errorf("reading patch file: %w", err)
 		}
@@ -312,7 +313,7 @@ func schemaFor(target string) (any, error) {
 	case TargetEtcd, TargetKubeAPIServer, TargetKubeControllerManager, TargetKubeScheduler:
 		return corev1.Pod{}, nil
 	case TargetKubeletConfiguration:
-		return kubeletconfig.KubeletConfiguration{}, nil
+		return kubeletv1beta1.KubeletConfiguration{}, nil
 	case TargetCoreDNSDeployment:
 		return appsv1.Deployment{}, nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -503,7 +504,7 @@ func EnsureServiceAccountKey(cfg *kubeadm.InitConfiguration, dir string, opts Op
 			}
 			return Reused, nil
 		}
-		data, err := os.ReadFile(pubPath)
+		data, err := boundedread.ReadFile(pubPath, boundedread.MaxFile)
 		if err != nil {
 			return 0, err
 		}

@@ -6,12 +6,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // KubeconfigCert describes the client certificate embedded in one of the
@@ -142,7 +142,7 @@ func (f *kubeconfigFile) userOf() (int, error) {
 // kubeconfig file at path (client-certificate-data of the current
 // context's user).
 func ReadKubeconfigClientCert(path string) (*x509.Certificate, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func PartialKubeconfig(cfg *kubeadm.InitConfiguration, k KubeconfigCert, key cry
 // certificate and key of the kubeconfig at path, keeping every other field,
 // and writes the file (0600) with w.
 func replaceKubeconfigCert(path string, key crypto.Signer, cert *x509.Certificate, w FileWriter) error {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return err
 	}

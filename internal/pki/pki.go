@@ -20,8 +20,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
-	"github.com/kubeadm-go/kubeadm/internal/gcpace"
-	"github.com/kubeadm-go/kubeadm/internal/pki/earlykey"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -39,33 +38,20 @@ const (
 )
 
 // NewPrivateKey creates a key of the given algorithm ("" means RSA-2048).
-// The process's first RSA key may be one begun while it started up (see
-// package earlykey).
 func NewPrivateKey(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
 	switch alg {
 	case "", v1beta4.EncryptionAlgorithmRSA2048:
-		return newRSAKey(2048)
+		return rsa.GenerateKey(rand.Reader, 2048)
 	case v1beta4.EncryptionAlgorithmRSA3072:
-		return newRSAKey(3072)
+		return rsa.GenerateKey(rand.Reader, 3072)
 	case v1beta4.EncryptionAlgorithmRSA4096:
-		return newRSAKey(4096)
+		return rsa.GenerateKey(rand.Reader, 4096)
 	case v1beta4.EncryptionAlgorithmECDSAP256:
 		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	case v1beta4.EncryptionAlgorithmECDSAP384:
 		return ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	}
 	return nil, fmt.Errorf("unknown key algorithm %q", alg)
-}
-
-// newRSAKey makes an RSA key of the given size, or takes the one begun at
-// start-up when it has that size. Key generation makes garbage steadily:
-// from the first key on, the collector runs at Go's usual pace.
-func newRSAKey(bits int) (crypto.Signer, error) {
-	gcpace.Steady()
-	if k, ok := earlykey.Take(bits); ok {
-		return k, nil
-	}
-	return rsa.GenerateKey(rand.Reader, bits)
 }
 
 // CertSpec describes a certificate to create.
@@ -227,7 +213,7 @@ func KeyPath(dir, base string) string  { return filepath.Join(dir, base+".key") 
 
 // LoadCert reads a certificate file.
 func LoadCert(path string) (*x509.Certificate, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +226,7 @@ func LoadCert(path string) (*x509.Certificate, error) {
 
 // LoadKey reads a private key file.
 func LoadKey(path string) (crypto.Signer, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -17,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 )
 
 // maxHTTPBody caps what HTTPGet reads; version answers are tiny.
@@ -33,7 +34,10 @@ type osHost struct {
 // NewHost returns the Host of the machine kubeadm runs on.
 func NewHost() Host { return &osHost{} }
 
-func (h *osHost) ReadFile(path string) ([]byte, error)       { return os.ReadFile(path) }
+func (h *osHost) ReadFile(path string) ([]byte, error) {
+	return boundedread.ReadFile(path, boundedread.MaxFile)
+}
+
 func (h *osHost) Stat(path string) (fs.FileInfo, error)      { return os.Stat(path) }
 func (h *osHost) ReadDir(path string) ([]fs.DirEntry, error) { return os.ReadDir(path) }
 func (h *osHost) LookPath(file string) (string, error)       { return exec.LookPath(file) }
@@ -101,6 +105,8 @@ func (h *osHost) HTTPGet(ctx context.Context, u string, tlsConfig *tls.Config) (
 			TLSClientConfig:     tlsConfig,
 			TLSHandshakeTimeout: 10 * time.Second,
 		},
+		// The client certificate in tlsConfig is for the host asked.
+		CheckRedirect: redirectpolicy.SameHost,
 	}
 	defer client.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -112,7 +118,7 @@ func (h *osHost) HTTPGet(ctx context.Context, u string, tlsConfig *tls.Config) (
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody))
+	body, err := boundedread.ReadAll(resp.Body, maxHTTPBody, "the answer of "+u)
 	if err != nil {
 		return nil, fmt.Errorf("reading the answer of %s: %w", u, err)
 	}

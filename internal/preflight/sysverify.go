@@ -6,13 +6,14 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // The oldest kernel kubeadm is tested with (the 4.19 LTS series); older
@@ -207,7 +208,7 @@ func readKernelConfig(h Host, release string) (map[string]string, error) {
 			if err != nil {
 				continue
 			}
-			data, err = io.ReadAll(zr)
+			data, err = boundedread.ReadAll(zr, boundedread.MaxFile, "the uncompressed "+p)
 			if err != nil {
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -94,7 +95,7 @@ type table struct {
 }
 
 func readTable(path string, idField int) (*table, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +297,7 @@ func readLoginDefs(path string) (map[string]int64, error) {
 		"SYS_UID_MIN": defaultSysIDMin, "SYS_UID_MAX": defaultSysIDMax,
 		"SYS_GID_MIN": defaultSysIDMin, "SYS_GID_MAX": defaultSysIDMax,
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return limits, nil
 	}

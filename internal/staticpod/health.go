@@ -7,18 +7,24 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 )
 
 // ProbeClient is an HTTP client that asks the components' health
 // endpoints (see HealthURL) as the kubelet's probes do: without verifying
 // their self-signed serving certificates, without a proxy (the endpoints
-// are local) and with a new connection for every request.
+// are local) and with a new connection for every request. It follows
+// redirects only on the same host (redirectpolicy.SameHost).
 func ProbeClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:             nil,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed serving certificates, as the kubelet's probes see them
-		DisableKeepAlives: true,
-	}}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:             nil,
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed serving certificates, as the kubelet's probes see them
+			DisableKeepAlives: true,
+		},
+		CheckRedirect: redirectpolicy.SameHost,
+	}
 }
 
 // Probe asks url with c and wants HTTP 200; for another status the error
@@ -33,9 +39,10 @@ func Probe(ctx context.Context, c *http.Client, url string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		start := make([]byte, 1024)
+		n, _ := io.ReadFull(resp.Body, start)
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(start[:n])))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/patches"
 )
 
@@ -59,7 +60,7 @@ func WriteManifest(dir, component string, data []byte) (written bool, err error)
 		return false, fmt.Errorf("creating the manifest folder: %w", err)
 	}
 	path := ManifestPath(dir, component)
-	old, err := os.ReadFile(path)
+	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	switch {
 	case err == nil && bytes.Equal(old, data):
 		fi, err := os.Stat(path)

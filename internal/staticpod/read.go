@@ -2,16 +2,17 @@ package staticpod
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 )
 
 // ReadManifest reads and decodes a static Pod manifest.
 func ReadManifest(path string) (*corev1.Pod, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading the static Pod manifest: %w", err)
 	}

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
 
@@ -30,14 +32,14 @@ type KubeletConfigResult struct {
 // init and join write it. The previous file is first copied into a new
 // "kubeadm-kubelet-config*" folder under tmpDir. The kubelet is not
 // restarted: it reads the file when it starts (after its own upgrade).
-func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletconfig.KubeletConfiguration, opts kubelet.ConfigOptions, out io.Writer) (KubeletConfigResult, error) {
+func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletv1beta1.KubeletConfiguration, opts kubelet.ConfigOptions, out io.Writer) (KubeletConfigResult, error) {
 	var res KubeletConfigResult
 	doc, err := kubelet.Config(cfg, opts, out)
 	if err != nil {
 		return res, err
 	}
 	path := filepath.Join(kubeletDir, kubelet.ConfigFile)
-	old, err := os.ReadFile(path)
+	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	switch {
 	case err == nil && bytes.Equal(old, doc):
 		return res, fixMode(path, opts.ConfigMode())

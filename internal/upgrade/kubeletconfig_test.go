@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
-func kubeletConfig() *kubeletconfig.KubeletConfiguration {
-	return &kubeletconfig.KubeletConfiguration{
+func kubeletConfig() *kubeletv1beta1.KubeletConfiguration {
+	return &kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:      metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
 		ClusterDomain: "cluster.local",
 		ClusterDNS:    []string{"10.96.0.10"},

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -97,7 +97,7 @@ func ReadLocalNode(kubernetesDir, manifestDir, kubeletDir string) (*LocalNode, e
 // or, on a node an older kubeadm set up, the --container-runtime-endpoint
 // flag of kubeadm-flags.env. socket is "" when neither says.
 func KubeletCRISocket(kubeletDir string) (socket string, instance bool, err error) {
-	data, err := os.ReadFile(filepath.Join(kubeletDir, kubelet.InstanceConfigFile))
+	data, err := boundedread.ReadFile(filepath.Join(kubeletDir, kubelet.InstanceConfigFile), boundedread.MaxFile)
 	switch {
 	case err == nil:
 		var inst struct {

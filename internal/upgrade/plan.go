@@ -45,6 +45,10 @@ type ClusterState struct {
 	CoreDNS string
 }
 
+// nodesPerPage is how many nodes one request lists: a few tens of KiB
+// each, far below the cap on one answer.
+const nodesPerPage = 250
+
 // ReadClusterState asks the API server what runs where.
 func ReadClusterState(ctx context.Context, c kubeclient.Interface) (*ClusterState, error) {
 	sv, err := c.Discovery().ServerVersion()
@@ -67,12 +71,20 @@ func ReadClusterState(ctx context.Context, c kubeclient.Interface) (*ClusterStat
 			s.Static[comp][p.Spec.NodeName] = ImageTag(p.Spec.Containers[0].Image)
 		}
 	}
-	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing the nodes: %w", err)
-	}
-	for _, n := range nodes.Items {
-		s.Kubelets[n.Name] = n.Status.NodeInfo.KubeletVersion
+	// In pages: every answer is capped (boundedread.MaxAPIResponse), and
+	// the nodes of a large cluster may not fit in one.
+	opts := metav1.ListOptions{Limit: nodesPerPage}
+	for {
+		nodes, err := c.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the nodes: %w", err)
+		}
+		for _, n := range nodes.Items {
+			s.Kubelets[n.Name] = n.Status.NodeInfo.KubeletVersion
+		}
+		if opts.Continue = nodes.Continue; opts.Continue == "" {
+			break
+		}
 	}
 	dep, err := c.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, coredns.Name, metav1.GetOptions{})
 	switch {

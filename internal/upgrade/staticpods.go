@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
@@ -127,7 +128,7 @@ func (s *StaticPods) Changed() []string {
 
 func (s *StaticPods) apply(ctx context.Context, m Manifest) error {
 	path := staticpod.ManifestPath(s.ManifestDir, m.Component)
-	old, err := os.ReadFile(path)
+	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	if err != nil {
 		return fmt.Errorf("reading the current manifest: %w", err)
 	}
@@ -176,7 +177,7 @@ func (s *StaticPods) Rollback(ctx context.Context) error {
 	for i := len(s.changed) - 1; i >= 0; i-- {
 		c := s.changed[i]
 		path := staticpod.ManifestPath(s.ManifestDir, c.component)
-		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, c.old) {
+		if cur, err := boundedread.ReadFile(path, boundedread.MaxFile); err == nil && bytes.Equal(cur, c.old) {
 			// The new manifest never reached the disk: nothing to restore
 			// and no Pod to wait for.
 			continue

@@ -73,7 +73,7 @@ func KubeletConfig(cfg *kubeadm.ClusterConfiguration) (*corev1.ConfigMap, error)
 	if k == nil {
 		return nil, errors.New("the configuration holds no KubeletConfiguration to store")
 	}
-	doc, err := yaml.Marshal(k.WithTypeMeta())
+	doc, err := yaml.Marshal(kubeadm.KubeletDocument(k))
 	if err != nil {
 		return nil, fmt.Errorf("encoding the KubeletConfiguration for ConfigMap %s/%s: %w", metav1.NamespaceSystem, KubeletConfigMap, err)
 	}

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 )
 
 // Values accepted by --kubernetes-version / kubernetesVersion
@@ -46,15 +48,6 @@ const (
 	bucketCI      = "ci"
 )
 
-// oversizedError reports a response that arrived but is too large to be a
-// version file; like any other malformed answer it is an error, not a reason
-// to fall back.
-type oversizedError struct{ url string }
-
-func (e oversizedError) Error() string {
-	return fmt.Sprintf("%s returned more than %d bytes, which is not a version file", e.url, maxVersionFileSize)
-}
-
 // HTTPDoer is the part of *http.Client that Resolver needs.
 type HTTPDoer interface {
 	Do(*http.Request) (*http.Response, error)
@@ -65,6 +58,8 @@ type HTTPDoer interface {
 type Resolver struct {
 	// Client performs the label lookups. Nil means a fresh *http.Client
 	// (honouring the proxy environment variables) with Timeout applied.
+	// Redirects from https to another scheme are refused, unless Client is
+	// an *http.Client with its own CheckRedirect.
 	Client HTTPDoer
 
 	// Timeout bounds the whole Resolve call, including a second lookup
@@ -201,7 +196,9 @@ func (l lookup) resolveLabel(original, bucket, name string, mayClamp bool) (stri
 	fileURL := strings.TrimSuffix(l.baseURL(), "/") + "/" + bucket + "/" + name + ".txt"
 	body, fetchErr := l.fetch(fileURL)
 
-	if errors.As(fetchErr, new(oversizedError)) {
+	// An answer too large to be a version file is, like any other
+	// malformed answer, an error and not a reason to fall back.
+	if errors.Is(fetchErr, boundedread.ErrTooLarge) {
 		return "", fmt.Errorf("resolving Kubernetes version %q: %w", original, fetchErr)
 	}
 	if fetchErr != nil {
@@ -254,9 +251,19 @@ func (l lookup) fetch(fileURL string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("building request for %s: %w", fileURL, err)
 	}
+	// dl.k8s.io answers through a CDN on another host: a redirect to any
+	// https host will do, one to plain http will not. An *http.Client
+	// given without a redirect policy gets this one.
 	client := l.r.Client
-	if client == nil {
-		client = &http.Client{Timeout: l.timeout}
+	switch c := client.(type) {
+	case nil:
+		client = &http.Client{Timeout: l.timeout, CheckRedirect: redirectpolicy.NoDowngrade}
+	case *http.Client:
+		if c.CheckRedirect == nil {
+			withPolicy := *c
+			withPolicy.CheckRedirect = redirectpolicy.NoDowngrade
+			client = &withPolicy
+		}
 	}
 
 	type result struct {
@@ -295,12 +302,12 @@ func get(client HTTPDoer, req *http.Request) (string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("requesting %s: server answered %q", req.URL, resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxVersionFileSize+1))
+	data, err := boundedread.ReadAll(resp.Body, maxVersionFileSize, "the answer of "+req.URL.String())
+	if errors.Is(err, boundedread.ErrTooLarge) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", req.URL, err)
-	}
-	if len(data) > maxVersionFileSize {
-		return "", oversizedError{url: req.URL.String()}
 	}
 	return strings.TrimSpace(string(data)), nil
 }

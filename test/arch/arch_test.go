@@ -10,6 +10,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,24 +65,46 @@ func ours(pkgs []pkg) []pkg {
 	return out
 }
 
-// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8),
-// nor etcd's API, client or server packages and the protobuf runtimes they
-// bring, nor component-base and the Prometheus client, nor client-go's
-// typed clientset and what registers every API group with it (rule 9); and our
-// packages import neither a YAML library other than sigs.k8s.io/yaml
-// (rule 6) nor test helpers.
+// TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8);
+// it reaches etcd through etcd's client and restores with etcd's restore
+// library, and it has no hand-written stand-in for them (rule 9); it
+// does not yet link client-go's typed clientset and what registers every
+// API group with it (rule 9); and our packages import neither a YAML
+// library other than sigs.k8s.io/yaml (rule 6) nor test helpers.
 func TestLinkedPackages(t *testing.T) {
 	pkgs := productPackages(t)
+	linked := map[string]bool{}
 	for _, p := range pkgs {
+		linked[p.ImportPath] = true
 		if p.ImportPath == "k8s.io/kubernetes" || strings.HasPrefix(p.ImportPath, "k8s.io/kubernetes/") {
 			t.Errorf("the binary links %s", p.ImportPath)
 		}
-		for _, heavy := range []string{"go.etcd.io/etcd/api/", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/server/",
-			"go.etcd.io/raft/", "github.com/gogo/protobuf/", "github.com/golang/protobuf/",
-			"k8s.io/component-base/", "k8s.io/kubelet/", "k8s.io/kube-proxy/", "github.com/prometheus/",
+		for _, heavy := range []string{
 			"k8s.io/client-go/kubernetes", "k8s.io/client-go/discovery", "k8s.io/client-go/applyconfigurations/"} {
 			if strings.HasPrefix(p.ImportPath, heavy) {
 				t.Errorf("the binary links %s (rule 9: its package initialisation slows every command's start)", p.ImportPath)
+			}
+		}
+		if p.ImportPath == module+"/internal/etcdrpc" {
+			t.Errorf("the binary links %s; etcd is reached with its own client (rule 9)", p.ImportPath)
+		}
+	}
+	for _, want := range []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/etcdutl/v3/snapshot"} {
+		if !linked[want] {
+			t.Errorf("the binary does not link %s (rule 9: etcd's own libraries reach it and restore its data)", want)
+		}
+	}
+	// Every etcd request goes through etcd's client: only the membership
+	// package makes one, and only the snapshot package restores.
+	for _, p := range ours(pkgs) {
+		for _, imp := range p.Imports {
+			switch {
+			case imp == "go.etcd.io/etcd/client/v3" && p.ImportPath != module+"/internal/etcdcluster" && p.ImportPath != module+"/internal/etcdsnapshot":
+				t.Errorf("%s imports etcd's client; reach etcd through internal/etcdcluster", p.ImportPath)
+			case imp == "go.etcd.io/etcd/etcdutl/v3/snapshot" && p.ImportPath != module+"/internal/etcdsnapshot":
+				t.Errorf("%s imports etcd's restore library; snapshots are internal/etcdsnapshot's", p.ImportPath)
+			case strings.HasPrefix(imp, "google.golang.org/grpc") && strings.HasPrefix(p.ImportPath, module+"/internal/etcd") && p.ImportPath != module+"/internal/etcdcluster":
+				t.Errorf("%s speaks gRPC itself; etcd's client does", p.ImportPath)
 			}
 		}
 	}
@@ -121,6 +144,9 @@ func calls(t *testing.T, want ...string) []call {
 			for _, imp := range f.Imports {
 				ip, _ := strconv.Unquote(imp.Path.Value)
 				n := filepath.Base(ip)
+				if major, err := strconv.Atoi(strings.TrimPrefix(n, "v")); err == nil && major > 1 && strings.HasPrefix(n, "v") {
+					n = filepath.Base(filepath.Dir(ip)) // k8s.io/klog/v2 is package klog
+				}
 				if imp.Name != nil {
 					n = imp.Name.Name
 				}
@@ -176,9 +202,6 @@ func TestWritesAreAtomic(t *testing.T) {
 		// The etcd data backup of an upgrade is copied file by file
 		// (O_EXCL) into a new dated folder; the copy is only a backup.
 		module + "/internal/upgrade": "etcd data backup",
-		// The restored database is copied (O_EXCL) into the new data
-		// folder, which takes the member's place only once complete.
-		module + "/internal/etcdsnapshot": "restore staging",
 	}
 	for _, c := range calls(t, "os.WriteFile", "os.Create", "os.OpenFile", "io/ioutil.WriteFile") {
 		if _, ok := allowed[c.pkg]; ok {
@@ -196,4 +219,46 @@ func TestWritesAreAtomic(t *testing.T) {
 func readOnly(e ast.Expr) bool {
 	sel, ok := e.(*ast.SelectorExpr)
 	return ok && sel.Sel.Name == "O_RDONLY"
+}
+
+// TestClientsAreBounded: clients of the API server are made where every
+// request gets a timeout (rule 10): internal/apiclient (FromKubeconfig,
+// FromConfig, whose requests are bounded by timeouts.kubernetesAPICall)
+// and token discovery, which bounds its own; kubeclient itself is the
+// client. etcd's connections are made by internal/etcdcluster, whose
+// Config requires dial, call and retry timeouts.
+func TestClientsAreBounded(t *testing.T) {
+	makers := map[string][]string{
+		module + "/internal/kubeclient.NewForConfig":                    {module + "/internal/apiclient", module + "/internal/kubeclient"},
+		module + "/internal/kubeclient.NewForConfigAndClient":           {module + "/internal/apiclient", module + "/internal/discovery"},
+		"k8s.io/client-go/rest.HTTPClientFor":                           {module + "/internal/discovery", module + "/internal/kubeclient"},
+		"k8s.io/client-go/rest.RESTClientFor":                           nil,
+		"k8s.io/client-go/rest.UnversionedRESTClientFor":                nil,
+		"k8s.io/client-go/rest.RESTClientForConfigAndClient":            {module + "/internal/kubeclient"},
+		"k8s.io/client-go/rest.UnversionedRESTClientForConfigAndClient": {module + "/internal/kubeclient"},
+		module + "/internal/etcdrpc.New":                                {module + "/internal/etcdcluster"},
+	}
+	names := make([]string, 0, len(makers))
+	for n := range makers {
+		names = append(names, n)
+	}
+	for _, c := range calls(t, names...) {
+		if !slices.Contains(makers[c.name], c.pkg) {
+			t.Errorf("%s: %s in %s; make clients through internal/apiclient (API server) or internal/etcdcluster (etcd), which bound every request", c.pos, c.name, c.pkg)
+		}
+	}
+}
+
+// TestLogsAreFiltered: only internal/redact changes where klog's lines go
+// or which logger writes them (rule 7): a logger set elsewhere, or kept
+// in a context, could go around the filter that hides secrets in
+// client-go's verbose logging.
+func TestLogsAreFiltered(t *testing.T) {
+	for _, c := range calls(t, "k8s.io/klog/v2.SetLogger", "k8s.io/klog/v2.SetLoggerWithOptions", "k8s.io/klog/v2.SetLogFilter",
+		"k8s.io/klog/v2.EnableContextualLogging", "k8s.io/klog/v2.NewContext", "k8s.io/klog/v2.SetOutput",
+		"k8s.io/klog/v2.SetOutputBySeverity", "k8s.io/klog/v2.LogToStderr", "k8s.io/klog/v2.ClearLogger") {
+		if c.pkg != module+"/internal/redact" {
+			t.Errorf("%s: %s in %s; klog's output is set up by internal/redact alone", c.pos, c.name, c.pkg)
+		}
+	}
 }

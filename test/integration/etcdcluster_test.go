@@ -95,7 +95,7 @@ func TestEtcdClusterMembership(t *testing.T) {
 	}
 
 	began = time.Now()
-	second := etcdStartSecond(t, cp, initialCluster)
+	second := etcdNewNode(t, cp, etcdSecondName, etcdSecondAddress, "etcd2").start(t, initialCluster)
 	// Waiting for the promotion is pointless once the second etcd is gone.
 	promoteCtx, cancelPromote := context.WithCancel(ctx)
 	go func() {
@@ -220,8 +220,9 @@ func etcdPublishMirrorPod(ctx context.Context, t *testing.T, cp *controlplane.Co
 	})
 }
 
-// etcdProcess is the second etcd member.
+// etcdProcess is a further etcd member's process.
 type etcdProcess struct {
+	cmd    *exec.Cmd
 	log    string
 	exited chan struct{}
 }
@@ -238,24 +239,48 @@ func (p *etcdProcess) tail() string {
 	return strings.Join(lines, "\n")
 }
 
-// etcdStartSecond gives the second member its own network namespace,
-// linked to the control plane's by a veth pair, and its certificates (from
-// our kubeadm, signed by the first node's etcd CA, as the copied CA of a
-// joining control-plane node signs them), then starts its etcd to join the
-// existing cluster with initialCluster. It is stopped at the end of the
-// test.
+// stop ends the process (SIGTERM, SIGKILL after 20s) and waits for it.
+// Idempotent.
+func (p *etcdProcess) stop() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// etcdNode is a further control-plane node's etcd: its own network
+// namespace, linked to the control plane's by a veth pair, and its files
+// (certificates from our kubeadm, signed by the first node's etcd CA, as
+// the copied CA of a joining control-plane node signs them; its data
+// folder).
 //
 // Its own namespace, rather than a second address on the control plane's
 // lo, matters: etcd checks that a peer connects from an address its
 // certificate names, and between two addresses of one namespace the kernel
 // picks the destination's own address as the source.
-func etcdStartSecond(t *testing.T, cp *controlplane.ControlPlane, initialCluster string) *etcdProcess {
+type etcdNode struct {
+	cp            *controlplane.ControlPlane
+	name, address string
+	netns         string
+	root, pki     string
+}
+
+// etcdNewNode makes the node called name at address; veth names its link
+// in the control plane's namespace.
+func etcdNewNode(t *testing.T, cp *controlplane.ControlPlane, name, address, veth string) *etcdNode {
 	t.Helper()
-	netns := etcdSecondNamespace(t, cp)
-	dir := t.TempDir()
-	root := filepath.Join(dir, "root")
-	pki := filepath.Join(root, "etc", "kubernetes", "pki", "etcd")
-	if err := os.MkdirAll(pki, 0o700); err != nil {
+	n := &etcdNode{cp: cp, name: name, address: address, netns: etcdNamespace(t, cp, address, veth)}
+	n.root = filepath.Join(t.TempDir(), "root")
+	n.pki = filepath.Join(n.root, "etc", "kubernetes", "pki", "etcd")
+	if err := os.MkdirAll(n.pki, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"ca.crt", "ca.key"} {
@@ -263,58 +288,67 @@ func etcdStartSecond(t *testing.T, cp *controlplane.ControlPlane, initialCluster
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := atomicfile.Write(filepath.Join(pki, f), data, 0o600); err != nil {
+		if err := atomicfile.Write(filepath.Join(n.pki, f), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	config := controlplane.DefaultConfig(netip.MustParseAddr(etcdSecondAddress), etcdSecondName)
-	if err := atomicfile.Write(filepath.Join(root, "kubeadm.yaml"), []byte(config), 0o600); err != nil {
+	config := controlplane.DefaultConfig(netip.MustParseAddr(address), name)
+	if err := atomicfile.Write(filepath.Join(n.root, "kubeadm.yaml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, cert := range []string{"etcd-server", "etcd-peer"} {
-		cmd := exec.Command(cp.KubeadmBinary(), "init", "phase", "certs", cert, "--config", "/kubeadm.yaml", "--rootfs", root)
+		cmd := exec.Command(cp.KubeadmBinary(), "init", "phase", "certs", cert, "--config", "/kubeadm.yaml", "--rootfs", n.root)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("kubeadm init phase certs %s for the second member: %v\n%s", cert, err, out)
+			t.Fatalf("kubeadm init phase certs %s for %s: %v\n%s", cert, name, err, out)
 		}
 	}
+	return n
+}
 
+func (n *etcdNode) peerURL() string   { return "https://" + net.JoinHostPort(n.address, "2380") }
+func (n *etcdNode) clientURL() string { return "https://" + net.JoinHostPort(n.address, "2379") }
+func (n *etcdNode) dataDir() string   { return filepath.Join(n.root, "var", "lib", "etcd") }
+
+// start starts the node's etcd to join the existing cluster with
+// initialCluster, on the data folder as it is. It is stopped at the end
+// of the test.
+func (n *etcdNode) start(t *testing.T, initialCluster string) *etcdProcess {
+	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".cache", "upstream", "etcd-"+controlplane.EtcdVersion, "etcd"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer := "https://" + etcdSecondAddress + ":2380"
-	client := "https://" + etcdSecondAddress + ":2379"
 	args := []string{
-		"--name=" + etcdSecondName,
-		"--data-dir=" + filepath.Join(root, "var", "lib", "etcd"),
-		"--listen-client-urls=" + client,
-		"--advertise-client-urls=" + client,
-		"--listen-peer-urls=" + peer,
-		"--initial-advertise-peer-urls=" + peer,
-		"--listen-metrics-urls=http://" + etcdSecondAddress + ":2381",
+		"--name=" + n.name,
+		"--data-dir=" + n.dataDir(),
+		"--listen-client-urls=" + n.clientURL(),
+		"--advertise-client-urls=" + n.clientURL(),
+		"--listen-peer-urls=" + n.peerURL(),
+		"--initial-advertise-peer-urls=" + n.peerURL(),
+		"--listen-metrics-urls=http://" + n.address + ":2381",
 		"--initial-cluster=" + initialCluster,
 		"--initial-cluster-state=existing",
-		"--cert-file=" + filepath.Join(pki, "server.crt"),
-		"--key-file=" + filepath.Join(pki, "server.key"),
-		"--trusted-ca-file=" + filepath.Join(pki, "ca.crt"),
+		"--cert-file=" + filepath.Join(n.pki, "server.crt"),
+		"--key-file=" + filepath.Join(n.pki, "server.key"),
+		"--trusted-ca-file=" + filepath.Join(n.pki, "ca.crt"),
 		"--client-cert-auth=true",
-		"--peer-cert-file=" + filepath.Join(pki, "peer.crt"),
-		"--peer-key-file=" + filepath.Join(pki, "peer.key"),
-		"--peer-trusted-ca-file=" + filepath.Join(pki, "ca.crt"),
+		"--peer-cert-file=" + filepath.Join(n.pki, "peer.crt"),
+		"--peer-key-file=" + filepath.Join(n.pki, "peer.key"),
+		"--peer-trusted-ca-file=" + filepath.Join(n.pki, "ca.crt"),
 		"--peer-client-cert-auth=true",
 		"--snapshot-count=10000",
 	}
-	p := &etcdProcess{log: filepath.Join(dir, "etcd.log"), exited: make(chan struct{})}
-	logFile, err := os.Create(p.log)
+	logFile, err := os.CreateTemp(filepath.Dir(n.root), "etcd-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("nsenter", append([]string{"--net=" + netns, "--", bin}, args...)...)
+	cmd := exec.Command("nsenter", append([]string{"--net=" + n.netns, "--", bin}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	p := &etcdProcess{cmd: cmd, log: logFile.Name(), exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		t.Fatalf("starting the second etcd: %v", err)
+		t.Fatalf("starting the etcd of %s: %v", n.name, err)
 	}
 	go func() {
 		_ = cmd.Wait()
@@ -322,35 +356,26 @@ func etcdStartSecond(t *testing.T, cp *controlplane.ControlPlane, initialCluster
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-p.exited:
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-				<-p.exited
-			}
-		}
+		p.stop()
 		if t.Failed() {
-			t.Logf("last lines of the second etcd's log %s:\n%s", p.log, p.tail())
+			t.Logf("last lines of the log %s of %s's etcd:\n%s", p.log, n.name, p.tail())
 		}
 	})
 	return p
 }
 
-// etcdSecondNamespace creates the second member's network namespace (held
-// by a sleeping child until the test ends) with etcdSecondAddress on the
-// end of a veth pair whose other end is in the control plane's namespace,
-// and routes between that address and the control plane's advertise
-// address. It returns the namespace's path.
-func etcdSecondNamespace(t *testing.T, cp *controlplane.ControlPlane) string {
+// etcdNamespace creates a further node's network namespace (held by a
+// sleeping child until the test ends) with address on the end of a veth
+// pair whose other end, called veth, is in the control plane's namespace.
+// The control plane's namespace routes between the nodes' addresses, so
+// every member reaches every other from its own address. It returns the
+// namespace's path.
+func etcdNamespace(t *testing.T, cp *controlplane.ControlPlane, address, veth string) string {
 	t.Helper()
 	holder := exec.Command("sleep", "infinity")
 	holder.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	if err := holder.Start(); err != nil {
-		t.Fatalf("creating the second member's network namespace: %v", err)
+		t.Fatalf("creating the network namespace of %s: %v", address, err)
 	}
 	t.Cleanup(func() {
 		_ = holder.Process.Kill()
@@ -360,25 +385,31 @@ func etcdSecondNamespace(t *testing.T, cp *controlplane.ControlPlane) string {
 	netns := "/proc/" + pid + "/ns/net"
 	first := cp.AdvertiseAddress().String()
 	inFirst := [][]string{
-		{"link", "add", "etcd2", "type", "veth", "peer", "name", "eth0", "netns", pid},
-		{"link", "set", "etcd2", "up"},
-		{"route", "add", etcdSecondAddress + "/32", "dev", "etcd2", "src", first},
+		{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", pid},
+		{"link", "set", veth, "up"},
+		{"route", "add", address + "/32", "dev", veth, "src", first},
 	}
 	for _, args := range inFirst {
 		if out, err := cp.Command("ip", args...).CombinedOutput(); err != nil {
 			t.Fatalf("ip %s in the control plane's namespace: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+	// /proc/sys/net is that of the namespace of who opens it.
+	if out, err := cp.Command("sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward").CombinedOutput(); err != nil {
+		t.Fatalf("forwarding in the control plane's namespace: %v\n%s", err, out)
+	}
 	inSecond := [][]string{
 		{"link", "set", "lo", "up"},
 		{"link", "set", "eth0", "up"},
-		{"addr", "add", etcdSecondAddress + "/32", "dev", "eth0"},
-		{"route", "add", first + "/32", "dev", "eth0", "src", etcdSecondAddress},
+		{"addr", "add", address + "/32", "dev", "eth0"},
+		{"route", "add", first + "/32", "dev", "eth0", "src", address},
+		// The other nodes, through the control plane's namespace.
+		{"route", "add", netip.PrefixFrom(cp.AdvertiseAddress(), 24).Masked().String(), "via", first, "dev", "eth0", "src", address},
 	}
 	for _, args := range inSecond {
 		cmd := exec.Command("nsenter", append([]string{"--net=" + netns, "--", "ip"}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("ip %s in the second member's namespace: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("ip %s in the namespace of %s: %v\n%s", strings.Join(args, " "), address, err, out)
 		}
 	}
 	return netns

@@ -547,13 +547,17 @@ func (at *apiTester) checkDownload(ctx context.Context, t *testing.T, key string
 	dir := t.TempDir()
 	target := copycerts.Files(filepath.Join(dir, "pki"), kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})
 	wrong := strings.Repeat("ab", 32)
-	if err := copycerts.Download(ctx, admin, target, wrong); !errors.Is(err, copycerts.ErrDecrypt) || strings.Contains(err.Error(), wrong) {
+	trustedCA, err := os.ReadFile(at.cp.CACertPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copycerts.Download(ctx, admin, copycerts.DownloadOptions{Files: target, Key: wrong, TrustedCA: trustedCA}); !errors.Is(err, copycerts.ErrDecrypt) || strings.Contains(err.Error(), wrong) {
 		t.Errorf("download with a wrong key: %v, want ErrDecrypt without the key", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed download wrote %d entries", len(entries))
 	}
-	if err := copycerts.Download(ctx, admin, target, key); err != nil {
+	if err := copycerts.Download(ctx, admin, copycerts.DownloadOptions{Files: target, Key: key, TrustedCA: trustedCA}); err != nil {
 		t.Fatalf("download: %v", err)
 	}
 	node := copycerts.Files(at.cp.HostPath("/etc/kubernetes/pki"), kubeadm.Etcd{Local: &kubeadm.LocalEtcd{}})

@@ -2,9 +2,9 @@ package kubeadm
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeproxyconfig"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -86,9 +86,9 @@ type ClusterConfiguration struct {
 // UserSupplied flags tell whether the user gave the document or kubeadm
 // made it from defaults.
 type ComponentConfigs struct {
-	Kubelet               *kubeletconfig.KubeletConfiguration
+	Kubelet               *kubeletv1beta1.KubeletConfiguration
 	KubeletUserSupplied   bool
-	KubeProxy             *kubeproxyconfig.KubeProxyConfiguration
+	KubeProxy             *kubeproxyv1alpha1.KubeProxyConfiguration
 	KubeProxyUserSupplied bool
 }
 

@@ -26,20 +26,24 @@ type Fake struct {
 // fake.NewClientset).
 func NewClientset(objs ...runtime.Object) *Fake { return &Fake{fake.NewClientset(objs...)} }
 
-func (f *Fake) CoreV1() kubeclient.CoreV1       { return coreV1{f.Clientset} }
-func (f *Fake) RbacV1() kubeclient.RbacV1       { return rbacV1{f.Clientset} }
-func (f *Fake) AppsV1() kubeclient.AppsV1       { return appsV1{f.Clientset} }
-func (f *Fake) BatchV1() kubeclient.BatchV1     { return batchV1{f.Clientset} }
+func (f *Fake) CoreV1() kubeclient.CoreV1   { return coreV1{f.Clientset} }
+func (f *Fake) RbacV1() kubeclient.RbacV1   { return rbacV1{f.Clientset} }
+func (f *Fake) AppsV1() kubeclient.AppsV1   { return appsV1{f.Clientset} }
+func (f *Fake) BatchV1() kubeclient.BatchV1 { return batchV1{f.Clientset} }
+func (f *Fake) CertificatesV1() kubeclient.CertificatesV1 {
+	return certificatesV1{f.Clientset}
+}
 func (f *Fake) Discovery() kubeclient.Discovery { return f.Clientset.Discovery() }
 
 // clientset holds the clientset the group views below serve from.
 type clientset struct{ cs kubernetes.Interface }
 
 type (
-	coreV1  clientset
-	rbacV1  clientset
-	appsV1  clientset
-	batchV1 clientset
+	coreV1         clientset
+	rbacV1         clientset
+	appsV1         clientset
+	batchV1        clientset
+	certificatesV1 clientset
 )
 
 func (c coreV1) ConfigMaps(ns string) kubeclient.Resource[*corev1.ConfigMap, *corev1.ConfigMapList] {
@@ -92,4 +96,8 @@ func (c appsV1) DaemonSets(ns string) kubeclient.Resource[*appsv1.DaemonSet, *ap
 
 func (c batchV1) Jobs(ns string) kubeclient.Resource[*batchv1.Job, *batchv1.JobList] {
 	return c.cs.BatchV1().Jobs(ns)
+}
+
+func (c certificatesV1) CertificateSigningRequests() kubeclient.CertificateSigningRequests {
+	return c.cs.CertificatesV1().CertificateSigningRequests()
 }

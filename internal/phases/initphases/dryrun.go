@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
 
@@ -46,7 +46,7 @@ func PrintDryRun(d *Data) error {
 			fmt.Fprintf(d.Out, "[dryrun] Would write file %q (not shown: it holds key material)\n", target)
 			continue
 		}
-		b, err := os.ReadFile(f)
+		b, err := boundedread.ReadFile(f, boundedread.MaxFile)
 		if err != nil {
 			return err
 		}

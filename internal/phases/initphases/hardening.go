@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/csrapprover"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
@@ -258,7 +259,7 @@ func EnsureKubeletServingApprover(d *Data, renew bool) error {
 	if err != nil {
 		return err
 	}
-	old, _ := os.ReadFile(staticpod.ManifestPath(d.ManifestDir, staticpod.KubeletServingApprover))
+	old, _ := boundedread.ReadFile(staticpod.ManifestPath(d.ManifestDir, staticpod.KubeletServingApprover), boundedread.MaxFile)
 	if err := ensureApproverKubeconfig(d, renew && !bytes.Equal(old, data)); err != nil {
 		return err
 	}

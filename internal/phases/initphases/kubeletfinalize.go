@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -86,7 +87,12 @@ func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host, r
 		return fmt.Errorf("looking for the kubelet's client certificate: %w", err)
 	}
 	path := filepath.Join(d.KubeconfigDir, "kubelet.conf")
-	cfg, err := clientcmd.LoadFromFile(path)
+	// Read as it is, without making its paths absolute: it is written back.
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+	if err != nil {
+		return fmt.Errorf("reading the kubeconfig file: %w", err)
+	}
+	cfg, err := clientcmd.Load(data)
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig file %s: %w", path, err)
 	}

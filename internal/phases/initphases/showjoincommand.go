@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -86,7 +86,7 @@ func joinTarget(path string) (string, []string, error) {
 	}
 	ca := cluster.CertificateAuthorityData
 	if len(ca) == 0 && cluster.CertificateAuthority != "" {
-		if ca, err = os.ReadFile(cluster.CertificateAuthority); err != nil {
+		if ca, err = boundedread.ReadFile(cluster.CertificateAuthority, boundedread.MaxFile); err != nil {
 			return "", nil, fmt.Errorf("reading the CA of the kubeconfig file %s: %w", path, err)
 		}
 	}

@@ -12,8 +12,9 @@ import (
 	"sync"
 	"time"
 
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/clock"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -159,7 +160,7 @@ func (w *healthWaiter) kubeletURL() string {
 
 // KubeletHealthzURL is the kubelet's health endpoint as k sets it (the
 // kubelet's defaults when k is nil or leaves it unset).
-func KubeletHealthzURL(k *kubeletconfig.KubeletConfiguration) string {
+func KubeletHealthzURL(k *kubeletv1beta1.KubeletConfiguration) string {
 	host, port := defaultKubeletHealthzAddress, defaultKubeletHealthzPort
 	if k != nil {
 		if k.HealthzBindAddress != "" {
@@ -343,7 +344,7 @@ func (w *healthWaiter) apiServerLive(base string) func(ctx context.Context) erro
 			if _, err := os.Stat(admin); err != nil {
 				return w.get(ctx, base+"/livez")
 			}
-			c, err := apiclient.FromKubeconfigAt(admin, base)
+			c, err := apiclient.FromKubeconfigAt(admin, base, apiCallTimeout(w.d))
 			if err != nil {
 				return err
 			}

@@ -143,7 +143,7 @@ func (d *Data) newClient(cfg *clientcmdapi.Config) (kubeclient.Interface, error)
 	if d.NewClient != nil {
 		return d.NewClient(cfg)
 	}
-	return apiclient.FromConfig(cfg)
+	return apiclient.FromConfig(cfg, apiCallTimeout(d.Cfg.Timeouts))
 }
 
 // InitConfig is the cluster's configuration as this node sees it: the
@@ -225,7 +225,7 @@ func (d *Data) InitView(ctx context.Context) (*initphases.Data, error) {
 	// The cluster's admin.conf binding exists already: no need for the
 	// authorization dance of init's first API call.
 	v.NewClient = func(ctx context.Context) (kubeclient.Interface, error) {
-		c, _, err := apiclient.FromKubeconfig(filepath.Join(d.KubeconfigDir, "admin.conf"))
+		c, _, err := apiclient.FromKubeconfig(filepath.Join(d.KubeconfigDir, "admin.conf"), apiCallTimeout(d.Cfg.Timeouts))
 		return c, err
 	}
 	d.initView = v

@@ -19,11 +19,13 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -110,7 +112,7 @@ func writeCA(path string, data []byte, mode os.FileMode) error {
 	if len(data) == 0 {
 		return errors.New("the discovered kubeconfig carries no CA certificate")
 	}
-	old, err := os.ReadFile(path)
+	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	switch {
 	case err == nil && string(old) == string(data):
 		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() != mode {
@@ -221,7 +223,7 @@ func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	kubeletConf := filepath.Join(d.KubeconfigDir, KubeletConf)
 	start := time.Now()
 	deadline := start.Add(timeout)
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := &http.Client{Timeout: 2 * time.Second, CheckRedirect: redirectpolicy.SameHost}
 	var last error
 	for {
 		last = bootstrapDone(ctx, client, kubeletConf, healthz)

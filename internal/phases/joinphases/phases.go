@@ -173,6 +173,15 @@ func runDownloadCerts(ctx context.Context, d *Data) error {
 	if err != nil {
 		return err
 	}
+	// The Secret's ca.crt must be the CA discovery made this node trust.
+	boot, err := d.TLSBootstrapConfig(ctx)
+	if err != nil {
+		return err
+	}
+	var trustedCA []byte
+	if cluster := currentCluster(boot); cluster != nil {
+		trustedCA = cluster.CertificateAuthorityData
+	}
 	fmt.Fprintf(d.Out, "[download-certs] Downloading the certificates in Secret %q in the %q Namespace\n", copycerts.SecretName, "kube-system")
 	ctx, cancel := context.WithTimeout(ctx, apiCallTimeout(d.Cfg.Timeouts))
 	defer cancel()
@@ -182,7 +191,8 @@ func runDownloadCerts(ctx context.Context, d *Data) error {
 			files[i].Mode = cis.FileMode // certificates too
 		}
 	}
-	if err := copycerts.Download(ctx, c, files, d.CertificateKey); err != nil {
+	opts := copycerts.DownloadOptions{Files: files, Key: d.CertificateKey, TrustedCA: trustedCA}
+	if err := copycerts.Download(ctx, c, opts); err != nil {
 		return fmt.Errorf("downloading the control-plane certificates: %w", err)
 	}
 	return nil

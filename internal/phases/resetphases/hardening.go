@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
 )
@@ -64,7 +65,8 @@ func cleanupHardening(d *Data) error {
 	var errs []error
 	for _, f := range files {
 		if f.content != nil {
-			if got, err := os.ReadFile(f.path); err == nil && !bytes.Equal(got, f.content) {
+			got, err := boundedread.ReadFile(f.path, boundedread.MaxFile)
+			if errors.Is(err, boundedread.ErrTooLarge) || err == nil && !bytes.Equal(got, f.content) {
 				fmt.Fprintf(d.Out, "[reset] Keeping %q: it was changed since kubeadm wrote it\n", f.path)
 				continue
 			}

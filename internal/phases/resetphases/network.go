@@ -6,10 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 )
 
@@ -23,14 +20,9 @@ func cleanupNetwork(ctx context.Context, d *Data) error {
 	fmt.Fprintf(d.Out, "[reset] Deleting the CNI configuration in %s\n", CNIConfigDir)
 	// The files, not the folder: containerd watches the folder and would
 	// not notice it coming back.
-	entries, err := os.ReadDir(CNIConfigDir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	var cni emptier
+	if err := errors.Join(cni.emptyDir(CNIConfigDir, nil), cni.err()); err != nil {
 		errs = append(errs, err)
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(CNIConfigDir, e.Name())); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	fmt.Fprintln(d.Out, "[reset] Deleting kube-proxy's packet-filter rules (KUBE-* chains)")
 	for _, family := range []string{"iptables", "ip6tables"} {

@@ -114,7 +114,8 @@ func runRemoveEtcdMember(ctx context.Context, d *Data) error {
 	}
 	fmt.Fprintf(d.Out, "[reset] Emptying the etcd data folder %s\n", local.dataDir)
 	d.emptiedEtcdDir = local.dataDir
-	return cleanDir(local.dataDir)
+	var e emptier
+	return errors.Join(e.emptyDir(local.dataDir, nil), e.err())
 }
 
 // removeMember removes this node's member, reaching etcd through the
@@ -227,7 +228,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 	var errs []error
 	fmt.Fprintf(d.Out, "[reset] Unmounting what the kubelet mounted below %q\n", d.KubeletDir)
 	if err := unmountUnder(d, d.KubeletDir); err != nil {
-		errs = append(errs, err)
+		// Not fatal by itself: emptying the folder below finds every mount
+		// point left, tries to unmount it again and keeps it if it cannot.
+		fmt.Fprintf(d.Out, "[reset] WARNING: %v; mount points found while emptying %s are unmounted then, or kept with their contents\n", err, d.KubeletDir)
 	}
 	fmt.Fprintln(d.Out, "[reset] Stopping and removing every pod through the container runtime")
 	if err := removePods(ctx, d); err != nil {
@@ -237,8 +240,16 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		dirs = append(dirs, d.emptiedEtcdDir)
 	}
 	fmt.Fprintf(d.Out, "[reset] Emptying the folders %v\n", dirs)
+	// Nothing is deleted through a mount point: the kubelet's are
+	// unmounted (again) when found, any other is kept, and the run fails
+	// naming what it kept once everything else is done.
+	var e emptier
 	for _, dir := range dirs {
-		if err := cleanDir(dir); err != nil {
+		var unmount func(string) error
+		if dir == d.KubeletDir {
+			unmount = kubeletUnmount(d)
+		}
+		if err := e.emptyDir(dir, unmount); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -261,6 +272,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if err := rootless.Remove(d.EtcDir); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := e.err(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := cleanupHardening(d); err != nil {
 		errs = append(errs, err)
@@ -302,6 +316,17 @@ func unmountUnder(d *Data, dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// kubeletUnmount returns how a mount point found while emptying the
+// kubelet's folder is unmounted: with the configured flags, never
+// following a symbolic link swapped in. Nil when Data has no Unmount.
+func kubeletUnmount(d *Data) func(path string) error {
+	if d.Unmount == nil {
+		return nil
+	}
+	flags := unmountFlags(d.Cfg.UnmountFlags) | unix.UMOUNT_NOFOLLOW
+	return func(path string) error { return d.Unmount(path, flags) }
 }
 
 // unmountFlags turns the configuration's flag names into umount2 flags.
@@ -364,25 +389,6 @@ func removePods(ctx context.Context, d *Data) error {
 		case <-time.After(time.Duration(round) * 200 * time.Millisecond):
 		}
 	}
-}
-
-// cleanDir deletes what dir holds and keeps dir itself; a missing dir is
-// fine.
-func cleanDir(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", dir, err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // printLeftovers says what reset leaves for the administrator.

@@ -12,10 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/apis/kubeletconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -193,7 +193,7 @@ func TestOlderNodeMigration(t *testing.T) {
 			Cfg:           &kubeadm.InitConfiguration{},
 		}
 		d.Cfg.NodeRegistration.CRISocket = socket
-		d.Cfg.ComponentConfigs.Kubelet = &kubeletconfig.KubeletConfiguration{
+		d.Cfg.ComponentConfigs.Kubelet = &kubeletv1beta1.KubeletConfiguration{
 			TypeMeta: metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
 		}
 		writeTestFile(t, filepath.Join(d.KubeletDir, kubelet.FlagsEnvFile), flagsEnv)

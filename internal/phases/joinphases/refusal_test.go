@@ -1,0 +1,54 @@
+package joinphases
+
+import (
+	"context"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+)
+
+// Issue 29: an API server (or a proxy before it) that refuses the joining
+// node with a 403 and an empty body made join print an empty reason. The
+// join now says what was refused, to which token, and what to check.
+func TestJoinExplainsAnEmptyRefusal(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer srv.Close()
+	boot := &clientcmdapi.Config{
+		Clusters: map[string]*clientcmdapi.Cluster{"kubernetes": {
+			Server:                   srv.URL,
+			CertificateAuthorityData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
+		}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{TLSBootstrapUser: {Token: "abcdef.0123456789abcdef"}},
+		Contexts:       map[string]*clientcmdapi.Context{"boot": {Cluster: "kubernetes", AuthInfo: TLSBootstrapUser}},
+		CurrentContext: "boot",
+	}
+	d := &Data{
+		Cfg:      &kubeadm.JoinConfiguration{},
+		Discover: func(context.Context) (*clientcmdapi.Config, error) { return boot, nil },
+	}
+	_, err := d.InitConfig(context.Background())
+	if err == nil {
+		t.Fatal("no error from a server that refuses everything")
+	}
+	t.Log(err)
+	msg := err.Error()
+	for _, want := range []string{
+		"kubeadm-config", "get configmaps", "403 Forbidden", `"system:bootstrap:abcdef"`,
+		"auth-extra-groups", "kubeadm init phase bootstrap-token",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message does not say %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "0123456789abcdef") {
+		t.Error("the message shows the token's secret")
+	}
+}

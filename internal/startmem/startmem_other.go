@@ -1,7 +1,0 @@
-//go:build !linux || !(amd64 || arm64)
-
-package startmem
-
-func prefaultData() {}
-
-func hugeHeapRegion(int, int) {}
