@@ -1,10 +1,17 @@
 package integration
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -127,5 +134,41 @@ func testKubeclient(t *testing.T, cp *controlplane.ControlPlane) {
 	}
 	if _, err := c.BatchV1().Jobs(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("batch Jobs List: %v", err)
+	}
+
+	// Certificate signing requests and their approval subresource.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject:  pkix.Name{CommonName: "system:node:kubeclient-node", Organization: []string{"system:nodes"}},
+		DNSNames: []string{"kubeclient-node"},
+	}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csrs := c.CertificatesV1().CertificateSigningRequests()
+	csr, err := csrs.Create(ctx, &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeclient-csr"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName: certificatesv1.KubeletServingSignerName,
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("Create CertificateSigningRequest: %v", err)
+	}
+	defer func() { _ = csrs.Delete(ctx, csr.Name, metav1.DeleteOptions{}) }()
+	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "KubeclientCheck",
+	})
+	if _, err := csrs.UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("UpdateApproval: %v", err)
+	}
+	approved, err := csrs.Get(ctx, csr.Name, metav1.GetOptions{})
+	if err != nil || len(approved.Status.Conditions) != 1 || approved.Status.Conditions[0].Reason != "KubeclientCheck" {
+		t.Errorf("the request after its approval: %+v, %v", approved.Status.Conditions, err)
 	}
 }
