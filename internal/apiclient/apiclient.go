@@ -12,11 +12,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 )
 
 // ClusterAdminsGroup is the group of admin.conf's identity; the
@@ -34,21 +37,22 @@ const (
 
 // FromKubeconfig builds a client from a kubeconfig file. Each of its
 // requests gives up after requestTimeout (see RequestTimeout).
-func FromKubeconfig(path string, requestTimeout time.Duration) (kubeclient.Interface, *rest.Config, error) {
+func FromKubeconfig(path string, requestTimeout time.Duration) (kubernetes.Interface, *rest.Config, error) {
 	return fromKubeconfig(path, "", requestTimeout)
 }
 
 // FromKubeconfigAt is FromKubeconfig with the API server's URL replaced by
 // server: the file's credentials and CA, another address (this node's own
 // API server rather than the load balancer the file names, say).
-func FromKubeconfigAt(path, server string, requestTimeout time.Duration) (kubeclient.Interface, error) {
+func FromKubeconfigAt(path, server string, requestTimeout time.Duration) (kubernetes.Interface, error) {
 	c, _, err := fromKubeconfig(path, server, requestTimeout)
 	return c, err
 }
 
 // fromKubeconfig builds a client from a kubeconfig file, at server
-// unless it is "".
-func fromKubeconfig(path, server string, requestTimeout time.Duration) (kubeclient.Interface, *rest.Config, error) {
+// unless it is "". The rest.Config returned is the one the client was
+// made from, its request timeout and rate limit included.
+func fromKubeconfig(path, server string, requestTimeout time.Duration) (kubernetes.Interface, *rest.Config, error) {
 	kc, err := kubeconfig.Load(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
@@ -57,9 +61,8 @@ func fromKubeconfig(path, server string, requestTimeout time.Duration) (kubeclie
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
 	}
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	cfg.Timeout = RequestTimeout(requestTimeout)
-	c, err := kubeclient.NewForConfig(cfg)
+	cfg = clientConfig(cfg, requestTimeout)
+	c, err := newClientset(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("client from kubeconfig %s: %w", path, err)
 	}
@@ -69,18 +72,61 @@ func fromKubeconfig(path, server string, requestTimeout time.Duration) (kubeclie
 // FromConfig builds a client from an in-memory kubeconfig (its
 // current context), whose requests give up after requestTimeout (see
 // RequestTimeout).
-func FromConfig(kc *clientcmdapi.Config, requestTimeout time.Duration) (kubeclient.Interface, error) {
+func FromConfig(kc *clientcmdapi.Config, requestTimeout time.Duration) (kubernetes.Interface, error) {
 	cfg, err := kubeconfig.RESTConfig(kc, "")
 	if err != nil {
 		return nil, fmt.Errorf("client configuration: %w", err)
 	}
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	cfg.Timeout = RequestTimeout(requestTimeout)
-	c, err := kubeclient.NewForConfig(cfg)
+	return FromRESTConfig(cfg, requestTimeout)
+}
+
+// FromRESTConfig builds a client of the server cfg describes, whose
+// requests give up after requestTimeout (see RequestTimeout); cfg itself
+// is left as it is.
+func FromRESTConfig(cfg *rest.Config, requestTimeout time.Duration) (kubernetes.Interface, error) {
+	c, err := newClientset(clientConfig(cfg, requestTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
+		return nil, fmt.Errorf("client of %s: %w", cfg.Host, err)
 	}
 	return c, nil
+}
+
+// clientConfig returns a copy of cfg with the request timeout, the
+// client-side rate limit and the content type of every client kubeadm
+// makes. The content type is JSON, where client-go's typed clients would
+// default to protobuf: the bodies that -v=8 and above log stay readable
+// (with the data of Secrets hidden by internal/redact, which leaves out a
+// binary body whole).
+func clientConfig(cfg *rest.Config, requestTimeout time.Duration) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cfg.Timeout = RequestTimeout(requestTimeout)
+	cfg.ContentType = runtime.ContentTypeJSON
+	return cfg
+}
+
+// newClientset returns client-go's clientset of the server cfg describes,
+// with the bounds of every client kubeadm makes: each response body is
+// capped at boundedread.MaxAPIResponse, and redirects are followed only on
+// the same host, never from https to http (redirectpolicy.SameHost); a
+// refusal without a reason says what was refused and to whom
+// (ExplainRefusals). cfg's Timeout bounds each request (see
+// RequestTimeout). As client-go's
+// kubernetes.NewForConfig, the requests name the program and its version
+// in their User-Agent unless cfg names another.
+func newClientset(cfg *rest.Config) (kubernetes.Interface, error) {
+	capped := rest.CopyConfig(cfg)
+	if capped.UserAgent == "" {
+		capped.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	capped.Wrap(boundedread.Transport(boundedread.MaxAPIResponse))
+	capped.Wrap(ExplainRefusals(cfg))
+	hc, err := rest.HTTPClientFor(capped)
+	if err != nil {
+		return nil, err
+	}
+	hc.CheckRedirect = redirectpolicy.SameHost
+	return kubernetes.NewForConfigAndClient(capped, hc)
 }
 
 // Poll calls fn every interval until it reports done, returns an error, or
@@ -139,8 +185,8 @@ func Retry(err error) error {
 	return &retryable{err}
 }
 
-// createUpdater is what a client offers for one resource (kubeclient.Resource
-// has it).
+// createUpdater is what a typed client of client-go offers for one
+// resource (c.CoreV1().ConfigMaps(ns), say).
 type createUpdater[T any] interface {
 	Create(context.Context, T, metav1.CreateOptions) (T, error)
 	Update(context.Context, T, metav1.UpdateOptions) (T, error)
@@ -239,12 +285,12 @@ func clientTimeout(err error) bool {
 // admin client is tried again until it works or timeout passes. The API
 // server's authorizer learns of a new binding within milliseconds, so the
 // tries start 10 ms apart (upstream waits 500 ms, on every new cluster).
-func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubeclient.Interface, error) {
+func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubernetes.Interface, error) {
 	admin, _, err := FromKubeconfig(adminConf, timeout)
 	if err != nil {
 		return nil, err
 	}
-	var super kubeclient.Interface
+	var super kubernetes.Interface
 	err = PollBackoff(ctx, 10*time.Millisecond, 500*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
 		_, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, ClusterAdminsGroup, metav1.GetOptions{})
 		switch {

@@ -16,11 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestCreateOrUpdate(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"}, Data: map[string]string{"a": "1"}}
 	if err := CreateOrUpdate(ctx, c.CoreV1().ConfigMaps("ns"), cm); err != nil {
@@ -106,7 +106,7 @@ func TestCreateOrUpdateRetries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kubeclienttest.NewClientset()
+			c := fake.NewClientset()
 			calls := 0
 			c.PrependReactor("create", "configmaps", func(action k8stesting.Action) (bool, runtime.Object, error) {
 				calls++

@@ -23,14 +23,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/redact"
 )
 
@@ -55,15 +55,14 @@ const dryRunReadTimeout = 30 * time.Second
 // without a cluster uses them to stand in for what the cluster would have
 // (the Node a kubelet registers).
 //
-// The client is kubeadm's own (kubeclient), over an HTTP transport that
-// answers in the process: no request leaves it.
-func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Object) kubeclient.Interface {
-	scheme := kubeclient.NewScheme()
+// The client is client-go's clientset over an HTTP transport that answers
+// in the process: no request leaves it.
+func DryRunClient(out io.Writer, real kubernetes.Interface, seed ...runtime.Object) kubernetes.Interface {
 	t := &dryRunTransport{
 		out:     out,
 		real:    real,
-		scheme:  scheme,
-		decoder: serializer.NewCodecFactory(scheme).UniversalDeserializer(),
+		scheme:  clientscheme.Scheme,
+		decoder: clientscheme.Codecs.UniversalDeserializer(),
 		store:   map[storeKey]runtime.Object{},
 	}
 	for _, obj := range seed {
@@ -74,7 +73,7 @@ func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Obje
 		QPS:           -1, // no client-side rate limit: nothing is sent anywhere
 		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeJSON},
 	}
-	cs, err := kubeclient.NewForConfigAndClient(cfg, &http.Client{Transport: t})
+	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: t})
 	if err != nil {
 		// Only a malformed rest.Config fails here, and this one is fixed.
 		panic(fmt.Sprintf("dry-run client: %v", err))
@@ -86,8 +85,8 @@ func DryRunClient(out io.Writer, real kubeclient.Interface, seed ...runtime.Obje
 // (reads only) and its own store.
 type dryRunTransport struct {
 	out     io.Writer
-	real    kubeclient.Interface
-	scheme  *runtime.Scheme // the kinds the client knows
+	real    kubernetes.Interface
+	scheme  *runtime.Scheme // the kinds the client knows (client-go's, read only)
 	decoder runtime.Decoder // of the scheme's kinds, from JSON, YAML or protobuf
 
 	mu    sync.Mutex // one request at a time, so output is not interleaved
@@ -421,7 +420,7 @@ func (t *dryRunTransport) kindFor(gvr schema.GroupVersionResource) (schema.Group
 
 // realGet reads one object from the real cluster; (nil, nil) when the
 // resource is not one a dry run passes on.
-func realGet(c kubeclient.Interface, resource, ns, name string) (runtime.Object, error) {
+func realGet(c kubernetes.Interface, resource, ns, name string) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dryRunReadTimeout)
 	defer cancel()
 	opts := metav1.GetOptions{}
@@ -446,7 +445,7 @@ func realGet(c kubeclient.Interface, resource, ns, name string) (runtime.Object,
 
 // realList lists secrets or configmaps in the real cluster; (nil, nil) for
 // other resources.
-func realList(c kubeclient.Interface, resource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+func realList(c kubernetes.Interface, resource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dryRunReadTimeout)
 	defer cancel()
 	switch resource {

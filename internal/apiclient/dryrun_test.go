@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestDryRunClientStore(t *testing.T) {
@@ -84,7 +84,7 @@ func TestDryRunClientStore(t *testing.T) {
 // has applies to the real object, and leaves the real object as it was.
 func TestDryRunClientPatchReal(t *testing.T) {
 	ctx := context.Background()
-	real := kubeclienttest.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{"a": "1", "b": "2"}}})
+	real := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{"a": "1", "b": "2"}}})
 	var out bytes.Buffer
 	c := DryRunClient(&out, real)
 	got, err := c.CoreV1().Nodes().Patch(ctx, "n1", types.MergePatchType, []byte(`{"metadata":{"annotations":{"a":null}}}`), metav1.PatchOptions{})
@@ -102,7 +102,7 @@ func TestDryRunClientPatchReal(t *testing.T) {
 // TestDryRunClientRealErrors: a read the real cluster refuses fails the
 // same way through the dry run.
 func TestDryRunClientRealErrors(t *testing.T) {
-	real := kubeclienttest.NewClientset()
+	real := fake.NewClientset()
 	real.PrependReactor("get", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "s", nil)
 	})

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -33,6 +33,33 @@ func silentServer(t *testing.T) string {
 	return srv.URL
 }
 
+// clientMakers returns every way this package makes a client, each
+// making one of the server of kc with requestTimeout.
+func clientMakers(t *testing.T, kc *clientcmdapi.Config, requestTimeout time.Duration) map[string]func() (kubernetes.Interface, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "admin.conf")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]func() (kubernetes.Interface, error){
+		"FromKubeconfig": func() (kubernetes.Interface, error) {
+			c, _, err := FromKubeconfig(path, requestTimeout)
+			return c, err
+		},
+		"FromKubeconfigAt": func() (kubernetes.Interface, error) {
+			return FromKubeconfigAt(path, kc.Clusters["c"].Server, requestTimeout)
+		},
+		"FromConfig": func() (kubernetes.Interface, error) { return FromConfig(kc, requestTimeout) },
+		"FromRESTConfig": func() (kubernetes.Interface, error) {
+			cfg, err := clientcmd.NewDefaultClientConfig(*kc, nil).ClientConfig()
+			if err != nil {
+				return nil, err
+			}
+			return FromRESTConfig(cfg, requestTimeout)
+		},
+	}
+}
+
 func kubeconfigOf(server string) *clientcmdapi.Config {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: server, InsecureSkipTLSVerify: true}
@@ -47,27 +74,13 @@ func kubeconfigOf(server string) *clientcmdapi.Config {
 // context has no deadline at all (ServerVersion has no context).
 func TestClientsGiveUpOnASilentServer(t *testing.T) {
 	const timeout = 200 * time.Millisecond
-	kc := kubeconfigOf(silentServer(t))
-	path := filepath.Join(t.TempDir(), "admin.conf")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		t.Fatal(err)
-	}
-	makers := map[string]func() (kubeclient.Interface, error){
-		"FromKubeconfig": func() (kubeclient.Interface, error) {
-			c, _, err := FromKubeconfig(path, timeout)
-			return c, err
-		},
-		"FromKubeconfigAt": func() (kubeclient.Interface, error) {
-			return FromKubeconfigAt(path, kc.Clusters["c"].Server, timeout)
-		},
-		"FromConfig": func() (kubeclient.Interface, error) { return FromConfig(kc, timeout) },
-	}
-	calls := map[string]func(kubeclient.Interface) error{
-		"Get": func(c kubeclient.Interface) error {
+	makers := clientMakers(t, kubeconfigOf(silentServer(t)), timeout)
+	calls := map[string]func(kubernetes.Interface) error{
+		"Get": func(c kubernetes.Interface) error {
 			_, err := c.CoreV1().ConfigMaps("kube-system").Get(context.Background(), "kubeadm-config", metav1.GetOptions{})
 			return err
 		},
-		"ServerVersion": func(c kubeclient.Interface) error {
+		"ServerVersion": func(c kubernetes.Interface) error {
 			_, err := c.Discovery().ServerVersion()
 			return err
 		},

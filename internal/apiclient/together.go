@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Together runs calls made through c that do not depend on one another and
@@ -18,7 +18,7 @@ import (
 // When a call fails, the calls after it in the list have been made too,
 // where one after the other they would not have been. Callers with a
 // progress line per call use TogetherReported.
-func Together(c kubeclient.Interface, calls ...func() error) []error {
+func Together(c kubernetes.Interface, calls ...func() error) []error {
 	errs := make([]error, len(calls))
 	if _, dry := c.(dryRunClientset); dry || len(calls) < 2 {
 		for i, call := range calls {
@@ -41,7 +41,7 @@ func Together(c kubeclient.Interface, calls ...func() error) []error {
 // run at once and are reported once all have ended; through a dry-run
 // client each is reported, then run, so that its line comes before what
 // the dry run prints of it.
-func TogetherReported(c kubeclient.Interface, report func(i int), calls ...func() error) error {
+func TogetherReported(c kubernetes.Interface, report func(i int), calls ...func() error) error {
 	if _, dry := c.(dryRunClientset); dry {
 		for i, call := range calls {
 			report(i)
@@ -70,7 +70,7 @@ type Write struct {
 // WriteTogether makes writes with Together and returns the error of the
 // first one that failed, as "<verb> <What>: <error>" (verb: "creating or
 // updating", say).
-func WriteTogether(c kubeclient.Interface, verb string, writes ...Write) error {
+func WriteTogether(c kubernetes.Interface, verb string, writes ...Write) error {
 	calls := make([]func() error, len(writes))
 	for i, w := range writes {
 		calls[i] = func() error {
@@ -95,4 +95,4 @@ func FirstError(errs []error) error {
 
 // dryRunClientset is the client DryRunClient returns; Together knows it
 // by its type.
-type dryRunClientset struct{ kubeclient.Interface }
+type dryRunClientset struct{ kubernetes.Interface }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // Against a cluster the calls run at once: each waits for all the others
@@ -34,7 +34,7 @@ func TestTogetherRunsCallsAtOnce(t *testing.T) {
 			return nil
 		}
 	}
-	errs := Together(kubeclienttest.NewClientset(), calls...)
+	errs := Together(fake.NewClientset(), calls...)
 	for i, err := range errs {
 		if (i == 2) != (err != nil) || (err != nil && err.Error() != "third") {
 			t.Errorf("call %d: error %v", i, err)
@@ -86,7 +86,7 @@ func TestTogetherReported(t *testing.T) {
 			note := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
 			c := DryRunClient(io.Discard, nil)
 			if !tc.dry {
-				c = kubeclienttest.NewClientset()
+				c = fake.NewClientset()
 			}
 			calls := make([]func() error, 3)
 			for i := range calls {
@@ -113,7 +113,7 @@ func TestTogetherReported(t *testing.T) {
 
 // WriteTogether names the write that failed first.
 func TestWriteTogether(t *testing.T) {
-	err := WriteTogether(kubeclienttest.NewClientset(), "creating or updating",
+	err := WriteTogether(fake.NewClientset(), "creating or updating",
 		Write{What: "ConfigMap a/b", Do: func() error { return nil }},
 		Write{What: "Role a/c", Do: func() error { return errors.New("forbidden") }},
 		Write{What: "RoleBinding a/d", Do: func() error { return errors.New("also forbidden") }},

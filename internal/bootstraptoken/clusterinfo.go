@@ -7,13 +7,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 )
 
@@ -80,7 +80,7 @@ func ClusterInfo(kubeconfigPath string) (*corev1.ConfigMap, error) {
 // signatures, which the bootstrap signer adds back within seconds), then
 // the Role and RoleBinding that let anonymous users get it (the three
 // together, see apiclient.Together). Running it again converges.
-func CreateClusterInfo(ctx context.Context, c kubeclient.Interface, cm *corev1.ConfigMap) error {
+func CreateClusterInfo(ctx context.Context, c kubernetes.Interface, cm *corev1.ConfigMap) error {
 	if cm == nil || cm.Name != ClusterInfoName || cm.Namespace != metav1.NamespacePublic {
 		return errors.New("CreateClusterInfo needs the kube-public/cluster-info ConfigMap")
 	}

@@ -9,15 +9,15 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 func TestDryRunChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	real := kubeclienttest.NewClientset(tokenSecret("abcdef", nil))
+	real := fake.NewClientset(tokenSecret("abcdef", nil))
 	var out bytes.Buffer
 	c := apiclient.DryRunClient(&out, real)
 

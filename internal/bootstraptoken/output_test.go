@@ -10,14 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // testdata/list-secrets.yaml holds token Secrets as the API server returned
 // them; testdata/list.golden.* is what upstream kubeadm v1.36.3's
 // "token list" printed for them at testNow (-o text, json and yaml).
 
-func listGoldenTokens(t *testing.T) *kubeclienttest.Fake {
+func listGoldenTokens(t *testing.T) *fake.Clientset {
 	t.Helper()
 	data, err := os.ReadFile("testdata/list-secrets.yaml")
 	if err != nil {
@@ -27,7 +27,7 @@ func listGoldenTokens(t *testing.T) *kubeclienttest.Fake {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kubeclienttest.NewClientset(obj.(*corev1.SecretList))
+	return fake.NewClientset(obj.(*corev1.SecretList))
 }
 
 func TestPrintMatchesUpstream(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -42,7 +42,7 @@ const (
 // prefix) and what it creates or updates.
 type Step struct {
 	Message string
-	Run     func(ctx context.Context, c kubeclient.Interface) error
+	Run     func(ctx context.Context, c kubernetes.Interface) error
 }
 
 // RBACSteps returns the RBAC steps of the bootstrap-token phase in
@@ -52,7 +52,7 @@ func RBACSteps() []Step {
 	return []Step{
 		{
 			Message: "Configured RBAC rules to allow Node Bootstrap tokens to get nodes",
-			Run: func(ctx context.Context, c kubeclient.Interface) error {
+			Run: func(ctx context.Context, c kubernetes.Interface) error {
 				if err := apply(ctx, c.RbacV1().ClusterRoles(), "ClusterRole", GetNodesClusterRole()); err != nil {
 					return err
 				}
@@ -61,25 +61,25 @@ func RBACSteps() []Step {
 		},
 		{
 			Message: "Configured RBAC rules to allow Node Bootstrap tokens to post CSRs in order for nodes to get long term certificate credentials",
-			Run: func(ctx context.Context, c kubeclient.Interface) error {
+			Run: func(ctx context.Context, c kubernetes.Interface) error {
 				return apply(ctx, c.RbacV1().ClusterRoleBindings(), "ClusterRoleBinding", KubeletBootstrapBinding())
 			},
 		},
 		{
 			Message: "Configured RBAC rules to allow the csrapprover controller automatically approve CSRs from a Node Bootstrap Token",
-			Run: func(ctx context.Context, c kubeclient.Interface) error {
+			Run: func(ctx context.Context, c kubernetes.Interface) error {
 				return apply(ctx, c.RbacV1().ClusterRoleBindings(), "ClusterRoleBinding", NodeAutoApproveBootstrapBinding())
 			},
 		},
 		{
 			Message: "Configured RBAC rules to allow certificate rotation for all node client certificates in the cluster",
-			Run: func(ctx context.Context, c kubeclient.Interface) error {
+			Run: func(ctx context.Context, c kubernetes.Interface) error {
 				return apply(ctx, c.RbacV1().ClusterRoleBindings(), "ClusterRoleBinding", NodeAutoApproveRotationBinding())
 			},
 		},
 		{
 			Message: "Configured RBAC rules to allow the API server kubelet client certificate to access the kubelet API",
-			Run: func(ctx context.Context, c kubeclient.Interface) error {
+			Run: func(ctx context.Context, c kubernetes.Interface) error {
 				return apply(ctx, c.RbacV1().ClusterRoleBindings(), "ClusterRoleBinding", APIServerKubeletClientBinding())
 			},
 		},

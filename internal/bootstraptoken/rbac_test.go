@@ -23,14 +23,14 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // testdata/rbac.golden.yaml holds the objects upstream kubeadm v1.36.3
 // sends in this phase (from its dry run), in its order.
 
-func runAll(t *testing.T, c kubeclient.Interface) {
+func runAll(t *testing.T, c kubernetes.Interface) {
 	t.Helper()
 	ctx := context.Background()
 	for _, s := range RBACSteps() {
@@ -48,7 +48,7 @@ func runAll(t *testing.T, c kubeclient.Interface) {
 }
 
 func TestRBACObjectsMatchUpstream(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	runAll(t, c)
 	var sent []runtime.Object
 	for _, a := range c.Actions() {
@@ -107,7 +107,7 @@ func TestStepMessagesAreUpstreams(t *testing.T) {
 }
 
 func TestRunningTwiceConverges(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	runAll(t, c)
 	first := snapshot(t, c)
 	// Someone edits a binding and cluster-info gets signed; a second run
@@ -125,7 +125,7 @@ func TestRunningTwiceConverges(t *testing.T) {
 }
 
 func TestStepErrorsNameTheObject(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	c.PrependReactor("create", "clusterrolebindings", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(rbacv1.Resource("clusterrolebindings"), "", errors.New("no"))
 	})
@@ -139,7 +139,7 @@ func TestStepErrorsNameTheObject(t *testing.T) {
 }
 
 // snapshot lists every object the phase manages, as YAML.
-func snapshot(t *testing.T, c kubeclient.Interface) string {
+func snapshot(t *testing.T, c kubernetes.Interface) string {
 	t.Helper()
 	ctx := context.Background()
 	var objs []any

@@ -10,11 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
 
@@ -26,18 +26,18 @@ func (e *ExistsError) Error() string { return fmt.Sprintf("a token with id %q al
 // CreateOrUpdate stores each token as its Secret: a missing Secret is
 // created and an existing one (same token ID) is replaced, so running it
 // again converges. The expiration of a token with a TTL counts from now.
-func CreateOrUpdate(ctx context.Context, c kubeclient.Interface, tokens []kubeadm.BootstrapToken, now time.Time) error {
+func CreateOrUpdate(ctx context.Context, c kubernetes.Interface, tokens []kubeadm.BootstrapToken, now time.Time) error {
 	return store(ctx, c, tokens, now, false)
 }
 
 // Create stores each token as a new Secret, as "kubeadm token create"
 // does. It stops at the first token whose ID is already taken, with an
 // *ExistsError; the tokens before it stay created.
-func Create(ctx context.Context, c kubeclient.Interface, tokens []kubeadm.BootstrapToken, now time.Time) error {
+func Create(ctx context.Context, c kubernetes.Interface, tokens []kubeadm.BootstrapToken, now time.Time) error {
 	return store(ctx, c, tokens, now, true)
 }
 
-func store(ctx context.Context, c kubeclient.Interface, tokens []kubeadm.BootstrapToken, now time.Time, failIfExists bool) error {
+func store(ctx context.Context, c kubernetes.Interface, tokens []kubeadm.BootstrapToken, now time.Time, failIfExists bool) error {
 	secrets := c.CoreV1().Secrets(metav1.NamespaceSystem)
 	for _, tok := range tokens {
 		s, err := Secret(tok, now)
@@ -79,7 +79,7 @@ func store(ctx context.Context, c kubeclient.Interface, tokens []kubeadm.Bootstr
 // server's order (by Secret name). Secrets of the bootstrap token type
 // that do not hold a well-formed token are left out; skipped says why, one
 // error per Secret, without their token secrets.
-func List(ctx context.Context, c kubeclient.Interface) (tokens []kubeadm.BootstrapToken, skipped []error, err error) {
+func List(ctx context.Context, c kubernetes.Interface) (tokens []kubeadm.BootstrapToken, skipped []error, err error) {
 	selector := fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
 	list, err := c.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
@@ -102,7 +102,7 @@ func List(ctx context.Context, c kubeclient.Interface) (tokens []kubeadm.Bootstr
 
 // Delete removes the Secret of the token with this ID, whatever its type.
 // A token that does not exist is an error (apierrors.IsNotFound).
-func Delete(ctx context.Context, c kubeclient.Interface, id string) error {
+func Delete(ctx context.Context, c kubernetes.Interface, id string) error {
 	name := SecretName(id)
 	if err := c.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("deleting bootstrap token %q: %w", id, err)

@@ -11,10 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 func defaultToken(id string, ttl time.Duration) kubeadm.BootstrapToken {
@@ -26,7 +26,7 @@ func defaultToken(id string, ttl time.Duration) kubeadm.BootstrapToken {
 	}
 }
 
-func getSecret(t *testing.T, c *kubeclienttest.Fake, id string) *corev1.Secret {
+func getSecret(t *testing.T, c *fake.Clientset, id string) *corev1.Secret {
 	t.Helper()
 	s, err := c.CoreV1().Secrets("kube-system").Get(context.Background(), "bootstrap-token-"+id, metav1.GetOptions{})
 	if err != nil {
@@ -37,7 +37,7 @@ func getSecret(t *testing.T, c *kubeclienttest.Fake, id string) *corev1.Secret {
 
 func TestCreateOrUpdateConverges(t *testing.T) {
 	ctx := context.Background()
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	tokens := []kubeadm.BootstrapToken{defaultToken("abcdef", time.Hour), defaultToken("ghijkl", 0)}
 	if err := CreateOrUpdate(ctx, c, tokens, testNow); err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestCreateOrUpdateConverges(t *testing.T) {
 
 func TestCreateRefusesExistingID(t *testing.T) {
 	ctx := context.Background()
-	c := kubeclienttest.NewClientset(tokenSecret("ghijkl", nil))
+	c := fake.NewClientset(tokenSecret("ghijkl", nil))
 	tokens := []kubeadm.BootstrapToken{defaultToken("abcdef", time.Hour), defaultToken("ghijkl", time.Hour), defaultToken("mnopqr", time.Hour)}
 	err := Create(ctx, c, tokens, testNow)
 	var exists *ExistsError
@@ -91,9 +91,9 @@ func TestCreateRefusesExistingID(t *testing.T) {
 func TestStoreErrorsHideTheSecret(t *testing.T) {
 	for _, verb := range []string{"get", "create", "update"} {
 		t.Run(verb, func(t *testing.T) {
-			c := kubeclienttest.NewClientset()
+			c := fake.NewClientset()
 			if verb == "update" {
-				c = kubeclienttest.NewClientset(tokenSecret("abcdef", nil))
+				c = fake.NewClientset(tokenSecret("abcdef", nil))
 			}
 			c.PrependReactor(verb, "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
 				return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "bootstrap-token-abcdef", errors.New("no"))
@@ -113,7 +113,7 @@ func TestList(t *testing.T) {
 	ctx := context.Background()
 	opaque := tokenSecret("opaque", nil)
 	opaque.Type = corev1.SecretTypeOpaque
-	c := kubeclienttest.NewClientset(
+	c := fake.NewClientset(
 		tokenSecret("abcdef", map[string]string{"usage-bootstrap-signing": "true", "usage-bootstrap-authentication": "true", "usage-bootstrap-extra": "false"}),
 		withoutKey(tokenSecret("nosecr", nil), "token-secret"),
 		opaque,
@@ -144,7 +144,7 @@ func TestList(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	ctx := context.Background()
-	c := kubeclienttest.NewClientset(tokenSecret("abcdef", nil))
+	c := fake.NewClientset(tokenSecret("abcdef", nil))
 	if err := Delete(ctx, c, "abcdef"); err != nil {
 		t.Fatal(err)
 	}

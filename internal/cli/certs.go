@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
@@ -25,7 +26,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -47,7 +47,7 @@ type certsEnv struct {
 	// clusterClient makes the client check-expiration and renew read the
 	// cluster's configuration with when --config is not given (nil:
 	// apiclient.FromKubeconfig). An error means there is no cluster to ask.
-	clusterClient func(kubeconfig string) (kubeclient.Interface, error)
+	clusterClient func(kubeconfig string) (kubernetes.Interface, error)
 }
 
 func newCertsCmd(streams Streams) *cobra.Command {
@@ -125,7 +125,7 @@ type certsConfig struct {
 // kubeadm-config ConfigMap, through the kubeconfig file.
 type clusterSource struct {
 	kubeconfig string
-	client     func(kubeconfig string) (kubeclient.Interface, error)
+	client     func(kubeconfig string) (kubernetes.Interface, error)
 	// out gets the progress lines, each starting with "[prefix] ".
 	out    io.Writer
 	prefix string
@@ -137,7 +137,7 @@ type clusterSource struct {
 func (s clusterSource) read(ctx context.Context) *config.Documents {
 	newClient := s.client
 	if newClient == nil {
-		newClient = func(path string) (kubeclient.Interface, error) {
+		newClient = func(path string) (kubernetes.Interface, error) {
 			c, _, err := apiclient.FromKubeconfig(path, v1beta4.DefaultKubernetesAPICall)
 			return c, err
 		}

@@ -17,13 +17,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
 )
@@ -47,7 +47,7 @@ func certsTestEnv(dir string) certsEnv {
 			}
 		},
 		// No cluster, as on a node kubeadm has not set up.
-		clusterClient: func(path string) (kubeclient.Interface, error) {
+		clusterClient: func(path string) (kubernetes.Interface, error) {
 			return nil, fmt.Errorf("no kubeconfig file %s", path)
 		},
 	}
@@ -55,14 +55,14 @@ func certsTestEnv(dir string) certsEnv {
 
 // certsTestCluster is a cluster holding the configuration of the file at
 // path (with certificatesDir set to certDir) in its ConfigMaps.
-func certsTestCluster(t *testing.T, env certsEnv, path, certDir string) kubeclient.Interface {
+func certsTestCluster(t *testing.T, env certsEnv, path, certDir string) kubernetes.Interface {
 	t.Helper()
 	cc, err := loadCertsConfig(context.Background(), env.loadEnv(io.Discard), path, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cc.cfg.CertificatesDir = certDir
-	cs := kubeclienttest.NewClientset()
+	cs := fake.NewClientset()
 	for _, build := range []func(*kubeadm.ClusterConfiguration) (*corev1.ConfigMap, error){uploadconfig.KubeadmConfig, uploadconfig.KubeletConfig} {
 		cm, err := build(&cc.cfg.ClusterConfiguration)
 		if err != nil {
@@ -206,7 +206,7 @@ front-proxy-ca          Mar 01, 2036 05:06 UTC   9y              yes
 	// the folder is still the flag's.
 	ext := certsTestConfig(t, t.TempDir(), "etcd:\n  external:\n    endpoints: [\"https://10.0.0.5:2379\"]\n")
 	withCluster := env
-	withCluster.clusterClient = func(path string) (kubeclient.Interface, error) {
+	withCluster.clusterClient = func(path string) (kubernetes.Interface, error) {
 		if path != "/etc/kubernetes/admin.conf" {
 			t.Errorf("kubeconfig %q, want admin.conf", path)
 		}
@@ -222,7 +222,7 @@ front-proxy-ca          Mar 01, 2036 05:06 UTC   9y              yes
 		t.Errorf("from the cluster, as YAML: code %d:\n%s", code, out)
 	}
 	// A cluster whose configuration cannot be read: said, then the defaults.
-	withCluster.clusterClient = func(string) (kubeclient.Interface, error) { return kubeclienttest.NewClientset(), nil }
+	withCluster.clusterClient = func(string) (kubernetes.Interface, error) { return fake.NewClientset(), nil }
 	out, code = runCerts(t, withCluster, "check-expiration", "--cert-dir", cfg.CertificatesDir)
 	if code != 0 || !strings.HasPrefix(out, "[check-expiration] Reading ") ||
 		!strings.Contains(out, "\n[check-expiration] Could not read the cluster's configuration, so the default one is used: ") ||

@@ -11,13 +11,14 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/resetphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -38,7 +39,7 @@ type resetOptions struct {
 	kubeconfigPath        string
 	// clusterClient reads the cluster's configuration (nil:
 	// apiclient.FromKubeconfig); tests hand in another.
-	clusterClient func(kubeconfig string) (kubeclient.Interface, error)
+	clusterClient func(kubeconfig string) (kubernetes.Interface, error)
 }
 
 func newResetCmd(streams Streams) *cobra.Command {
@@ -168,7 +169,7 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 		DialCRI: func(ctx context.Context, endpoint string) (cri.Runtime, error) {
 			return cri.Dial(ctx, endpoint, cri.Options{})
 		},
-		NewClient: func(path string) (kubeclient.Interface, error) {
+		NewClient: func(path string) (kubernetes.Interface, error) {
 			c, _, err := apiclient.FromKubeconfig(path, kubeadm.KubernetesAPICall(cfg.Timeouts))
 			return c, err
 		},

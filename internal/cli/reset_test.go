@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"k8s.io/client-go/kubernetes"
 )
 
 // TestResetCertDir: reset empties the certificate folder the flag or its
@@ -46,7 +46,7 @@ func TestResetCertDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			o := &resetOptions{}
-			o.clusterClient = func(string) (kubeclient.Interface, error) {
+			o.clusterClient = func(string) (kubernetes.Interface, error) {
 				if !tc.reach {
 					return nil, fmt.Errorf("no kubeconfig")
 				}

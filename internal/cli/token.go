@@ -10,13 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -106,7 +106,7 @@ func (o *tokenOptions) kubeconfigPath(cmd *cobra.Command) string {
 // client returns a client for the kubeconfig file whose requests give up
 // after timeout, and which only prints what it would change under
 // --dry-run (reads still reach the cluster).
-func (o *tokenOptions) client(cmd *cobra.Command, timeout time.Duration) (kubeclient.Interface, string, error) {
+func (o *tokenOptions) client(cmd *cobra.Command, timeout time.Duration) (kubernetes.Interface, string, error) {
 	path := o.kubeconfigPath(cmd)
 	c, _, err := apiclient.FromKubeconfig(path, timeout)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
@@ -25,7 +26,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -378,7 +378,7 @@ func (o *upgradeOptions) upgradeConfig(env config.Environment, flags *pflag.Flag
 // fetchClusterDocs reads the configuration stored in the cluster. The
 // component configurations kubeadm generated from defaults are left out,
 // so that this kubeadm's defaults apply.
-func fetchClusterDocs(ctx context.Context, c kubeclient.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer, withProxy bool) (*config.Documents, error) {
+func fetchClusterDocs(ctx context.Context, c kubernetes.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer, withProxy bool) (*config.Documents, error) {
 	fmt.Fprintf(out, "[upgrade/config] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
 	fmt.Fprintln(out, "[upgrade/config] If it is wrong, store the right one with 'kubeadm init phase upload-config kubeadm --config <your-config-file>'")
 	return uploadconfig.FetchDocuments(ctx, c, kubeadm.KubernetesAPICall(up.Timeouts), uploadconfig.FetchOptions{KubeProxy: withProxy, DropGenerated: true})

@@ -26,11 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 // upstreamKey is the certificate key upstream kubeadm v1.36.3 printed when
@@ -297,8 +297,8 @@ func tokens(ids ...string) func() (string, error) {
 
 // fakeClient is a fake clientset that gives created objects a UID, as the
 // API server does.
-func fakeClient() *kubeclienttest.Fake {
-	c := kubeclienttest.NewClientset()
+func fakeClient() *fake.Clientset {
+	c := fake.NewClientset()
 	c.PrependReactor("create", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		s := a.(clienttesting.CreateAction).GetObject().(*corev1.Secret)
 		if s.UID == "" {

@@ -15,12 +15,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
@@ -68,7 +68,7 @@ type UploadOptions struct {
 // Upload converges: running it again replaces the Secret's content and
 // owner with a fresh token, as upstream kubeadm does; the older owner
 // tokens expire on their own.
-func Upload(ctx context.Context, c kubeclient.Interface, opts UploadOptions) error {
+func Upload(ctx context.Context, c kubernetes.Interface, opts UploadOptions) error {
 	key, err := ParseKey(opts.Key)
 	if err != nil {
 		return err
@@ -245,7 +245,7 @@ type DownloadOptions struct {
 // never the key. An empty entry (a file the uploader did not have, as an
 // external CA's key) leaves its file alone. Idempotent: the same Secret
 // and key write the same files.
-func Download(ctx context.Context, c kubeclient.Interface, opts DownloadOptions) error {
+func Download(ctx context.Context, c kubernetes.Interface, opts DownloadOptions) error {
 	if _, err := ParseKey(opts.Key); err != nil {
 		return err
 	}

@@ -7,16 +7,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"k8s.io/client-go/kubernetes"
 )
 
-// clientAPI is API over a kubeclient (made by internal/apiclient, which
-// bounds each request).
-type clientAPI struct{ c kubeclient.Interface }
+// clientAPI is API over client-go's typed clientset (made by
+// internal/apiclient, which bounds each request).
+type clientAPI struct{ c kubernetes.Interface }
 
 // NewAPI returns the API of c's server.
-func NewAPI(c kubeclient.Interface) API { return clientAPI{c: c} }
+func NewAPI(c kubernetes.Interface) API { return clientAPI{c: c} }
 
 func (a clientAPI) ListCSRs(ctx context.Context) (*certificatesv1.CertificateSigningRequestList, error) {
 	return a.c.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})

@@ -90,7 +90,7 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 
 // seenRequest is what the fake API server recorded of a request.
 type seenRequest struct {
-	method, path, auth string
+	method, path, auth, accept string
 }
 
 // fakeAPI is a TLS server answering GETs of cluster-info with what respond
@@ -122,7 +122,7 @@ func newFakeAPI(t *testing.T, respond func(n int) (int, any)) *fakeAPI {
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	f.seen = append(f.seen, seenRequest{r.Method, r.URL.Path, r.Header.Get("Authorization")})
+	f.seen = append(f.seen, seenRequest{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Accept")})
 	n := 0
 	for _, s := range f.seen {
 		if s.path == clusterInfoP {

@@ -11,12 +11,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/redirectpolicy"
 	"github.com/kubeadm-go/kubeadm/internal/tokenformat"
 )
@@ -126,9 +128,15 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 	cfg.Dial = d.dial()
 	cfg.UserAgent = "kubeadm-discovery"
 	cfg.QPS = -1 // poll paces the requests; no client-side rate limit
+	// JSON, as every client of kubeadm (apiclient), rather than client-go's
+	// protobuf: verbose logs can show it.
+	cfg.ContentType = runtime.ContentTypeJSON
 	// cluster-info is a small kubeconfig; before the server is verified
 	// anyone may be answering.
 	cfg.Wrap(boundedread.Transport(boundedread.MaxUnverified))
+	// A refusal without a reason (a proxy in the way) says what was
+	// refused and to whom, as for every client of kubeadm.
+	cfg.Wrap(apiclient.ExplainRefusals(cfg))
 	// Each request is bounded by poll's context; the client's own timeout
 	// is the same bound, for any request made without it.
 	cfg.Timeout = d.requestTimeout()
@@ -138,7 +146,7 @@ func (d *Discoverer) readClusterInfo(ctx context.Context, end deadline, cfg *res
 	}
 	httpClient.CheckRedirect = redirectpolicy.SameHost
 	defer httpClient.CloseIdleConnections()
-	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return fmt.Errorf("making a client for %s: %w", cfg.Host, err)
 	}

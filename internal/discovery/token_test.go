@@ -47,6 +47,9 @@ func TestTokenDiscovery(t *testing.T) {
 		if r.method != "GET" || r.path != clusterInfoP || r.auth != "" {
 			t.Errorf("request %+v, want an anonymous GET of %s", r, clusterInfoP)
 		}
+		if !strings.HasPrefix(r.accept, "application/json") || strings.Contains(r.accept, "protobuf") {
+			t.Errorf("request %+v asks for another content type than JSON", r)
+		}
 	}
 	for _, addr := range f.dialed {
 		if addr != f.endpoint() {

@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -33,7 +33,7 @@ func podSelector() string {
 // bounded by ctx; a Pod without the annotation, a URL that does not parse,
 // or no Pod at all is an error, since a cluster kubeadm made has one on
 // every control-plane node.
-func ClientURLs(ctx context.Context, c kubeclient.Interface) ([]string, error) {
+func ClientURLs(ctx context.Context, c kubernetes.Interface) ([]string, error) {
 	pods, err := c.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: podSelector()})
 	if err != nil {
 		return nil, fmt.Errorf("listing the etcd Pods in %s: %w", metav1.NamespaceSystem, err)

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestParseClientURLs(t *testing.T) {
@@ -128,7 +128,7 @@ func TestClientURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := kubeclienttest.NewClientset()
+			cs := fake.NewClientset()
 			for _, p := range tt.pods {
 				if _, err := cs.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
@@ -164,7 +164,7 @@ func TestClientURLsOfOurManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 		pod.Name = "etcd-node"
-		got, err := ClientURLs(context.Background(), kubeclienttest.NewClientset(&pod))
+		got, err := ClientURLs(context.Background(), fake.NewClientset(&pod))
 		if err != nil || !slices.Equal(got, []string{want}) {
 			t.Errorf("ClientURLs of testdata/%s/etcd.yaml = %v, %v; want [%s]", dir, got, err, want)
 		}

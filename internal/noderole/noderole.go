@@ -10,9 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // Labels kubeadm puts on, or looks for on, control-plane nodes.
@@ -54,7 +54,7 @@ type Options struct {
 // It is idempotent: a Node that already has everything is not patched.
 // Failures to read or patch the Node are retried until opts.Timeout; the
 // last one is then returned.
-func MarkControlPlane(ctx context.Context, c kubeclient.Interface, name string, taints []corev1.Taint, opts Options) error {
+func MarkControlPlane(ctx context.Context, c kubernetes.Interface, name string, taints []corev1.Taint, opts Options) error {
 	if opts.Interval <= 0 {
 		opts.Interval = 100 * time.Millisecond
 	}

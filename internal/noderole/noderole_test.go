@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 var (
@@ -42,7 +42,7 @@ func registered(name string) map[string]string {
 	return map[string]string{HostnameLabel: name}
 }
 
-func patches(c *kubeclienttest.Fake) int {
+func patches(c *fake.Clientset) int {
 	n := 0
 	for _, a := range c.Actions() {
 		if a.GetVerb() == "patch" {
@@ -126,7 +126,7 @@ func TestMarkControlPlane(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := kubeclienttest.NewClientset(tt.node)
+			c := fake.NewClientset(tt.node)
 			ctx := context.Background()
 			if err := MarkControlPlane(ctx, c, tt.node.Name, tt.taints, fast); err != nil {
 				t.Fatal(err)
@@ -170,7 +170,7 @@ func TestPatchShape(t *testing.T) {
 func TestMarkControlPlaneWaits(t *testing.T) {
 	ctx := context.Background()
 	t.Run("for the kubelet's label", func(t *testing.T) {
-		c := kubeclienttest.NewClientset(node("n1", nil))
+		c := fake.NewClientset(node("n1", nil))
 		gets := 0
 		c.PrependReactor("get", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
 			gets++
@@ -190,7 +190,7 @@ func TestMarkControlPlaneWaits(t *testing.T) {
 		}
 	})
 	t.Run("and gives up with a clear error", func(t *testing.T) {
-		c := kubeclienttest.NewClientset(node("n1", nil))
+		c := fake.NewClientset(node("n1", nil))
 		err := MarkControlPlane(ctx, c, "n1", nil, Options{Interval: time.Millisecond, Timeout: 50 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "has no kubernetes.io/hostname label") {
 			t.Errorf("error %v", err)
@@ -200,7 +200,7 @@ func TestMarkControlPlaneWaits(t *testing.T) {
 		}
 	})
 	t.Run("for a node that does not exist", func(t *testing.T) {
-		c := kubeclienttest.NewClientset()
+		c := fake.NewClientset()
 		err := MarkControlPlane(ctx, c, "ghost", nil, Options{Interval: time.Millisecond, Timeout: 50 * time.Millisecond})
 		if err == nil || !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), "Node ghost") {
 			t.Errorf("error %v, want NotFound naming the node", err)
@@ -209,7 +209,7 @@ func TestMarkControlPlaneWaits(t *testing.T) {
 }
 
 func TestMarkControlPlaneRetriesConflicts(t *testing.T) {
-	c := kubeclienttest.NewClientset(node("n1", registered("n1")))
+	c := fake.NewClientset(node("n1", registered("n1")))
 	failures := 2
 	c.PrependReactor("patch", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
 		if failures > 0 {

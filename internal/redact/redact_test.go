@@ -16,11 +16,10 @@ import (
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/klog/v2"
-
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 const (
@@ -230,7 +229,7 @@ func TestClientGoLogsHideSecrets(t *testing.T) {
 	for _, v := range []string{"8", "9", "10"} {
 		t.Run("-v="+v, func(t *testing.T) {
 			out := logs(t, v, func(out *syncBuffer) {
-				c, err := kubeclient.NewForConfig(&rest.Config{
+				c, err := kubernetes.NewForConfig(&rest.Config{
 					Host: srv.URL, BearerToken: "abcdef." + tokenSecret,
 					TLSClientConfig: rest.TLSClientConfig{Insecure: true},
 				})

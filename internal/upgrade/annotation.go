@@ -6,9 +6,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // CRISocketAnnotation is the Node annotation in which kubeadm before
@@ -19,7 +19,7 @@ const CRISocketAnnotation = "kubeadm.alpha.kubernetes.io/cri-socket"
 // RemoveCRISocketAnnotation takes CRISocketAnnotation off the Node called
 // name and reports whether it was there. A Node without it is left
 // untouched, so running it again changes nothing.
-func RemoveCRISocketAnnotation(ctx context.Context, c kubeclient.Interface, name string) (bool, error) {
+func RemoveCRISocketAnnotation(ctx context.Context, c kubernetes.Interface, name string) (bool, error) {
 	node, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return false, fmt.Errorf("reading Node %q: %w", name, err)

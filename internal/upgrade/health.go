@@ -13,12 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -37,7 +37,7 @@ const (
 // Health holds what the cluster health checks of "upgrade plan" and
 // "upgrade apply" need.
 type Health struct {
-	Client  kubeclient.Interface
+	Client  kubernetes.Interface
 	Cluster *kubeadm.ClusterConfiguration
 	// ManifestDir is where this node's static Pod manifests are.
 	ManifestDir string

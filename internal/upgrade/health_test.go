@@ -16,10 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/images"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
@@ -42,7 +42,7 @@ func errText(r preflight.Result) string {
 
 // jobStatus makes every Get of a Job answer with the conditions cond
 // returns for the n-th Get (counting from 1).
-func jobStatus(c *kubeclienttest.Fake, cond func(n int) []batchv1.JobCondition) {
+func jobStatus(c *fake.Clientset, cond func(n int) []batchv1.JobCondition) {
 	n := 0
 	c.PrependReactor("get", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		n++
@@ -56,7 +56,7 @@ func jobStatus(c *kubeclienttest.Fake, cond func(n int) []batchv1.JobCondition) 
 	})
 }
 
-func jobsLeft(t *testing.T, c *kubeclienttest.Fake) []batchv1.Job {
+func jobsLeft(t *testing.T, c *fake.Clientset) []batchv1.Job {
 	t.Helper()
 	l, err := c.BatchV1().Jobs(metav1.NamespaceSystem).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -65,7 +65,7 @@ func jobsLeft(t *testing.T, c *kubeclienttest.Fake) []batchv1.Job {
 	return l.Items
 }
 
-func fastHealth(c *kubeclienttest.Fake) upgrade.Health {
+func fastHealth(c *fake.Clientset) upgrade.Health {
 	return upgrade.Health{
 		Client: c, Cluster: planConfig("v1.36.3"), Out: &bytes.Buffer{},
 		Now:        func() time.Time { return time.UnixMilli(1764000000123) },
@@ -74,7 +74,7 @@ func fastHealth(c *kubeclienttest.Fake) upgrade.Health {
 }
 
 func TestCreateJobCompletes(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	jobStatus(c, func(n int) []batchv1.JobCondition {
 		if n < 3 {
 			return nil
@@ -125,7 +125,7 @@ func TestHealthJobDeadline(t *testing.T) {
 }
 
 func TestCreateJobFails(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	jobStatus(c, func(int) []batchv1.JobCondition {
 		return []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}}
 	})
@@ -139,7 +139,7 @@ func TestCreateJobFails(t *testing.T) {
 }
 
 func TestCreateJobTimesOut(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	start := time.Now()
 	r := healthCheck(t, fastHealth(c), "CreateJob").Run(context.Background())
 	if len(r.Errors) == 0 || !strings.Contains(errText(r), `the Job "upgrade-health-check-1764000000123" in the namespace "kube-system" did not complete`) ||
@@ -155,7 +155,7 @@ func TestCreateJobTimesOut(t *testing.T) {
 }
 
 func TestCreateJobRefused(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	c.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "", errors.New("not allowed"))
 	})
@@ -166,7 +166,7 @@ func TestCreateJobRefused(t *testing.T) {
 }
 
 func TestCreateJobDryRun(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	h := fastHealth(c)
 	var out bytes.Buffer
 	h.DryRun, h.Out = true, &out
@@ -190,7 +190,7 @@ func TestControlPlaneNodesReady(t *testing.T) {
 	}
 	worker := node("worker", corev1.ConditionFalse)
 	worker.Labels = nil
-	c := kubeclienttest.NewClientset(node("cp1", corev1.ConditionTrue), node("cp2", corev1.ConditionUnknown), worker)
+	c := fake.NewClientset(node("cp1", corev1.ConditionTrue), node("cp2", corev1.ConditionUnknown), worker)
 	r := healthCheck(t, fastHealth(c), "ControlPlaneNodesReady").Run(context.Background())
 	if got := errText(r); len(r.Errors) != 1 || !strings.Contains(got, "not Ready: cp2") || strings.Contains(got, "worker") {
 		t.Errorf("ControlPlaneNodesReady = %v, want cp2 alone named", r.Errors)
@@ -199,7 +199,7 @@ func TestControlPlaneNodesReady(t *testing.T) {
 
 func TestStaticPodManifestHealth(t *testing.T) {
 	dir := t.TempDir()
-	h := fastHealth(kubeclienttest.NewClientset())
+	h := fastHealth(fake.NewClientset())
 	h.ManifestDir = dir
 	for _, f := range []string{"kube-apiserver.yaml", "kube-scheduler.yaml", "etcd.yaml"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {

@@ -14,12 +14,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
@@ -50,7 +50,7 @@ type ClusterState struct {
 const nodesPerPage = 250
 
 // ReadClusterState asks the API server what runs where.
-func ReadClusterState(ctx context.Context, c kubeclient.Interface) (*ClusterState, error) {
+func ReadClusterState(ctx context.Context, c kubernetes.Interface) (*ClusterState, error) {
 	sv, err := c.Discovery().ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("asking the API server its version: %w", err)

@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
@@ -18,7 +18,7 @@ import (
 // each answer staying far below the cap on one response, and every page
 // counts.
 func TestReadClusterStateListsNodesInPages(t *testing.T) {
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	pages := map[string]struct {
 		nodes []string
 		next  string

@@ -8,10 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
 	"github.com/kubeadm-go/kubeadm/internal/config"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // FetchOptions say which stored documents FetchDocuments returns.
@@ -29,7 +29,7 @@ type FetchOptions struct {
 // FetchDocuments reads the configuration documents kubeadm keeps in the
 // cluster: the ClusterConfiguration of the kubeadm-config ConfigMap and the
 // KubeletConfiguration of kubelet-config (and see FetchOptions).
-func FetchDocuments(ctx context.Context, c kubeclient.Interface, timeout time.Duration, o FetchOptions) (*config.Documents, error) {
+func FetchDocuments(ctx context.Context, c kubernetes.Interface, timeout time.Duration, o FetchOptions) (*config.Documents, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cms := c.CoreV1().ConfigMaps(metav1.NamespaceSystem)

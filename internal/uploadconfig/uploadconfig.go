@@ -12,12 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // Names, keys and groups, as upstream kubeadm uses them.
@@ -139,7 +139,7 @@ func readConfigMapRBAC(name, configMap string, groups ...string) (*rbacv1.Role, 
 
 // UploadKubeadmConfig creates or replaces the kubeadm-config ConfigMap and
 // its Role and RoleBinding. Idempotent.
-func UploadKubeadmConfig(ctx context.Context, c kubeclient.Interface, cfg *kubeadm.ClusterConfiguration) error {
+func UploadKubeadmConfig(ctx context.Context, c kubernetes.Interface, cfg *kubeadm.ClusterConfiguration) error {
 	cm, err := KubeadmConfig(cfg)
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func UploadKubeadmConfig(ctx context.Context, c kubeclient.Interface, cfg *kubea
 
 // UploadKubeletConfig creates or replaces the kubelet-config ConfigMap and
 // its Role and RoleBinding. Idempotent.
-func UploadKubeletConfig(ctx context.Context, c kubeclient.Interface, cfg *kubeadm.ClusterConfiguration) error {
+func UploadKubeletConfig(ctx context.Context, c kubernetes.Interface, cfg *kubeadm.ClusterConfiguration) error {
 	cm, err := KubeletConfig(cfg)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func UploadKubeletConfig(ctx context.Context, c kubeclient.Interface, cfg *kubea
 	return store(ctx, c, cm, role, binding)
 }
 
-func store(ctx context.Context, c kubeclient.Interface, cm *corev1.ConfigMap, role *rbacv1.Role, binding *rbacv1.RoleBinding) error {
+func store(ctx context.Context, c kubernetes.Interface, cm *corev1.ConfigMap, role *rbacv1.Role, binding *rbacv1.RoleBinding) error {
 	ns := metav1.NamespaceSystem
 	return apiclient.WriteTogether(c, "storing",
 		apiclient.Write{What: "ConfigMap " + ns + "/" + cm.Name, Do: func() error {

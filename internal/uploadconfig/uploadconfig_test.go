@@ -17,11 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 // The testdata/<name>.upstream-*.yaml files are what upstream kubeadm
@@ -160,7 +160,7 @@ func TestRBAC(t *testing.T) {
 
 func TestUploadConverges(t *testing.T) {
 	ctx := context.Background()
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	def := loadConfig(t, "default")
 	custom := loadConfig(t, "custom")
 	for i, cfg := range []*kubeadm.InitConfiguration{def, def, custom} {
@@ -201,22 +201,22 @@ func TestUploadErrorsNameTheObject(t *testing.T) {
 	cfg := loadConfig(t, "default")
 	tests := []struct {
 		resource string
-		upload   func(context.Context, *kubeclienttest.Fake) error
+		upload   func(context.Context, *fake.Clientset) error
 		wantErr  string
 	}{
-		{"configmaps", func(ctx context.Context, c *kubeclienttest.Fake) error {
+		{"configmaps", func(ctx context.Context, c *fake.Clientset) error {
 			return UploadKubeadmConfig(ctx, c, &cfg.ClusterConfiguration)
 		}, "storing ConfigMap kube-system/kubeadm-config"},
-		{"roles", func(ctx context.Context, c *kubeclienttest.Fake) error {
+		{"roles", func(ctx context.Context, c *fake.Clientset) error {
 			return UploadKubeletConfig(ctx, c, &cfg.ClusterConfiguration)
 		}, "storing Role kube-system/kubeadm:kubelet-config"},
-		{"rolebindings", func(ctx context.Context, c *kubeclienttest.Fake) error {
+		{"rolebindings", func(ctx context.Context, c *fake.Clientset) error {
 			return UploadKubeadmConfig(ctx, c, &cfg.ClusterConfiguration)
 		}, "storing RoleBinding kube-system/kubeadm:nodes-kubeadm-config"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.resource, func(t *testing.T) {
-			c := kubeclienttest.NewClientset()
+			c := fake.NewClientset()
 			c.PrependReactor("create", tt.resource, func(clienttesting.Action) (bool, runtime.Object, error) {
 				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: tt.resource}, "x", errors.New("test refusal"))
 			})

@@ -68,9 +68,9 @@ func ours(pkgs []pkg) []pkg {
 // TestLinkedPackages: the binary never links Kubernetes' own tree (rule 8);
 // it reaches etcd through etcd's client and restores with etcd's restore
 // library, and it has no hand-written stand-in for them (rule 9); it
-// does not yet link client-go's typed clientset and what registers every
-// API group with it (rule 9); and our packages import neither a YAML
-// library other than sigs.k8s.io/yaml (rule 6) nor test helpers.
+// reaches the API server through client-go's typed clientset; and our
+// packages import neither a YAML library other than sigs.k8s.io/yaml
+// (rule 6) nor test helpers (ours, or client-go's fakes).
 func TestLinkedPackages(t *testing.T) {
 	pkgs := productPackages(t)
 	linked := map[string]bool{}
@@ -79,11 +79,8 @@ func TestLinkedPackages(t *testing.T) {
 		if p.ImportPath == "k8s.io/kubernetes" || strings.HasPrefix(p.ImportPath, "k8s.io/kubernetes/") {
 			t.Errorf("the binary links %s", p.ImportPath)
 		}
-		for _, heavy := range []string{
-			"k8s.io/client-go/kubernetes", "k8s.io/client-go/discovery", "k8s.io/client-go/applyconfigurations/"} {
-			if strings.HasPrefix(p.ImportPath, heavy) {
-				t.Errorf("the binary links %s (rule 9: its package initialisation slows every command's start)", p.ImportPath)
-			}
+		if strings.HasPrefix(p.ImportPath, "k8s.io/client-go/") && (strings.HasSuffix(p.ImportPath, "/fake") || strings.Contains(p.ImportPath, "/fake/")) {
+			t.Errorf("the binary links client-go's test fake %s", p.ImportPath)
 		}
 		if p.ImportPath == module+"/internal/etcdrpc" {
 			t.Errorf("the binary links %s; etcd is reached with its own client (rule 9)", p.ImportPath)
@@ -93,6 +90,12 @@ func TestLinkedPackages(t *testing.T) {
 		if !linked[want] {
 			t.Errorf("the binary does not link %s (rule 9: etcd's own libraries reach it and restore its data)", want)
 		}
+	}
+	if !linked["k8s.io/client-go/kubernetes"] {
+		t.Error("the binary does not link k8s.io/client-go/kubernetes (rule 9: client-go's typed clientset reaches the API server)")
+	}
+	if linked[module+"/internal/kubeclient"] {
+		t.Errorf("the binary links %s; the API server is reached with client-go's clientset", module+"/internal/kubeclient")
 	}
 	// Every etcd request goes through etcd's client: only the membership
 	// package makes one, and only the snapshot package restores.
@@ -128,8 +131,16 @@ type call struct {
 }
 
 // calls returns the calls of our product packages (test files left out)
-// to functions of the standard packages named.
+// to the functions named ("import/path.Name").
 func calls(t *testing.T, want ...string) []call {
+	t.Helper()
+	return callsIn(t, func(ip, name string) bool { return slices.Contains(want, ip+"."+name) })
+}
+
+// callsIn returns the calls of our product packages (test files left out)
+// to the functions of other packages that match says are wanted, given
+// the import path of their package and their name.
+func callsIn(t *testing.T, match func(importPath, name string) bool) []call {
 	t.Helper()
 	var out []call
 	fset := token.NewFileSet()
@@ -169,12 +180,10 @@ func calls(t *testing.T, want ...string) []call {
 				if !ok {
 					return true
 				}
-				for _, w := range want {
-					if ip+"."+sel.Sel.Name == w {
-						rel, _ := filepath.Rel(filepath.Join(p.Dir, "..", ".."), path)
-						pos := fset.Position(ce.Pos())
-						out = append(out, call{pkg: p.ImportPath, name: w, args: ce.Args, pos: rel + ":" + strconv.Itoa(pos.Line)})
-					}
+				if match(ip, sel.Sel.Name) {
+					rel, _ := filepath.Rel(filepath.Join(p.Dir, "..", ".."), path)
+					pos := fset.Position(ce.Pos())
+					out = append(out, call{pkg: p.ImportPath, name: ip + "." + sel.Sel.Name, args: ce.Args, pos: rel + ":" + strconv.Itoa(pos.Line)})
 				}
 				return true
 			})
@@ -222,20 +231,24 @@ func readOnly(e ast.Expr) bool {
 }
 
 // TestClientsAreBounded: clients of the API server are made where every
-// request gets a timeout (rule 10): internal/apiclient (FromKubeconfig,
-// FromConfig, whose requests are bounded by timeouts.kubernetesAPICall)
-// and token discovery, which bounds its own; kubeclient itself is the
+// request gets a timeout, its answer a size cap and its redirects a rule
+// (rules 10 and 11): internal/apiclient (FromKubeconfig, FromConfig,
+// FromRESTConfig, whose requests are bounded by timeouts.kubernetesAPICall)
+// and token discovery, which bounds its own. No other package builds a
+// clientset, a client of one API group, a discovery client or a REST
 // client. etcd's connections are made by internal/etcdcluster, whose
 // Config requires dial, call and retry timeouts.
 func TestClientsAreBounded(t *testing.T) {
 	makers := map[string][]string{
-		module + "/internal/kubeclient.NewForConfig":                    {module + "/internal/apiclient", module + "/internal/kubeclient"},
-		module + "/internal/kubeclient.NewForConfigAndClient":           {module + "/internal/apiclient", module + "/internal/discovery"},
-		"k8s.io/client-go/rest.HTTPClientFor":                           {module + "/internal/discovery", module + "/internal/kubeclient"},
+		"k8s.io/client-go/kubernetes.NewForConfig":                      {module + "/internal/apiclient"},
+		"k8s.io/client-go/kubernetes.NewForConfigAndClient":             {module + "/internal/apiclient", module + "/internal/discovery"},
+		"k8s.io/client-go/kubernetes.NewForConfigOrDie":                 nil,
+		"k8s.io/client-go/kubernetes.New":                               nil,
+		"k8s.io/client-go/rest.HTTPClientFor":                           {module + "/internal/apiclient", module + "/internal/discovery"},
 		"k8s.io/client-go/rest.RESTClientFor":                           nil,
 		"k8s.io/client-go/rest.UnversionedRESTClientFor":                nil,
-		"k8s.io/client-go/rest.RESTClientForConfigAndClient":            {module + "/internal/kubeclient"},
-		"k8s.io/client-go/rest.UnversionedRESTClientForConfigAndClient": {module + "/internal/kubeclient"},
+		"k8s.io/client-go/rest.RESTClientForConfigAndClient":            nil,
+		"k8s.io/client-go/rest.UnversionedRESTClientForConfigAndClient": nil,
 		module + "/internal/etcdrpc.New":                                {module + "/internal/etcdcluster"},
 	}
 	names := make([]string, 0, len(makers))
@@ -246,6 +259,14 @@ func TestClientsAreBounded(t *testing.T) {
 		if !slices.Contains(makers[c.name], c.pkg) {
 			t.Errorf("%s: %s in %s; make clients through internal/apiclient (API server) or internal/etcdcluster (etcd), which bound every request", c.pos, c.name, c.pkg)
 		}
+	}
+	// The clients of one API group (k8s.io/client-go/kubernetes/typed/...)
+	// and discovery clients have constructors of their own.
+	for _, c := range callsIn(t, func(ip, name string) bool {
+		return (strings.HasPrefix(ip, "k8s.io/client-go/kubernetes/typed/") || ip == "k8s.io/client-go/discovery" ||
+			ip == "k8s.io/client-go/dynamic" || ip == "k8s.io/client-go/metadata") && strings.HasPrefix(name, "New")
+	}) {
+		t.Errorf("%s: %s in %s; make clients through internal/apiclient, which bounds every request", c.pos, c.name, c.pkg)
 	}
 }
 

@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
 )
@@ -440,13 +441,18 @@ func (cp *ControlPlane) RESTConfig(kubeconfigPath string) (*rest.Config, error) 
 	return cfg, nil
 }
 
-// ClientFor returns a clientset with a kubeconfig file's credentials.
-func (cp *ControlPlane) ClientFor(kubeconfigPath string) (kubeclient.Interface, error) {
+// testRequestTimeout bounds each request of the clients of Client and
+// ClientFor: long enough for the tests' watches.
+const testRequestTimeout = 5 * time.Minute
+
+// ClientFor returns a clientset with a kubeconfig file's credentials, made
+// as kubeadm makes its clients (apiclient.FromRESTConfig).
+func (cp *ControlPlane) ClientFor(kubeconfigPath string) (kubernetes.Interface, error) {
 	cfg, err := cp.RESTConfig(kubeconfigPath)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubeclient.NewForConfig(cfg)
+	cs, err := apiclient.FromRESTConfig(cfg, testRequestTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", kubeconfigPath, err)
 	}
@@ -454,7 +460,7 @@ func (cp *ControlPlane) ClientFor(kubeconfigPath string) (kubeclient.Interface, 
 }
 
 // Client returns a clientset with the super-admin credentials.
-func (cp *ControlPlane) Client() kubeclient.Interface {
+func (cp *ControlPlane) Client() kubernetes.Interface {
 	cs, err := cp.ClientFor(cp.SuperAdminKubeconfig())
 	if err != nil {
 		cp.t.Fatalf("%v", err)

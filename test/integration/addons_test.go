@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
@@ -30,7 +31,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/config"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
@@ -271,7 +271,7 @@ var addonObjects = []struct{ kind, ns, name string }{
 // what the cluster alone decides (uid, resourceVersion, timestamps,
 // managedFields, generation, status, the Deployment controller's revision
 // annotation). Missing objects are left out.
-func addonsDump(ctx context.Context, t *testing.T, cs kubeclient.Interface) map[string]any {
+func addonsDump(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	for _, o := range addonObjects {
@@ -329,7 +329,7 @@ func addonsDump(ctx context.Context, t *testing.T, cs kubeclient.Interface) map[
 type addonsCluster struct {
 	cp      *controlplane.ControlPlane
 	kubeadm string
-	cs      kubeclient.Interface
+	cs      kubernetes.Interface
 }
 
 func newAddonsCluster(t *testing.T, ours, kubeadmBin string) *addonsCluster {
@@ -621,7 +621,7 @@ func testWaitControlPlane(ctx context.Context, t *testing.T, theirs, mine *addon
 			Cfg:         cfg,
 			ManifestDir: manifestDir,
 			Out:         out,
-			NewClient: func(context.Context) (kubeclient.Interface, error) {
+			NewClient: func(context.Context) (kubernetes.Interface, error) {
 				return cp.ClientFor(cp.AdminKubeconfig())
 			},
 		}, out

@@ -28,9 +28,9 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
@@ -275,7 +275,7 @@ func bareConfig(t *testing.T, cp *controlplane.ControlPlane) *rest.Config {
 
 func testAnonymousClusterInfo(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := testContext(t, 30*time.Second)
-	anon, err := kubeclient.NewForConfig(bareConfig(t, cp))
+	anon, err := apiclient.FromRESTConfig(bareConfig(t, cp), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ var phaseKeys = []struct{ kind, ns, name string }{
 // fields the API server sets (uid, resourceVersion, creationTimestamp,
 // managedFields), token expirations (shown as "<set>"), Secret data
 // decoded, and cluster-info's signatures.
-func phaseObjects(ctx context.Context, t *testing.T, cs kubeclient.Interface) map[string]any {
+func phaseObjects(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	for _, k := range phaseKeys {
@@ -553,7 +553,7 @@ func normalized(t *testing.T, obj runtime.Object) (string, map[string]any) {
 }
 
 // removePhaseObjects deletes what the phase creates.
-func removePhaseObjects(ctx context.Context, t *testing.T, cs kubeclient.Interface) {
+func removePhaseObjects(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
 	t.Helper()
 	for _, k := range phaseKeys {
 		var err error

@@ -26,7 +26,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -41,7 +41,7 @@ func TestControlPlaneFromOurFiles(t *testing.T) {
 	t.Run("admin.conf needs the kubeadm:cluster-admins binding", func(t *testing.T) { testAdminBinding(t, cp) })
 	t.Run("bootstrap signer signs cluster-info", func(t *testing.T) { testBootstrapSigner(t, cp) })
 	t.Run("serving certificate verifies against ca.crt", func(t *testing.T) { testServingCert(t, cp) })
-	t.Run("kubeadm's client reads and writes like client-go's", func(t *testing.T) { testKubeclient(t, cp) })
+	t.Run("apiclient's clientset reads, writes and watches, within its request timeout", func(t *testing.T) { testAPIClient(t, cp) })
 }
 
 func testReadyz(t *testing.T, cp *controlplane.ControlPlane) {
@@ -150,7 +150,7 @@ func testBootstrapSigner(t *testing.T, cp *controlplane.ControlPlane) {
 	}
 	cfg.CertData, cfg.KeyData = nil, nil
 	cfg.BearerToken = tokenID + "." + tokenSecret
-	bootstrap, err := kubeclient.NewForConfig(cfg)
+	bootstrap, err := apiclient.FromRESTConfig(cfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +234,7 @@ func testServingCert(t *testing.T, cp *controlplane.ControlPlane) {
 }
 
 // whoAmI asks the server who the client of rc is (a SelfSubjectReview).
-// It takes the REST client both kubeadm's client and client-go's clientset
-// give (Discovery().RESTClient()).
+// It takes the REST client of a clientset (Discovery().RESTClient()).
 func whoAmI(ctx context.Context, t *testing.T, rc rest.Interface) authenticationv1.UserInfo {
 	t.Helper()
 	body, err := rc.Post().AbsPath("/apis/authentication.k8s.io/v1/selfsubjectreviews").

@@ -10,11 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -143,7 +144,7 @@ func TestKubeadmCertsChecked(t *testing.T) {
 // ccTokenClient creates a bootstrap token of kubeadm's node group (the
 // group kubeadm-certs's RoleBinding names) and returns a client that
 // authenticates with it.
-func ccTokenClient(t *testing.T, cp *controlplane.ControlPlane, admin kubeclient.Interface) kubeclient.Interface {
+func ccTokenClient(t *testing.T, cp *controlplane.ControlPlane, admin kubernetes.Interface) kubernetes.Interface {
 	t.Helper()
 	ctx := testContext(t, 30*time.Second)
 	token := &corev1.Secret{
@@ -162,7 +163,7 @@ func ccTokenClient(t *testing.T, cp *controlplane.ControlPlane, admin kubeclient
 	}
 	cfg := bareConfig(t, cp)
 	cfg.BearerToken = ccTokenID + "." + ccTokenSecret
-	c, err := kubeclient.NewForConfig(cfg)
+	c, err := apiclient.FromRESTConfig(cfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/discovery"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
@@ -155,7 +155,7 @@ func checkBootstrapKubeconfig(ctx context.Context, t *testing.T, cp *controlplan
 		t.Fatal(err)
 	}
 	cfg.Dial = cp.DialContext
-	cs, err := kubeclient.NewForConfig(cfg)
+	cs, err := apiclient.FromRESTConfig(cfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -175,7 +175,7 @@ const apiCertKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccdd
 type apiTester struct {
 	cp       *controlplane.ControlPlane
 	upstream string
-	cs       kubeclient.Interface
+	cs       kubernetes.Interface
 }
 
 func TestInitAPIPhases(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // Apply creates the addon's objects, or replaces existing ones with them,
@@ -23,7 +23,7 @@ import (
 // another. a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
-func Apply(ctx context.Context, cs kubeclient.Interface, a *Addon) error {
+func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 	// What is kept from the cluster: both reads together.
 	var (
 		existing *corev1.ConfigMap
@@ -96,7 +96,7 @@ func Apply(ctx context.Context, cs kubeclient.Interface, a *Addon) error {
 // for other kinds, creating a Service that exists does not fail with
 // AlreadyExists when it asks for a cluster IP: the taken address makes it
 // Invalid. So the Service is looked up first.
-func applyService(ctx context.Context, cs kubeclient.Interface, svc *corev1.Service) error {
+func applyService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service) error {
 	services := cs.CoreV1().Services(svc.Namespace)
 	return apiclient.RetryWrite(ctx, func() error {
 		_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})

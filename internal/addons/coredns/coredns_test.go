@@ -13,11 +13,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current code")
@@ -169,7 +169,7 @@ func TestApply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := kubeclienttest.NewClientset()
+			cs := fake.NewClientset()
 			for i := range tt.existing {
 				if _, err := cs.CoreV1().ConfigMaps(Namespace).Create(ctx, &tt.existing[i], metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
@@ -261,7 +261,7 @@ func TestPatchDeployment(t *testing.T) {
 	}
 
 	three := int32(3)
-	cs := kubeclienttest.NewClientset(withReplicas(a.Deployment, &three))
+	cs := fake.NewClientset(withReplicas(a.Deployment, &three))
 	if err := Apply(ctx, cs, a); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestPatchDeployment(t *testing.T) {
 	}
 
 	a.PatchDeployment = func(*appsv1.Deployment) (*appsv1.Deployment, error) { return nil, errors.New("bad patch") }
-	cs = kubeclienttest.NewClientset()
+	cs = fake.NewClientset()
 	if err := Apply(ctx, cs, a); err == nil || !strings.Contains(err.Error(), "patching the coredns Deployment: bad patch") {
 		t.Fatalf("Apply = %v, want the patch's error", err)
 	}

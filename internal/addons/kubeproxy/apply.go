@@ -3,8 +3,9 @@ package kubeproxy
 import (
 	"context"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 )
 
 // Apply creates the addon's objects, or replaces existing ones with them,
@@ -14,7 +15,7 @@ import (
 // the cluster to these objects are overwritten. a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
-func Apply(ctx context.Context, cs kubeclient.Interface, a *Addon) error {
+func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 	cm := a.ConfigMap.DeepCopy()
 	if a.Generated {
 		if cm.Annotations == nil {

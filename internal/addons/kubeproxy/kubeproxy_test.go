@@ -11,12 +11,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current code")
@@ -157,7 +157,7 @@ func TestApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := kubeclienttest.NewClientset()
+	cs := fake.NewClientset()
 	stale := a.ConfigMap.DeepCopy()
 	stale.Data[ConfigKey] = "# changed by hand"
 	if _, err := cs.CoreV1().ConfigMaps(Namespace).Create(ctx, stale, metav1.CreateOptions{}); err != nil {
@@ -217,7 +217,7 @@ func TestApplyUserSupplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := kubeclienttest.NewClientset()
+	cs := fake.NewClientset()
 	if err := Apply(ctx, cs, a); err != nil {
 		t.Fatal(err)
 	}

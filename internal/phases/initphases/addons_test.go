@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -27,14 +27,14 @@ func addonSubPhase(t *testing.T, p workflow.Phase[*Data], name string) workflow.
 	return workflow.Phase[*Data]{}
 }
 
-func addonData(t *testing.T, extra string) (*Data, *kubeclienttest.Fake, *bytes.Buffer) {
+func addonData(t *testing.T, extra string) (*Data, *fake.Clientset, *bytes.Buffer) {
 	t.Helper()
-	cs := kubeclienttest.NewClientset()
+	cs := fake.NewClientset()
 	out := &bytes.Buffer{}
 	d := &Data{
 		Cfg:       configtest.InitConfiguration(t, waitTestConfig+extra, "10.0.0.5"),
 		Out:       out,
-		NewClient: func(context.Context) (kubeclient.Interface, error) { return cs, nil },
+		NewClient: func(context.Context) (kubernetes.Interface, error) { return cs, nil },
 	}
 	return d, cs, out
 }
@@ -65,7 +65,7 @@ func TestAddonPhaseApplies(t *testing.T) {
 func TestAddonPhaseDisabled(t *testing.T) {
 	ctx := context.Background()
 	d, cs, out := addonData(t, "dns:\n  disabled: true\nproxy:\n  disabled: true\n")
-	d.NewClient = func(context.Context) (kubeclient.Interface, error) {
+	d.NewClient = func(context.Context) (kubernetes.Interface, error) {
 		return nil, errors.New("no client should be needed")
 	}
 	p := AddonPhase()

@@ -13,11 +13,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 )
 
 const apiPhasesTestConfig = `apiVersion: kubeadm.k8s.io/v1beta4
@@ -34,10 +34,10 @@ kubernetesVersion: v1.36.3
 
 // apiPhaseData returns data whose API client is a fake clientset holding
 // objs, and whose certificate folder holds fake files for upload-certs.
-func apiPhaseData(t *testing.T, config string, objs ...corev1.Node) (*Data, *kubeclienttest.Fake, *bytes.Buffer) {
+func apiPhaseData(t *testing.T, config string, objs ...corev1.Node) (*Data, *fake.Clientset, *bytes.Buffer) {
 	t.Helper()
 	cfg := configtest.InitConfiguration(t, config, "10.0.0.5")
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	for i := range objs {
 		if err := c.Tracker().Add(&objs[i]); err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func apiPhaseData(t *testing.T, config string, objs ...corev1.Node) (*Data, *kub
 		CertDir:   t.TempDir(),
 		Out:       out,
 		Now:       func() time.Time { return time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC) },
-		NewClient: func(context.Context) (kubeclient.Interface, error) { return c, nil },
+		NewClient: func(context.Context) (kubernetes.Interface, error) { return c, nil },
 	}
 	for _, f := range copycerts.Files(d.CertDir, cfg.Etcd) {
 		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {

@@ -6,10 +6,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/csrapprover"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -106,7 +107,7 @@ func runBootstrapToken(ctx context.Context, d *Data) error {
 func approverRBACStep() bootstraptoken.Step {
 	return bootstraptoken.Step{
 		Message: "Configured RBAC rules to allow kubeadm's approver to approve the kubelets' serving certificates",
-		Run: func(ctx context.Context, c kubeclient.Interface) error {
+		Run: func(ctx context.Context, c kubernetes.Interface) error {
 			if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().ClusterRoles(), csrapprover.ClusterRole()); err != nil {
 				return fmt.Errorf("creating or updating ClusterRole %s: %w", csrapprover.RBACName, err)
 			}
@@ -130,6 +131,6 @@ func bootstrapTokenKubeconfig(d *Data) string {
 
 // bootstrapTokenClient is the shared client, or in a dry run without one
 // a client that only prints what it would do.
-func bootstrapTokenClient(ctx context.Context, d *Data) (kubeclient.Interface, error) {
+func bootstrapTokenClient(ctx context.Context, d *Data) (kubernetes.Interface, error) {
 	return d.Client(ctx)
 }

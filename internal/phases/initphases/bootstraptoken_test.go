@@ -9,11 +9,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -24,7 +24,7 @@ const phaseTestSecret = "0123456789abcdef"
 // bootstrapTokenData returns phase data with an admin.conf for
 // https://192.168.1.10:6443 in its kubeconfig folder, the given tokens and
 // a fake cluster.
-func bootstrapTokenData(t *testing.T, ids ...string) (*Data, *bytes.Buffer, *kubeclienttest.Fake) {
+func bootstrapTokenData(t *testing.T, ids ...string) (*Data, *bytes.Buffer, *fake.Clientset) {
 	t.Helper()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	key, err := pki.NewPrivateKey(v1beta4.EncryptionAlgorithmECDSAP256)
@@ -54,14 +54,14 @@ func bootstrapTokenData(t *testing.T, ids ...string) (*Data, *bytes.Buffer, *kub
 			Groups: []string{v1beta4.DefaultTokenGroup},
 		})
 	}
-	cluster := kubeclienttest.NewClientset()
+	cluster := fake.NewClientset()
 	out := &bytes.Buffer{}
 	return &Data{
 		Cfg:           cfg,
 		KubeconfigDir: dir,
 		Out:           out,
 		Now:           func() time.Time { return now },
-		NewClient:     func(context.Context) (kubeclient.Interface, error) { return cluster, nil },
+		NewClient:     func(context.Context) (kubernetes.Interface, error) { return cluster, nil },
 	}, out, cluster
 }
 

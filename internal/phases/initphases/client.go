@@ -7,9 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 )
 
@@ -18,7 +18,7 @@ import (
 // apiclient.AdminClient) and then reused by every later phase; under
 // --dry-run, a client that prints each request and changes nothing. Tests
 // set NewClient to hand in their own.
-func (d *Data) Client(ctx context.Context) (kubeclient.Interface, error) {
+func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
 	if d.client != nil {
 		return d.client, nil
 	}
@@ -32,7 +32,7 @@ func (d *Data) Client(ctx context.Context) (kubeclient.Interface, error) {
 		return d.client, nil
 	}
 	if newClient == nil {
-		newClient = func(ctx context.Context) (kubeclient.Interface, error) {
+		newClient = func(ctx context.Context) (kubernetes.Interface, error) {
 			timeout := time.Minute
 			if t := d.Cfg.Timeouts; t != nil && t.KubernetesAPICall != nil {
 				timeout = t.KubernetesAPICall.Duration

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
 )
 
@@ -86,6 +86,6 @@ type Data struct {
 
 	// NewClient makes the API client the API phases share (see Client);
 	// nil means admin.conf in KubeconfigDir.
-	NewClient func(ctx context.Context) (kubeclient.Interface, error)
-	client    kubeclient.Interface
+	NewClient func(ctx context.Context) (kubernetes.Interface, error)
+	client    kubernetes.Interface
 }

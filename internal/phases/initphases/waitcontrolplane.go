@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/clock"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -337,7 +337,7 @@ func (w *healthWaiter) apiServerLive(base string) func(ctx context.Context) erro
 	if w.h.APIServer != nil {
 		return func(ctx context.Context) error { return w.h.APIServer(ctx, w.d) }
 	}
-	var client kubeclient.Interface
+	var client kubernetes.Interface
 	return func(ctx context.Context) error {
 		if client == nil {
 			admin := filepath.Join(w.d.KubeconfigDir, "admin.conf")

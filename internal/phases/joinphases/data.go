@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
@@ -74,12 +74,12 @@ type Data struct {
 	// with the bootstrap token as credential. Called at most once.
 	Discover func(ctx context.Context) (*clientcmdapi.Config, error)
 	// NewClient makes a client from a kubeconfig; nil means client-go's.
-	NewClient func(cfg *clientcmdapi.Config) (kubeclient.Interface, error)
+	NewClient func(cfg *clientcmdapi.Config) (kubernetes.Interface, error)
 	// KubeletHost restarts the kubelet service; nil means this machine.
 	KubeletHost kubelet.Host
 
 	tlsBootstrap *clientcmdapi.Config
-	bootstrap    kubeclient.Interface
+	bootstrap    kubernetes.Interface
 	initCfg      *kubeadm.InitConfiguration
 	initView     *initphases.Data
 }
@@ -123,7 +123,7 @@ func (d *Data) TLSBootstrapConfig(ctx context.Context) (*clientcmdapi.Config, er
 // bootstrap token), for what a joining node may read before it has its own
 // identity: the cluster's configuration, the kubelet's configuration, the
 // kubeadm-certs Secret and Node objects.
-func (d *Data) BootstrapClient(ctx context.Context) (kubeclient.Interface, error) {
+func (d *Data) BootstrapClient(ctx context.Context) (kubernetes.Interface, error) {
 	if d.bootstrap != nil {
 		return d.bootstrap, nil
 	}
@@ -139,7 +139,7 @@ func (d *Data) BootstrapClient(ctx context.Context) (kubeclient.Interface, error
 	return c, nil
 }
 
-func (d *Data) newClient(cfg *clientcmdapi.Config) (kubeclient.Interface, error) {
+func (d *Data) newClient(cfg *clientcmdapi.Config) (kubernetes.Interface, error) {
 	if d.NewClient != nil {
 		return d.NewClient(cfg)
 	}
@@ -224,7 +224,7 @@ func (d *Data) InitView(ctx context.Context) (*initphases.Data, error) {
 	}
 	// The cluster's admin.conf binding exists already: no need for the
 	// authorization dance of init's first API call.
-	v.NewClient = func(ctx context.Context) (kubeclient.Interface, error) {
+	v.NewClient = func(ctx context.Context) (kubernetes.Interface, error) {
 		c, _, err := apiclient.FromKubeconfig(filepath.Join(d.KubeconfigDir, "admin.conf"), apiCallTimeout(d.Cfg.Timeouts))
 		return c, err
 	}

@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/etcdcluster"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -123,7 +124,7 @@ func etcdClient(ctx context.Context, d *Data) (*etcdcluster.Client, error) {
 	return newEtcdClient(ctx, api, v.CertDir, v.Cfg)
 }
 
-func newEtcdClient(ctx context.Context, api kubeclient.Interface, certDir string, cfg *kubeadm.InitConfiguration) (*etcdcluster.Client, error) {
+func newEtcdClient(ctx context.Context, api kubernetes.Interface, certDir string, cfg *kubeadm.InitConfiguration) (*etcdcluster.Client, error) {
 	lookup, cancel := context.WithTimeout(ctx, apiCallTimeout(cfg.Timeouts))
 	defer cancel()
 	urls, err := etcdcluster.ClientURLs(lookup, api)

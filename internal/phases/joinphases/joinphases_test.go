@@ -15,10 +15,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -72,7 +72,7 @@ func TestRefuseReadyNode(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kubeclienttest.NewClientset()
+			c := fake.NewClientset()
 			for _, n := range tc.objects {
 				if _, err := c.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
@@ -153,7 +153,7 @@ func TestRefuseReadyNodeOfThisMachine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kubeclienttest.NewClientset(ready)
+			c := fake.NewClientset(ready)
 			var out bytes.Buffer
 			d := &Data{Cfg: &kubeadm.JoinConfiguration{}, bootstrap: c, KubeconfigDir: tc.dir, Out: &out}
 			err := refuseReadyNode(context.Background(), d, "cp2", tc.ca)
@@ -184,7 +184,7 @@ func TestPointKubeletAtLocalAPIServer(t *testing.T) {
 	nodeCredentials(t, dir, "cp2", "https://lb.example:6443")
 	path := filepath.Join(dir, KubeletConf)
 	host := &recordingHost{}
-	c := kubeclienttest.NewClientset()
+	c := fake.NewClientset()
 	d := &Data{
 		Cfg:           &kubeadm.JoinConfiguration{ControlPlane: &kubeadm.JoinControlPlane{}},
 		bootstrap:     c,

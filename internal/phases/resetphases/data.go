@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 )
@@ -70,7 +70,7 @@ type Data struct {
 	// DialCRI connects to the container runtime.
 	DialCRI func(ctx context.Context, endpoint string) (cri.Runtime, error)
 	// NewClient makes a client from a kubeconfig file.
-	NewClient func(path string) (kubeclient.Interface, error)
+	NewClient func(path string) (kubernetes.Interface, error)
 	// Run runs a program and returns its output (iptables-save, ...).
 	Run func(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
 

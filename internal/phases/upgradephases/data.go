@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -55,7 +55,7 @@ type Data struct {
 	Now          func() time.Time
 	Host         preflight.Host
 	Service      kubelet.Host
-	Client       kubeclient.Interface
+	Client       kubernetes.Interface
 	DialCRI      func(ctx context.Context, endpoint string) (cri.Runtime, error)
 	EtcdSnapshot func(ctx context.Context, d *Data, path string) error
 	initView     *initphases.Data
@@ -92,7 +92,7 @@ func (d *Data) InitView() *initphases.Data {
 		Out:                d.Out,
 		Err:                d.Err,
 		Now:                d.Now,
-		NewClient: func(context.Context) (kubeclient.Interface, error) {
+		NewClient: func(context.Context) (kubernetes.Interface, error) {
 			return d.Client, nil
 		},
 	}

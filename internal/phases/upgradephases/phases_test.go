@@ -12,11 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes/fake"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/kubeclient/kubeclienttest"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
@@ -168,7 +168,7 @@ func (noInitHost) Run(context.Context, string, ...string) ([]byte, error) {
 func TestOlderNodeMigration(t *testing.T) {
 	const socket = "unix:///var/run/crio/crio.sock"
 	flagsEnv := `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=` + socket + ` --node-ip=10.0.0.9"` + "\n"
-	var api *kubeclienttest.Fake
+	var api *fake.Clientset
 	annotated := func(t *testing.T) bool {
 		t.Helper()
 		n, err := api.CoreV1().Nodes().Get(context.Background(), "old-1", metav1.GetOptions{})
@@ -180,7 +180,7 @@ func TestOlderNodeMigration(t *testing.T) {
 	}
 	setup := func(t *testing.T, dryRun bool) (*Data, *bytes.Buffer) {
 		root := t.TempDir()
-		api = kubeclienttest.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		api = fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name:        "old-1",
 			Annotations: map[string]string{upgrade.CRISocketAnnotation: socket, "other": "kept"},
 		}})

@@ -1,4 +1,4 @@
-package kubeclient
+package apiclient
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -72,7 +73,7 @@ func TestRefusalsSayWhatAndWho(t *testing.T) {
 		code    int
 		body    string
 		creds   func(*rest.Config)
-		call    string // "get" (a ConfigMap), "version", "delete"
+		call    string // "get", "create", "list", "delete" (ConfigMaps), "version"
 		want    []string
 		exactly string // the message when the server's must be kept as it is
 		is      func(error) bool
@@ -87,6 +88,10 @@ func TestRefusalsSayWhatAndWho(t *testing.T) {
 			want: []string{`anonymous user "system:anonymous"`, "RBAC grants system:anonymous"}, is: apierrors.IsForbidden},
 		{name: "401 Unauthorized, bootstrap token", code: 401, body: unauthz, creds: func(c *rest.Config) { c.BearerToken = testToken }, call: "delete",
 			want: []string{`delete configmaps "kubeadm-config"`, "401 Unauthorized", `"authentication" usage`}, is: apierrors.IsUnauthorized},
+		{name: "403 to a create with an empty body: the name comes from the object sent", code: 403, creds: func(c *rest.Config) { c.BearerToken = testToken }, call: "create",
+			want: []string{`create configmaps "kubeadm-config" in namespace "kube-system"`, "403 Forbidden", "system:bootstrap:abcdef"}, is: apierrors.IsForbidden},
+		{name: "403 to a list with a bare Status", code: 403, body: bareStatus, call: "list",
+			want: []string{`list configmaps in namespace "kube-system"`, "403 Forbidden", "system:anonymous"}, is: apierrors.IsForbidden},
 		{name: "403 to /version with an empty body", code: 403, creds: func(c *rest.Config) { c.BearerToken = testToken }, call: "version",
 			want: []string{"get /version", "403 Forbidden", "system:bootstrap:abcdef"}, is: apierrors.IsForbidden},
 		{name: "the server's own message, bootstrap token: the cause is added", code: 403, body: realDenial, creds: func(c *rest.Config) { c.BearerToken = testToken }, call: "get",
@@ -103,7 +108,7 @@ func TestRefusalsSayWhatAndWho(t *testing.T) {
 			if tt.creds != nil {
 				tt.creds(cfg)
 			}
-			c, err := NewForConfig(cfg)
+			c, err := FromRESTConfig(cfg, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,6 +116,10 @@ func TestRefusalsSayWhatAndWho(t *testing.T) {
 			switch tt.call {
 			case "get":
 				_, err = c.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubeadm-config", metav1.GetOptions{})
+			case "create":
+				_, err = c.CoreV1().ConfigMaps("kube-system").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kubeadm-config"}}, metav1.CreateOptions{})
+			case "list":
+				_, err = c.CoreV1().ConfigMaps("kube-system").List(ctx, metav1.ListOptions{})
 			case "delete":
 				err = c.CoreV1().ConfigMaps("kube-system").Delete(ctx, "kubeadm-config", metav1.DeleteOptions{})
 			case "version":

@@ -1,17 +1,10 @@
 package integration
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,14 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
-// testKubeclient drives every method of kubeadm's own client against the
-// real API server: the paths of each group, namespaced and cluster-wide
-// kinds, options sent as query parameters, a subresource, a watch, and the
-// server's errors read back as the API's status errors.
-func testKubeclient(t *testing.T, cp *controlplane.ControlPlane) {
+// testAPIClient drives every method kubeadm uses of the clientset
+// apiclient makes (cp.Client is made by apiclient.FromRESTConfig, with its
+// response cap and redirect rule) against the real API server: the paths
+// of each group, namespaced and cluster-wide kinds, options sent as query
+// parameters, a subresource, a watch, and the server's errors read back as
+// the API's status errors. Then the client's request timeout bounds a
+// watch the server would hold open for many minutes.
+func testAPIClient(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := testContext(t, 60*time.Second)
 	c := cp.Client()
 
@@ -35,13 +32,13 @@ func testKubeclient(t *testing.T, cp *controlplane.ControlPlane) {
 		t.Fatalf("ServerVersion: %+v, %v", info, err)
 	}
 
-	const name = "kubeclient-check"
+	const name = "apiclient-check"
 	cms := c.CoreV1().ConfigMaps(metav1.NamespaceDefault)
 	if _, err := cms.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("Get of a missing ConfigMap: %v, want NotFound", err)
 	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubeclient-check": "yes"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"apiclient-check": "yes"}},
 		Data:       map[string]string{"a": "1"},
 	}
 	created, err := cms.Create(ctx, cm, metav1.CreateOptions{})
@@ -51,22 +48,22 @@ func testKubeclient(t *testing.T, cp *controlplane.ControlPlane) {
 	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
 		t.Errorf("second Create: %v, want AlreadyExists", err)
 	}
-	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kubeclient-dry"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "apiclient-dry"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		t.Errorf("Create with server-side dry run: %v", err)
-	} else if _, err := cms.Get(ctx, "kubeclient-dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	} else if _, err := cms.Get(ctx, "apiclient-dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a dry-run Create was stored (the option was not sent): %v", err)
 	}
 
-	list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "kubeclient-check=yes"})
+	list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "apiclient-check=yes"})
 	if err != nil || len(list.Items) != 1 || list.Items[0].Name != name {
 		t.Fatalf("List by label: %+v, %v", list, err)
 	}
-	everywhere, err := c.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: "kubeclient-check=yes"})
+	everywhere, err := c.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: "apiclient-check=yes"})
 	if err != nil || len(everywhere.Items) != 1 {
 		t.Errorf("List in all namespaces: %+v, %v", everywhere, err)
 	}
 
-	w, err := cms.Watch(ctx, metav1.ListOptions{LabelSelector: "kubeclient-check=yes", ResourceVersion: list.ResourceVersion})
+	w, err := cms.Watch(ctx, metav1.ListOptions{LabelSelector: "apiclient-check=yes", ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		t.Fatalf("Watch: %v", err)
 	}
@@ -108,7 +105,7 @@ func testKubeclient(t *testing.T, cp *controlplane.ControlPlane) {
 
 	// A kind without namespaces, and a subresource.
 	nodes := c.CoreV1().Nodes()
-	node, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kubeclient-node"}}, metav1.CreateOptions{})
+	node, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "apiclient-node"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("Create Node: %v", err)
 	}
@@ -136,39 +133,34 @@ func testKubeclient(t *testing.T, cp *controlplane.ControlPlane) {
 		t.Errorf("batch Jobs List: %v", err)
 	}
 
-	// Certificate signing requests and their approval subresource.
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	// The request timeout bounds each request, a watch included.
+	cfg, err := cp.RESTConfig(cp.SuperAdminKubeconfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject:  pkix.Name{CommonName: "system:node:kubeclient-node", Organization: []string{"system:nodes"}},
-		DNSNames: []string{"kubeclient-node"},
-	}, key)
+	const requestTimeout = 2 * time.Second
+	bounded, err := apiclient.FromRESTConfig(cfg, requestTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	csrs := c.CertificatesV1().CertificateSigningRequests()
-	csr, err := csrs.Create(ctx, &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubeclient-csr"},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName: certificatesv1.KubeletServingSignerName,
-			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth},
-		},
-	}, metav1.CreateOptions{})
+	if _, err := bounded.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("Get through a client with a %v request timeout: %v", requestTimeout, err)
+	}
+	began := time.Now()
+	quiet, err := bounded.CoreV1().ConfigMaps(metav1.NamespaceDefault).Watch(ctx, metav1.ListOptions{LabelSelector: "apiclient-check=never"})
 	if err != nil {
-		t.Fatalf("Create CertificateSigningRequest: %v", err)
+		t.Fatalf("Watch: %v", err)
 	}
-	defer func() { _ = csrs.Delete(ctx, csr.Name, metav1.DeleteOptions{}) }()
-	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "KubeclientCheck",
-	})
-	if _, err := csrs.UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("UpdateApproval: %v", err)
+	defer quiet.Stop()
+	for ended := false; !ended; {
+		select {
+		case _, open := <-quiet.ResultChan():
+			ended = !open
+		case <-ctx.Done():
+			t.Fatalf("a watch through a client with a %v request timeout was still open after %v", requestTimeout, time.Since(began))
+		}
 	}
-	approved, err := csrs.Get(ctx, csr.Name, metav1.GetOptions{})
-	if err != nil || len(approved.Status.Conditions) != 1 || approved.Status.Conditions[0].Reason != "KubeclientCheck" {
-		t.Errorf("the request after its approval: %+v, %v", approved.Status.Conditions, err)
+	if took := time.Since(began); took < requestTimeout || took > 10*requestTimeout {
+		t.Errorf("the watch ended after %v; the request timeout is %v", took, requestTimeout)
 	}
 }
