@@ -20,8 +20,9 @@ type API interface {
 	ListCSRs(ctx context.Context) (*certificatesv1.CertificateSigningRequestList, error)
 	// WatchCSRs watches the requests from resourceVersion on.
 	WatchCSRs(ctx context.Context, resourceVersion string) (watch.Interface, error)
-	// GetNode reads the Node called name.
-	GetNode(ctx context.Context, name string) (*corev1.Node, error)
+	// ListNodes lists every Node (their addresses say which names and
+	// addresses each node may have in its serving certificate).
+	ListNodes(ctx context.Context) ([]corev1.Node, error)
 	// Approve stores csr's approval (its conditions).
 	Approve(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) error
 }
@@ -149,18 +150,15 @@ func (a *Approver) Handle(ctx context.Context, csr *certificatesv1.CertificateSi
 	if !Ours(csr) {
 		return false
 	}
-	var node *corev1.Node
+	var nodes []corev1.Node
 	if name := NodeName(csr); name != "" {
-		n, err := a.API.GetNode(ctx, name)
-		switch {
-		case err == nil:
-			node = n
-		case !apierrors.IsNotFound(err):
-			a.logf("certificate signing request %s: reading Node %q: %v", csr.Name, name, err)
+		var err error
+		if nodes, err = a.API.ListNodes(ctx); err != nil {
+			a.logf("certificate signing request %s: listing the Nodes: %v", csr.Name, err)
 			return false
 		}
 	}
-	if err := Check(csr, node); err != nil {
+	if err := Check(csr, nodes); err != nil {
 		if a.refused == nil {
 			a.refused = map[types.UID]string{}
 		}

@@ -51,12 +51,12 @@ func NodeName(csr *certificatesv1.CertificateSigningRequest) string {
 }
 
 // Check returns nil when csr is a kubelet serving certificate request that
-// node, the Node of its requester, may have signed, else an error saying
-// what is wrong:
+// the node of its requester may have made, else an error saying what is
+// wrong. nodes are the cluster's Nodes:
 //
 //   - the signer is kubernetes.io/kubelet-serving;
-//   - the requester is the node itself ("system:node:<name>" in the group
-//     "system:nodes") and node is that Node;
+//   - the requester is a node ("system:node:<name>" in the group
+//     "system:nodes") and nodes hold that Node;
 //   - the request is a well-formed, self-signed PKCS#10 request whose
 //     subject is exactly the common name "system:node:<name>" and the
 //     organization "system:nodes";
@@ -64,8 +64,11 @@ func NodeName(csr *certificatesv1.CertificateSigningRequest) string {
 //     encipherment allowed, and nothing else;
 //   - it names at least one DNS name or IP address, and each is one of the
 //     Node's addresses (host names and DNS names, internal and external
-//     IPs); no e-mail address or URI.
-func Check(csr *certificatesv1.CertificateSigningRequest, node *corev1.Node) error {
+//     IPs) and none of any other Node's: a node writes its own Node's
+//     addresses, so one could list another node's address as its own,
+//     but not take one another Node already lists; no e-mail address or
+//     URI.
+func Check(csr *certificatesv1.CertificateSigningRequest, nodes []corev1.Node) error {
 	if csr.Spec.SignerName != SignerName {
 		return fmt.Errorf("the signer is %q, not %q", csr.Spec.SignerName, SignerName)
 	}
@@ -76,7 +79,8 @@ func Check(csr *certificatesv1.CertificateSigningRequest, node *corev1.Node) err
 	if !slices.Contains(csr.Spec.Groups, NodesGroup) {
 		return fmt.Errorf("the requester %q is not in the group %q", csr.Spec.Username, NodesGroup)
 	}
-	if node == nil || node.Name != name {
+	i := slices.IndexFunc(nodes, func(n corev1.Node) bool { return n.Name == name })
+	if i < 0 {
 		return fmt.Errorf("no Node %q is known", name)
 	}
 	req, err := parseRequest(csr.Spec.Request)
@@ -89,7 +93,7 @@ func Check(csr *certificatesv1.CertificateSigningRequest, node *corev1.Node) err
 	if err := checkUsages(csr.Spec.Usages); err != nil {
 		return err
 	}
-	return checkNames(req, node)
+	return checkNames(req, nodes, i)
 }
 
 // parseRequest decodes the PEM request and checks its signature.
@@ -144,25 +148,17 @@ func checkUsages(usages []certificatesv1.KeyUsage) error {
 	return nil
 }
 
-// checkNames wants every subject alternative name among node's addresses.
-func checkNames(req *x509.CertificateRequest, node *corev1.Node) error {
+// checkNames wants every subject alternative name among the addresses of
+// nodes[own], and none among another Node's.
+func checkNames(req *x509.CertificateRequest, nodes []corev1.Node, own int) error {
 	if len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
 		return errors.New("the request names e-mail addresses or URIs")
 	}
 	if len(req.DNSNames) == 0 && len(req.IPAddresses) == 0 {
 		return errors.New("the request names no DNS name or IP address")
 	}
-	var names, ips []string
-	for _, a := range node.Status.Addresses {
-		switch a.Type {
-		case corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS:
-			names = append(names, strings.ToLower(a.Address))
-		case corev1.NodeInternalIP, corev1.NodeExternalIP:
-			if ip := net.ParseIP(a.Address); ip != nil {
-				ips = append(ips, ip.String())
-			}
-		}
-	}
+	node := &nodes[own]
+	names, ips := addresses(node)
 	for _, n := range req.DNSNames {
 		if !slices.Contains(names, strings.ToLower(n)) {
 			return fmt.Errorf("the DNS name %q is not an address of Node %q", n, node.Name)
@@ -173,5 +169,37 @@ func checkNames(req *x509.CertificateRequest, node *corev1.Node) error {
 			return fmt.Errorf("the IP address %s is not an address of Node %q", ip, node.Name)
 		}
 	}
+	for i := range nodes {
+		if i == own {
+			continue
+		}
+		names, ips := addresses(&nodes[i])
+		for _, n := range req.DNSNames {
+			if slices.Contains(names, strings.ToLower(n)) {
+				return fmt.Errorf("the DNS name %q is also an address of Node %q", n, nodes[i].Name)
+			}
+		}
+		for _, ip := range req.IPAddresses {
+			if slices.Contains(ips, ip.String()) {
+				return fmt.Errorf("the IP address %s is also an address of Node %q", ip, nodes[i].Name)
+			}
+		}
+	}
 	return nil
+}
+
+// addresses returns node's names (host names and DNS names, lower case)
+// and IP addresses (internal and external, in net.IP's form).
+func addresses(node *corev1.Node) (names, ips []string) {
+	for _, a := range node.Status.Addresses {
+		switch a.Type {
+		case corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS:
+			names = append(names, strings.ToLower(a.Address))
+		case corev1.NodeInternalIP, corev1.NodeExternalIP:
+			if ip := net.ParseIP(a.Address); ip != nil {
+				ips = append(ips, ip.String())
+			}
+		}
+	}
+	return names, ips
 }

@@ -57,6 +57,17 @@ func node1() *corev1.Node {
 	}
 }
 
+// node2 is another node of the cluster.
+func node2() *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node2"},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: "10.199.0.12"},
+			{Type: corev1.NodeHostName, Address: "node2"},
+		}},
+	}
+}
+
 // servingCSR is node1's kubelet serving request made of tmpl.
 func servingCSR(t *testing.T, tmpl x509.CertificateRequest) *certificatesv1.CertificateSigningRequest {
 	return &certificatesv1.CertificateSigningRequest{
@@ -75,8 +86,8 @@ func TestCheck(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		edit   func(t *testing.T, csr *certificatesv1.CertificateSigningRequest)
-		node   func() *corev1.Node
-		refuse string // "" accepts
+		nodes  func() []corev1.Node // default: node1 and node2
+		refuse string               // "" accepts
 	}{
 		{name: "the kubelet's request", refuse: ""},
 		{name: "ECDSA without key encipherment", edit: func(_ *testing.T, csr *certificatesv1.CertificateSigningRequest) {
@@ -95,11 +106,21 @@ func TestCheck(t *testing.T) {
 		}},
 		{name: "requester is another node", refuse: "common name", edit: func(_ *testing.T, csr *certificatesv1.CertificateSigningRequest) {
 			csr.Spec.Username = "system:node:node2"
-		}, node: func() *corev1.Node { n := node1(); n.Name = "node2"; return n }},
+		}},
 		{name: "requester outside system:nodes", refuse: "not in the group", edit: func(_ *testing.T, csr *certificatesv1.CertificateSigningRequest) {
 			csr.Spec.Groups = []string{"system:authenticated"}
 		}},
-		{name: "no Node", refuse: "no Node", node: func() *corev1.Node { return nil }},
+		{name: "no Node", refuse: "no Node", nodes: func() []corev1.Node { return []corev1.Node{*node2()} }},
+		{name: "IP address another Node lists too", refuse: `IP address 10.199.0.11 is also an address of Node "node2"`, nodes: func() []corev1.Node {
+			n2 := node2()
+			n2.Status.Addresses = append(n2.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "10.199.0.11"})
+			return []corev1.Node{*node1(), *n2}
+		}},
+		{name: "DNS name another Node lists too", refuse: `DNS name "node1" is also an address of Node "node2"`, nodes: func() []corev1.Node {
+			n2 := node2()
+			n2.Status.Addresses = append(n2.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: "Node1"})
+			return []corev1.Node{*n2, *node1()}
+		}},
 		{name: "subject of another node", refuse: "common name", edit: func(t *testing.T, csr *certificatesv1.CertificateSigningRequest) {
 			tmpl := kubeletTemplate()
 			tmpl.Subject.CommonName = "system:node:node2"
@@ -155,11 +176,11 @@ func TestCheck(t *testing.T) {
 			if c.edit != nil {
 				c.edit(t, csr)
 			}
-			node := node1()
-			if c.node != nil {
-				node = c.node()
+			nodes := []corev1.Node{*node1(), *node2()}
+			if c.nodes != nil {
+				nodes = c.nodes()
 			}
-			err := Check(csr, node)
+			err := Check(csr, nodes)
 			switch {
 			case c.refuse == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -191,11 +212,11 @@ func (f *fakeAPI) WatchCSRs(context.Context, string) (watch.Interface, error) {
 	return watch.NewEmptyWatch(), nil
 }
 
-func (f *fakeAPI) GetNode(_ context.Context, name string) (*corev1.Node, error) {
-	if f.node == nil || f.node.Name != name {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
+func (f *fakeAPI) ListNodes(context.Context) ([]corev1.Node, error) {
+	if f.node == nil {
+		return nil, nil
 	}
-	return f.node, nil
+	return []corev1.Node{*f.node}, nil
 }
 
 func (f *fakeAPI) Approve(_ context.Context, csr *certificatesv1.CertificateSigningRequest) error {
@@ -291,7 +312,7 @@ func (unauthorizedAPI) WatchCSRs(context.Context, string) (watch.Interface, erro
 	return nil, errExpired
 }
 
-func (unauthorizedAPI) GetNode(context.Context, string) (*corev1.Node, error) { return nil, errExpired }
+func (unauthorizedAPI) ListNodes(context.Context) ([]corev1.Node, error) { return nil, errExpired }
 
 func (unauthorizedAPI) Approve(context.Context, *certificatesv1.CertificateSigningRequest) error {
 	return errExpired

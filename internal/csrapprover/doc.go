@@ -7,7 +7,8 @@
 //
 // Check decides on one request: it must come from a node's own identity,
 // name that node in its subject, ask for server authentication only, and
-// carry no name or address the Node object does not list. Approver runs the
+// carry no name or address its Node does not list, nor one another Node
+// lists. Approver runs the
 // loop that kubeadm's static Pod on every control-plane node runs (the
 // hidden "kubeadm kubelet-serving-approver" command): it watches the
 // requests, re-lists them every so often, and approves what passes; what

@@ -15,7 +15,7 @@ const (
 
 // ClusterRole holds what the approver needs and nothing more: to read and
 // watch certificate signing requests, approve those of the kubelet serving
-// signer only, and read Nodes.
+// signer only, and list Nodes (their addresses).
 func ClusterRole() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: RBACName},
@@ -23,7 +23,7 @@ func ClusterRole() *rbacv1.ClusterRole {
 			{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests/approval"}, Verbs: []string{"update"}},
 			{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"signers"}, ResourceNames: []string{SignerName}, Verbs: []string{"approve"}},
-			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
 		},
 	}
 }

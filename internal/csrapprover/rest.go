@@ -25,8 +25,24 @@ func (a clientAPI) WatchCSRs(ctx context.Context, resourceVersion string) (watch
 	return a.c.CertificatesV1().CertificateSigningRequests().Watch(ctx, metav1.ListOptions{ResourceVersion: resourceVersion, AllowWatchBookmarks: true})
 }
 
-func (a clientAPI) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
-	return a.c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+// nodesPage is how many Nodes one list request asks for: a page stays far
+// below the client's cap on an answer however large the cluster.
+const nodesPage = 500
+
+func (a clientAPI) ListNodes(ctx context.Context) ([]corev1.Node, error) {
+	var nodes []corev1.Node
+	opts := metav1.ListOptions{Limit: nodesPage}
+	for {
+		page, err := a.c.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, page.Items...)
+		if page.Continue == "" {
+			return nodes, nil
+		}
+		opts.Continue = page.Continue
+	}
 }
 
 func (a clientAPI) Approve(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) error {

@@ -223,13 +223,13 @@ func TestCISHardening(t *testing.T) {
 			{"approve", certs, "signers", "", "kubernetes.io/kubelet-serving", true},
 			{"update", certs, "certificatesigningrequests", "approval", "", true},
 			{"watch", certs, "certificatesigningrequests", "", "", true},
-			{"get", "", "nodes", "", "", true},
+			{"list", "", "nodes", "", "", true},
 			{"approve", certs, "signers", "", "kubernetes.io/kube-apiserver-client", false},
 			{"approve", certs, "signers", "", "kubernetes.io/kube-apiserver-client-kubelet", false},
 			{"update", certs, "certificatesigningrequests", "status", "", false},
 			{"create", certs, "certificatesigningrequests", "", "", false},
 			{"get", "", "secrets", "", "", false},
-			{"list", "", "nodes", "", "", false},
+			{"update", "", "nodes", "status", "", false},
 		} {
 			sar := fmt.Sprintf(`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"kubeadm:kubelet-serving-approver","groups":["system:authenticated"],"resourceAttributes":{"verb":%q,"group":%q,"resource":%q,"subresource":%q,"name":%q}}}`,
 				c.verb, c.group, c.resource, c.subresource, c.name)
