@@ -43,7 +43,15 @@ type Approver struct {
 	Now func() time.Time
 
 	refused map[types.UID]string
+	// nodes, listed at nodesAt, serve the requests handled until
+	// nodesMaxAge passes.
+	nodes   []corev1.Node
+	nodesAt time.Time
 }
+
+// nodesMaxAge is how long one list of the Nodes serves: a resync looks at
+// every pending request at once, and one list serves them all.
+const nodesMaxAge = 5 * time.Second
 
 func (a *Approver) logf(format string, args ...any) {
 	if a.Log != nil {
@@ -153,7 +161,7 @@ func (a *Approver) Handle(ctx context.Context, csr *certificatesv1.CertificateSi
 	var nodes []corev1.Node
 	if name := NodeName(csr); name != "" {
 		var err error
-		if nodes, err = a.API.ListNodes(ctx); err != nil {
+		if nodes, err = a.listNodes(ctx); err != nil {
 			a.logf("certificate signing request %s: listing the Nodes: %v", csr.Name, err)
 			return false
 		}
@@ -190,6 +198,20 @@ func (a *Approver) Handle(ctx context.Context, csr *certificatesv1.CertificateSi
 		a.logf("approving certificate signing request %s: %v", csr.Name, err)
 		return false
 	}
+}
+
+// listNodes lists the Nodes, or returns the list made less than
+// nodesMaxAge ago.
+func (a *Approver) listNodes(ctx context.Context) ([]corev1.Node, error) {
+	if a.nodes != nil && a.now().Sub(a.nodesAt) < nodesMaxAge {
+		return a.nodes, nil
+	}
+	nodes, err := a.API.ListNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.nodes, a.nodesAt = nodes, a.now()
+	return nodes, nil
 }
 
 // errNoAPI is returned by Run without an API.

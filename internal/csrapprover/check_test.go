@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -199,6 +201,7 @@ func TestCheck(t *testing.T) {
 type fakeAPI struct {
 	mu       sync.Mutex
 	node     *corev1.Node
+	listed   int // calls of ListNodes
 	csrs     []certificatesv1.CertificateSigningRequest
 	approved []string
 	conflict bool
@@ -213,6 +216,7 @@ func (f *fakeAPI) WatchCSRs(context.Context, string) (watch.Interface, error) {
 }
 
 func (f *fakeAPI) ListNodes(context.Context) ([]corev1.Node, error) {
+	f.listed++
 	if f.node == nil {
 		return nil, nil
 	}
@@ -267,6 +271,31 @@ func TestHandle(t *testing.T) {
 	}
 	if !a.Handle(ctx, good) || len(api.approved) != 1 || api.approved[0] != "csr-abc" {
 		t.Errorf("approved %v", api.approved)
+	}
+}
+
+// TestHandleListsNodesOnceForABurst: the requests looked at together share
+// one list of the Nodes; a later one lists them again and sees a Node that
+// appeared meanwhile.
+func TestHandleListsNodesOnceForABurst(t *testing.T) {
+	now := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	api := &fakeAPI{node: node2()}
+	a := &Approver{API: api, Now: func() time.Time { return now }}
+	ctx := context.Background()
+	for i := range 3 {
+		csr := servingCSR(t, kubeletTemplate())
+		csr.Name, csr.UID = fmt.Sprintf("csr-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+		if a.Handle(ctx, csr) {
+			t.Errorf("%s approved without its Node", csr.Name)
+		}
+	}
+	if api.listed != 1 {
+		t.Errorf("three requests at once listed the Nodes %d times, want 1", api.listed)
+	}
+	api.node = node1()
+	now = now.Add(nodesMaxAge)
+	if !a.Handle(ctx, servingCSR(t, kubeletTemplate())) || api.listed != 2 {
+		t.Errorf("after %v: approved %v, Nodes listed %d times, want the new Node seen", nodesMaxAge, api.approved, api.listed)
 	}
 }
 
