@@ -58,9 +58,9 @@ func (s *syncBuffer) String() string {
 // then records the node as the requester, as for a kubelet's own
 // request). It approves the request a node makes for its own names, which
 // the controller manager then signs, and leaves pending every request that
-// asks for more: another node's address or name, a client usage, a
-// requester that is no node, a node with no Node object (until the Node
-// appears: the next resync approves it). Its credential may approve
+// asks for more: another node's address or name (also one its own Node
+// claims), a client usage, a requester that is no node, a node with no
+// Node object (until the Node appears: the next resync approves it). Its credential may approve
 // nothing but kubelet serving certificates.
 func TestKubeletServingApprover(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
@@ -94,10 +94,11 @@ func TestKubeletServingApprover(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Two nodes with their addresses, as their kubelets report them.
-	for _, n := range []struct{ name, ip string }{{"node-a", "10.0.0.5"}, {"node-b", "10.0.0.6"}} {
-		createNode(ctx, t, admin, n.name, n.ip)
-	}
+	// Nodes with their addresses, as their kubelets report them; node-d's
+	// kubelet also claims node-b's address.
+	createNode(ctx, t, admin, "node-a", "10.0.0.5")
+	createNode(ctx, t, admin, "node-b", "10.0.0.6")
+	createNode(ctx, t, admin, "node-d", "10.0.0.8", "10.0.0.6")
 
 	// The approver, as its static Pod runs it.
 	var logs syncBuffer
@@ -157,6 +158,7 @@ func TestKubeletServingApprover(t *testing.T) {
 		"approver-other-name": {"approver-other-name", "node-a", "system:node:node-a", []string{"node-a", "node-b"}, nil, serving},
 		"approver-client":     {"approver-client", "node-a", "system:node:node-a", []string{"node-a"}, nil, append(slices.Clone(serving), certificatesv1.UsageClientAuth)},
 		"approver-not-node":   {"approver-not-node", "", "system:node:node-a", []string{"node-a"}, nil, serving},
+		"approver-claimed-ip": {"approver-claimed-ip", "node-d", "system:node:node-d", []string{"node-d"}, []string{"10.0.0.8", "10.0.0.6"}, serving},
 		"approver-unlisted":   {"approver-unlisted", "node-a", "system:node:node-a", []string{"node-a"}, []string{"10.0.0.9"}, serving},
 	}
 	// A node's request for another node's common name never reaches the
@@ -204,7 +206,7 @@ func TestKubeletServingApprover(t *testing.T) {
 		})
 	}
 	if !strings.Contains(logs.String(), `the IP address 10.0.0.6 is also an address of Node "node-b"`) {
-		t.Errorf("the request for node-b's IP address was not refused for that reason")
+		t.Errorf("node-d's request for the address node-b lists too was not refused for that reason")
 	}
 	for name := range refused {
 		got, err := csrs.Get(ctx, name, metav1.GetOptions{})
@@ -266,15 +268,18 @@ func TestKubeletServingApprover(t *testing.T) {
 	}
 }
 
-// createNode makes a Node with a host name and an internal IP address, as
+// createNode makes a Node with a host name and internal IP addresses, as
 // a kubelet registers and reports them.
-func createNode(ctx context.Context, t *testing.T, c kubernetes.Interface, name, ip string) {
+func createNode(ctx context.Context, t *testing.T, c kubernetes.Interface, name string, ips ...string) {
 	t.Helper()
 	n, err := c.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating Node %s: %v", name, err)
 	}
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}}
+	for _, ip := range ips {
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
+	n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: name})
 	if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("setting the addresses of Node %s: %v", name, err)
 	}
