@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
@@ -566,10 +567,34 @@ func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, o
 			return fmt.Errorf("renewing the %s: %w", t.description, err)
 		}
 	}
+	if cis.Enabled(cluster.FeatureGates) {
+		if err := renewHardened(cc.cfg, certDir, env, only == "", streams.Out); err != nil {
+			return err
+		}
+	}
 	if only == "" {
 		fmt.Fprintln(streams.Out, "\nDone renewing certificates. Restart kube-apiserver, kube-controller-manager, kube-scheduler and etcd so that they use the new certificates.")
 	}
 	return nil
+}
+
+// renewHardened finishes a renewal under the CISHardening feature gate:
+// with all, the kubelet serving certificate approver's kubeconfig is
+// renewed too (when the node has it); then etcd's renewed files go back
+// to etcd's user, which etcd runs as.
+func renewHardened(cfg *kubeadm.InitConfiguration, certDir string, env certsEnv, all bool, out io.Writer) error {
+	if all {
+		path := filepath.Join(env.kubernetesDir, cis.ApproverKubeconfigFile)
+		_, err := pki.RenewKubeconfigCert(&cfg.ClusterConfiguration, path, certDir, pki.Options{Now: env.now, NewKey: env.newKey})
+		switch {
+		case err == nil:
+			fmt.Fprintf(out, "certificate embedded in the kubeconfig file for the kubelet serving certificate approver renewed\n")
+		case errors.Is(err, pki.ErrMissing):
+		default:
+			return fmt.Errorf("renewing %s: %w", path, err)
+		}
+	}
+	return initphases.RestrictCertModes(&initphases.Data{Cfg: cfg, CertDir: certDir})
 }
 
 // renewable reports whether t and the key of its CA exist, so that its

@@ -399,3 +399,45 @@ func TestCertsCommandTree(t *testing.T) {
 		t.Error("init phase certs apiserver must not take --node-name")
 	}
 }
+
+// TestCertsRenewHardened: under the CISHardening gate "renew all" renews
+// the approver's kubeconfig as well and writes certificates with mode 0600.
+func TestCertsRenewHardened(t *testing.T) {
+	dir := t.TempDir()
+	env := certsTestEnv(dir)
+	cfgPath := certsTestConfig(t, dir, "featureGates:\n  CISHardening: true\n")
+	cfg := certsTestTree(t, env, cfgPath)
+	// The approver's kubeconfig: any client certificate the CA signed.
+	approver := filepath.Join(env.kubernetesDir, "kubelet-serving-approver.conf")
+	data, err := os.ReadFile(filepath.Join(env.kubernetesDir, "scheduler.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(approver, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env.now = func() time.Time { return certsTestNow().Add(200 * 24 * time.Hour) }
+	out, code := runCerts(t, env, "renew", "all", "--config", cfgPath)
+	if code != 0 || !strings.Contains(out, "certificate embedded in the kubeconfig file for the kubelet serving certificate approver renewed\n") {
+		t.Fatalf("code %d:\n%s", code, out)
+	}
+	cert, err := pki.ReadKubeconfigClientCert(approver)
+	if err != nil || !cert.NotAfter.Equal(env.now().Add(365*24*time.Hour)) {
+		t.Errorf("the approver's kubeconfig: %v %v", cert, err)
+	}
+	if fi, err := os.Stat(pki.CertPath(cfg.CertificatesDir, "apiserver")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the renewed apiserver.crt: %v %v", fi.Mode(), err)
+	}
+	// Renewing one certificate leaves the approver's kubeconfig alone.
+	before, _ := os.ReadFile(approver)
+	if out, code := runCerts(t, env, "renew", "apiserver", "--config", cfgPath); code != 0 || strings.Contains(out, "approver") {
+		t.Errorf("code %d:\n%s", code, out)
+	}
+	if after, _ := os.ReadFile(approver); !bytes.Equal(before, after) {
+		t.Error("renewing apiserver renewed the approver's kubeconfig")
+	}
+	// check-expiration lists it.
+	if out, code := runCerts(t, env, "check-expiration", "--config", cfgPath); code != 0 || !strings.Contains(out, "\nkubelet-serving-approver.conf ") {
+		t.Errorf("check-expiration: code %d:\n%s", code, out)
+	}
+}

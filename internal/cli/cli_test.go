@@ -285,3 +285,12 @@ func TestUnreadablePatchesRefusedFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestCISHardeningWithRootlessRefused: the two gates cannot both be on;
+// init says so as a validation error before doing anything.
+func TestCISHardeningWithRootlessRefused(t *testing.T) {
+	_, errOut, code := run(t, "init", "--feature-gates", "CISHardening=true,RootlessControlPlane=true", "--kubernetes-version", "v1.36.3", "--dry-run")
+	if code != exitcode.Validation || !strings.Contains(errOut, "CISHardening and RootlessControlPlane cannot both be on") {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+}

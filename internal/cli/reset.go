@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
@@ -149,6 +150,7 @@ func (o *resetOptions) data(ctx context.Context, flags *pflag.FlagSet, streams S
 	return &resetphases.Data{
 		Cfg:                   cfg,
 		KubernetesDir:         resetphases.KubernetesDir,
+		ApproverBinary:        cis.ApproverBinary,
 		ManifestDir:           resetphases.ManifestsDir,
 		KubeletDir:            resetphases.KubeletDir,
 		CertDir:               cfg.CertificatesDir,

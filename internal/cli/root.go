@@ -67,6 +67,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newCertsCmd(streams),
 		newEtcdCmd(streams, etcd.HostNode(v1beta4.DefaultCertificatesDir)),
 		newAPIServerLBCmd(),
+		newKubeletServingApproverCmd(streams),
 	)
 	return cmd
 }

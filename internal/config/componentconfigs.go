@@ -13,6 +13,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 )
 
 // Paths and values kubeadm writes into the component configurations.
@@ -103,6 +104,29 @@ func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kube
 	k.RotateCertificates = true
 	if k.CgroupDriver == "" {
 		k.CgroupDriver = kubeletCgroupDriver
+	}
+	if cis.Enabled(c.FeatureGates) {
+		hardenKubeletConfiguration(k)
+	}
+}
+
+// hardenKubeletConfiguration applies the CISHardening profile to the
+// kubelets' configuration (which every node gets through the kubelet-config
+// ConfigMap): a serving certificate signed by the cluster CA through a CSR
+// (the API server verifies it with --kubelet-certificate-authority, so this
+// one is not the user's to turn off), and, where the user set nothing,
+// strong TLS cipher suites, the runtime's default seccomp profile for every
+// container and a limit on the processes of a Pod.
+func hardenKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration) {
+	k.ServerTLSBootstrap = true
+	if len(k.TLSCipherSuites) == 0 {
+		k.TLSCipherSuites = cis.CipherSuites()
+	}
+	if k.SeccompDefault == nil {
+		k.SeccompDefault = new(true)
+	}
+	if k.PodPidsLimit == nil {
+		k.PodPidsLimit = new(cis.PodPidsLimit)
 	}
 }
 

@@ -3,8 +3,13 @@ package config
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 )
 
 // initWithWarnings loads doc as a configuration file and returns the
@@ -121,5 +126,47 @@ func TestExplicitEmptyClusterDNSKept(t *testing.T) {
 	}
 	if dns := cfg.ComponentConfigs.Kubelet.ClusterDNS; dns == nil || len(dns) != 0 {
 		t.Fatalf("an explicit empty clusterDNS must stay empty, got %#v", dns)
+	}
+}
+
+// TestKubeletHardening: the CISHardening gate gives the kubelets a serving
+// certificate from the cluster CA and, where the user set nothing, strong
+// ciphers, the runtime's seccomp profile and a Pod PID limit; without the
+// gate none of it is set.
+func TestKubeletHardening(t *testing.T) {
+	load := func(doc string) *kubeletv1beta1.KubeletConfiguration {
+		t.Helper()
+		docs, err := Decode([]byte(doc), Strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.ComponentConfigs.Kubelet
+	}
+	gate := "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates:\n  CISHardening: true\n"
+
+	off := load(clusterDoc)
+	if off.ServerTLSBootstrap || off.TLSCipherSuites != nil || off.SeccompDefault != nil || off.PodPidsLimit != nil {
+		t.Errorf("without the gate: %+v", off)
+	}
+	on := load(gate)
+	if !on.ServerTLSBootstrap || !slices.Equal(on.TLSCipherSuites, cis.CipherSuites()) ||
+		on.SeccompDefault == nil || !*on.SeccompDefault || on.PodPidsLimit == nil || *on.PodPidsLimit != cis.PodPidsLimit {
+		t.Errorf("with the gate: %+v", on)
+	}
+	own := load(gate + `---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+serverTLSBootstrap: false
+tlsCipherSuites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384]
+seccompDefault: false
+podPidsLimit: 100
+`)
+	if !own.ServerTLSBootstrap || !slices.Equal(own.TLSCipherSuites, []string{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"}) ||
+		*own.SeccompDefault || *own.PodPidsLimit != 100 {
+		t.Errorf("with the user's own settings: %+v", own)
 	}
 }

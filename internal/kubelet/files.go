@@ -66,6 +66,17 @@ type ConfigOptions struct {
 	// ResolvConf is used as resolvConf when the configuration sets none
 	// ("" leaves it unset). See Service.ResolvConf.
 	ResolvConf string
+	// Mode is the mode config.yaml is written with; 0 means FileMode (the
+	// CISHardening feature gate asks 0600).
+	Mode os.FileMode
+}
+
+// ConfigMode is the mode config.yaml gets: opts.Mode, else FileMode.
+func (opts ConfigOptions) ConfigMode() os.FileMode {
+	if opts.Mode != 0 {
+		return opts.Mode
+	}
+	return FileMode
 }
 
 // Config renders the KubeletConfiguration as config.yaml holds it: cfg
@@ -108,7 +119,9 @@ func WriteConfig(dir string, cfg *kubeletv1beta1.KubeletConfiguration, opts Conf
 	if err != nil {
 		return err
 	}
-	return writeFile(dir, ConfigFile, doc, out)
+	path := filepath.Join(dir, ConfigFile)
+	fmt.Fprintf(out, "[kubelet-start] Writing kubelet configuration to file %q\n", path)
+	return writeIn(dir, path, doc, opts.ConfigMode())
 }
 
 // InstanceConfig renders instance-config.yaml: the node-local settings,
@@ -183,22 +196,22 @@ func FlagsEnv(args []kubeadm.Arg) []byte {
 func WriteFlagsEnv(dir string, opts FlagOptions, out io.Writer) error {
 	path := filepath.Join(dir, FlagsEnvFile)
 	fmt.Fprintf(out, "[kubelet-start] Writing kubelet environment file with flags to file %q\n", path)
-	return writeIn(dir, path, FlagsEnv(Flags(opts)))
+	return writeIn(dir, path, FlagsEnv(Flags(opts)), FileMode)
 }
 
 // writeFile announces and writes one configuration file of the kubelet.
 func writeFile(dir, name string, data []byte, out io.Writer) error {
 	path := filepath.Join(dir, name)
 	fmt.Fprintf(out, "[kubelet-start] Writing kubelet configuration to file %q\n", path)
-	return writeIn(dir, path, data)
+	return writeIn(dir, path, data, FileMode)
 }
 
-// writeIn creates dir when missing and writes path atomically.
-func writeIn(dir, path string, data []byte) error {
+// writeIn creates dir when missing and writes path atomically with mode.
+func writeIn(dir, path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return fmt.Errorf("creating the kubelet folder %s: %w", dir, err)
 	}
-	return atomicfile.Write(path, data, FileMode)
+	return atomicfile.Write(path, data, mode)
 }
 
 // setField sets a top-level field of a YAML mapping, keeping every other

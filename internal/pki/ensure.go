@@ -8,7 +8,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -32,6 +35,9 @@ type Options struct {
 	NewKey KeyGenerator
 	// Write writes every file.
 	Write FileWriter
+	// CertMode, when set, is the mode certificates are written with
+	// instead of CertMode (the CISHardening feature gate asks 0600).
+	CertMode os.FileMode
 }
 
 func (o Options) now() time.Time {
@@ -48,11 +54,50 @@ func (o Options) newKey(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, err
 	return NewPrivateKey(alg)
 }
 
-func (o Options) writer() FileWriter {
-	if o.Write != nil {
-		return o.Write
+// forCluster is o with the certificate mode of cfg's feature gates: 0600
+// under the CISHardening profile, unless o names one.
+func (o Options) forCluster(cfg *kubeadm.ClusterConfiguration) Options {
+	if o.CertMode == 0 && cis.Enabled(cfg.FeatureGates) {
+		o.CertMode = cis.FileMode
 	}
-	return atomicfile.Write
+	return o
+}
+
+// RestrictModes gives the certificate and key files of c in dir that exist
+// the mode mode, when they have another: files kept from an earlier run or
+// provided by the user, under the CISHardening profile. Idempotent.
+func RestrictModes(dir string, c Cert, mode os.FileMode) error {
+	for _, p := range []string{CertPath(dir, c.BaseName), KeyPath(dir, c.BaseName)} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm() != mode {
+			if err := os.Chmod(p, mode); err != nil {
+				return fmt.Errorf("restricting the mode of %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (o Options) writer() FileWriter {
+	w := FileWriter(atomicfile.Write)
+	if o.Write != nil {
+		w = o.Write
+	}
+	if o.CertMode == 0 || o.CertMode == CertMode {
+		return w
+	}
+	return func(path string, data []byte, mode os.FileMode) error {
+		if mode == CertMode {
+			mode = o.CertMode
+		}
+		return w(path, data, mode)
+	}
 }
 
 // Outcome says what Ensure did.
@@ -95,6 +140,7 @@ type Result struct {
 //
 // A leaf needs its CA certificate in dir already.
 func EnsureCert(cfg *kubeadm.InitConfiguration, dir string, c Cert, opts Options) (Result, error) {
+	opts = opts.forCluster(&cfg.ClusterConfiguration)
 	spec, err := c.Spec(cfg)
 	if err != nil {
 		return Result{}, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 )
 
 // ExpirationInfo describes one certificate for "certs check-expiration".
@@ -88,6 +89,18 @@ func CheckExpiration(cfg *kubeadm.ClusterConfiguration, certDir, kubeconfigDir s
 			info.CAName, info.NotAfter, info.ExternallyManaged = CAName, cert.NotAfter, external[CAName]
 		}
 		certs = append(certs, info)
+	}
+	// The CISHardening profile's approver has a kubeconfig file of its own
+	// on control-plane nodes; listed when it is there.
+	if cis.Enabled(cfg.FeatureGates) {
+		cert, err := ReadKubeconfigClientCert(filepath.Join(kubeconfigDir, cis.ApproverKubeconfigFile))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, nil, err
+		default:
+			certs = append(certs, ExpirationInfo{Name: cis.ApproverKubeconfigFile, CAName: CAName, NotAfter: cert.NotAfter, ExternallyManaged: external[CAName]})
+		}
 	}
 	byName := func(l []ExpirationInfo) {
 		sort.Slice(l, func(i, j int) bool { return l[i].Name < l[j].Name })

@@ -61,6 +61,7 @@ func RenewCert(cfg *kubeadm.ClusterConfiguration, dir string, c Cert, opts Optio
 	if c.IsCA() {
 		return nil, fmt.Errorf("%s is a CA; kubeadm does not renew CAs", c.Name)
 	}
+	opts = opts.forCluster(cfg)
 	old, err := LoadCert(CertPath(dir, c.BaseName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", CertPath(dir, c.BaseName), ErrMissing)

@@ -214,3 +214,85 @@ func TestRemove(t *testing.T) {
 		t.Fatalf("Present without files: %v, %v", ok, err)
 	}
 }
+
+func TestAccount(t *testing.T) {
+	const comment = "made by the test"
+	dir := etcFixture(t, "")
+	if _, ok, err := LookupAccount(dir, "etcd"); err != nil || ok {
+		t.Fatalf("LookupAccount before: %v, %v", ok, err)
+	}
+	ids, err := EnsureAccount(dir, "etcd", comment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids.UID != 102 || ids.GID != 105 {
+		t.Errorf("etcd is %+v", ids)
+	}
+	wantPasswd := testPasswd + "etcd:x:102:105:" + comment + "::/bin/false\n"
+	wantGroup := testGroup + "etcd:x:105:etcd\n"
+	for range 2 { // the second run changes nothing
+		if got := read(t, filepath.Join(dir, "passwd")); got != wantPasswd {
+			t.Errorf("passwd:\n%s", got)
+		}
+		if got := read(t, filepath.Join(dir, "group")); got != wantGroup {
+			t.Errorf("group:\n%s", got)
+		}
+		if again, err := EnsureAccount(dir, "etcd", comment); err != nil || again.UID != ids.UID || again.GID != ids.GID {
+			t.Errorf("again: %+v, %v", again, err)
+		}
+	}
+	if made, err := MadeAccount(dir, "etcd", comment); err != nil || !made {
+		t.Errorf("MadeAccount: %v, %v", made, err)
+	}
+	for range 2 {
+		if _, err := RemoveAccount(dir, "etcd", comment); err != nil {
+			t.Fatal(err)
+		}
+		if read(t, filepath.Join(dir, "passwd")) != testPasswd || read(t, filepath.Join(dir, "group")) != testGroup {
+			t.Fatal("RemoveAccount did not restore the files")
+		}
+	}
+}
+
+func TestAccountOfSomeoneElse(t *testing.T) {
+	dir := etcFixture(t, "")
+	// An etcd user the distribution made, in a group of its own name.
+	passwd := testPasswd + "etcd:x:150:150:etcd user:/var/lib/etcd:/usr/sbin/nologin\n"
+	group := testGroup + "etcd:x:150:\n"
+	writeFiles(t, dir, passwd, group)
+	ids, err := EnsureAccount(dir, "etcd", "ours")
+	if err != nil || ids.UID != 150 || ids.GID != 150 {
+		t.Fatalf("got %+v, %v", ids, err)
+	}
+	if made, err := MadeAccount(dir, "etcd", "ours"); err != nil || made {
+		t.Errorf("MadeAccount: %v, %v", made, err)
+	}
+	if removed, err := RemoveAccount(dir, "etcd", "ours"); err != nil || removed {
+		t.Errorf("RemoveAccount: %v, %v", removed, err)
+	}
+	if read(t, filepath.Join(dir, "passwd")) != passwd || read(t, filepath.Join(dir, "group")) != group {
+		t.Error("someone else's account was changed")
+	}
+}
+
+func TestAccountInExistingGroup(t *testing.T) {
+	dir := etcFixture(t, "")
+	group := testGroup + "etcd:x:300:\n"
+	writeFiles(t, dir, testPasswd, group)
+	ids, err := EnsureAccount(dir, "etcd", "ours")
+	if err != nil || ids.GID != 300 {
+		t.Fatalf("got %+v, %v", ids, err)
+	}
+	if got := read(t, filepath.Join(dir, "group")); got != group {
+		t.Errorf("the group file changed:\n%s", got)
+	}
+}
+
+func writeFiles(t *testing.T, dir, passwd, group string) {
+	t.Helper()
+	for name, content := range map[string]string{"passwd": passwd, "group": group} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

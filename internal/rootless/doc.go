@@ -3,5 +3,7 @@
 // and kube-scheduler run as (kept in /etc/passwd and /etc/group, with IDs
 // from the system range /etc/login.defs gives), the owners of the keys and
 // kubeconfig files each of them reads, and the security context of their
-// static Pods.
+// static Pods. It also manages a single account of a well-known name (the
+// etcd user of the CISHardening feature gate), marked so that only what
+// kubeadm made is removed.
 package rootless

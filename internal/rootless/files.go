@@ -98,6 +98,15 @@ func (a *Accounts) Apply(pod *corev1.Pod, component string) error {
 	if !ok {
 		return fmt.Errorf("no user is known for %s", component)
 	}
+	ids.RunAs(pod, component == staticpod.KubeAPIServer)
+	return nil
+}
+
+// RunAs makes every container of pod run as ids: the Pod's user, group and
+// supplementary groups (when ids has any), and containers that keep no
+// capability, but the one to bind low ports with bindLowPorts, and that
+// cannot gain privileges otherwise.
+func (ids IDs) RunAs(pod *corev1.Pod, bindLowPorts bool) {
 	if pod.Spec.SecurityContext == nil {
 		pod.Spec.SecurityContext = &corev1.PodSecurityContext{}
 	}
@@ -112,11 +121,10 @@ func (a *Accounts) Apply(pod *corev1.Pod, component string) error {
 			c.SecurityContext = &corev1.SecurityContext{}
 		}
 		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
-		if component == staticpod.KubeAPIServer {
+		if bindLowPorts {
 			c.SecurityContext.Capabilities.Add = []corev1.Capability{"NET_BIND_SERVICE"}
 		} else {
 			c.SecurityContext.AllowPrivilegeEscalation = new(false)
 		}
 	}
-	return nil
 }

@@ -2,6 +2,7 @@ package staticpod
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 )
 
@@ -55,6 +57,9 @@ func APIServerPod(c *kubeadm.ClusterConfiguration, n Node, o Options) (*corev1.P
 	vs := volumeSet{}
 	vs.add(volumeK8sCerts, c.CertificatesDir, c.CertificatesDir, true, corev1.HostPathDirectoryOrCreate)
 	vs.addCACerts(o)
+	if hardened(c) {
+		hardenAPIServer(c, flags, vs, o)
+	}
 	if ext := c.Etcd.External; ext != nil {
 		flags["etcd-servers"] = strings.Join(ext.Endpoints, ",")
 		for flag, file := range map[string]string{"etcd-cafile": ext.CAFile, "etcd-certfile": ext.CertFile, "etcd-keyfile": ext.KeyFile} {
@@ -127,6 +132,9 @@ func ControllerManagerPod(c *kubeadm.ClusterConfiguration, n Node, o Options) (*
 		flags["cluster-signing-cert-file"] = ""
 		flags["cluster-signing-key-file"] = ""
 	}
+	if hardened(c) {
+		maps.Copy(flags, cis.ControllerManagerFlags())
+	}
 	if c.Networking.PodSubnet != "" {
 		flags["allocate-node-cidrs"] = "true"
 		flags["cluster-cidr"] = c.Networking.PodSubnet
@@ -160,16 +168,17 @@ func ControllerManagerPod(c *kubeadm.ClusterConfiguration, n Node, o Options) (*
 // SchedulerPod returns the kube-scheduler Pod.
 func SchedulerPod(c *kubeadm.ClusterConfiguration, n Node, o Options) (*corev1.Pod, error) {
 	kubeconfig := filepath.Join(KubernetesDir, "scheduler.conf")
-	a := args{
-		defaults: map[string]string{
-			"bind-address":              "127.0.0.1",
-			"leader-elect":              "true",
-			"kubeconfig":                kubeconfig,
-			"authentication-kubeconfig": kubeconfig,
-			"authorization-kubeconfig":  kubeconfig,
-		},
-		extra: c.Scheduler.ExtraArgs,
+	flags := map[string]string{
+		"bind-address":              "127.0.0.1",
+		"leader-elect":              "true",
+		"kubeconfig":                kubeconfig,
+		"authentication-kubeconfig": kubeconfig,
+		"authorization-kubeconfig":  kubeconfig,
 	}
+	if hardened(c) {
+		maps.Copy(flags, cis.SchedulerFlags())
+	}
+	a := args{defaults: flags, extra: c.Scheduler.ExtraArgs}
 	vs := volumeSet{}
 	vs.add(volumeKubeconfig, kubeconfig, kubeconfig, true, corev1.HostPathFileOrCreate)
 	vs.addExtra(c.Scheduler.ExtraVolumes)

@@ -23,6 +23,9 @@ type goldenCase struct {
 	name    string
 	exists  []string // host paths that exist
 	environ []string
+	// oursOnly: the case uses what upstream does not have (the
+	// CISHardening feature gate); TestAgainstUpstream passes it over.
+	oursOnly bool
 }
 
 func goldenCases() []goldenCase {
@@ -46,6 +49,8 @@ func goldenCases() []goldenCase {
 			}},
 		{name: "edge", environ: []string{"all_proxy=socks5://p:1080", "ftp_proxy=f"}},
 		{name: "external-etcd-nested", exists: []string{"/etc/ca-certificates"}},
+		{name: "cis", oursOnly: true},
+		{name: "cis-own-admission", oursOnly: true},
 	}
 }
 
@@ -157,6 +162,9 @@ func TestAgainstUpstream(t *testing.T) {
 		t.Skip("skipped in -short mode")
 	}
 	for _, gc := range goldenCases() {
+		if gc.oursOnly {
+			continue
+		}
 		t.Run(gc.name, func(t *testing.T) {
 			root := t.TempDir()
 			for _, p := range gc.exists {
@@ -205,5 +213,29 @@ func TestAgainstUpstream(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestApproverGolden compares the CISHardening profile's approver Pod with
+// testdata/cis/kubeadm-kubelet-serving-approver.yaml (-update rewrites it).
+func TestApproverGolden(t *testing.T) {
+	cfg := loadConfig(t, filepath.Join("testdata", "configs", "cis.yaml"))
+	got, err := Marshal(KubeletServingApproverPod(&cfg.ClusterConfiguration, "0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "cis", KubeletServingApprover+".yaml")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("the approver's Pod differs from %s:\n%s", path, got)
 	}
 }

@@ -42,7 +42,7 @@ func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletv1beta1.KubeletCo
 	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	switch {
 	case err == nil && bytes.Equal(old, doc):
-		return res, nil
+		return res, fixMode(path, opts.ConfigMode())
 	case err == nil:
 		if res.Backup, err = backUp(tmpDir, "kubeadm-kubelet-config", kubelet.ConfigFile, old); err != nil {
 			return res, err
@@ -55,11 +55,27 @@ func WriteKubeletConfig(kubeletDir, tmpDir string, cfg *kubeletv1beta1.KubeletCo
 	if err := os.MkdirAll(kubeletDir, 0o755); err != nil {
 		return res, err
 	}
-	if err := atomicfile.Write(path, doc, 0o644); err != nil {
+	if err := atomicfile.Write(path, doc, opts.ConfigMode()); err != nil {
 		return res, err
 	}
 	res.Changed = true
 	return res, nil
+}
+
+// fixMode gives path mode when it has another one (a file already holding
+// the right content, written before the mode changed).
+func fixMode(path string, mode os.FileMode) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() == mode {
+		return nil
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		return fmt.Errorf("setting the mode of %s: %w", path, err)
+	}
+	return nil
 }
 
 // KeepDryRunCopy writes, under --dry-run, a copy of a file the upgrade

@@ -41,8 +41,11 @@ var nodeMounts = []struct{ dir, target string }{
 	// kubeadm's certificate renewal: its systemd units and status file.
 	{"etc-systemd-system", "/etc/systemd/system"},
 	// The renewal's status file, and the copy of kubeadm that the
-	// NodeLocalAPILoadBalancer static Pod runs.
+	// NodeLocalAPILoadBalancer static Pod and the CISHardening
+	// approver run.
 	{"var-lib-kubeadm", "/var/lib/kubeadm"},
+	// The API server's audit log (CISHardening).
+	{"var-log-kubernetes", "/var/log/kubernetes"},
 }
 
 // nodeFiles are the node's own files: node file name -> path in the

@@ -27,15 +27,17 @@ type FeatureGate struct {
 	Stage         FeatureStage
 }
 
-// KnownFeatureGates are the gates kubeadm v1.36 recognizes, by name. Any
-// other name, including a different spelling or case, is refused. None is
-// locked in this release. Gates that were removed earlier (for example
+// KnownFeatureGates are the gates kubeadm v1.36 recognizes, by name, and
+// CISHardening, which is this kubeadm's own (upstream refuses the name).
+// Any other name, including a different spelling or case, is refused. None
+// is locked in this release. Gates that were removed earlier (for example
 // ControlPlaneKubeletLocalMode, WaitForAllControlPlaneComponents,
 // EtcdLearnerMode, UpgradeAddonsBeforeControlPlane) are unknown names now.
 //
 // This table belongs to a future internal/features package once something
 // other than validation needs it (flag help, feature checks); keep one copy.
 var KnownFeatureGates = []FeatureGate{
+	{Name: "CISHardening", Default: false, Stage: FeatureAlpha},
 	{Name: "NodeLocalAPILoadBalancer", Default: false, Stage: FeatureAlpha},
 	{Name: "NodeLocalCRISocket", Default: true, Stage: FeatureGA},
 	{Name: "PublicKeysECDSA", Default: false, Stage: FeatureDeprecated},
@@ -71,6 +73,12 @@ func validateFeatureGates(gates map[string]bool, p *field.Path) field.ErrorList 
 		if g.LockToDefault && gates[name] != g.Default {
 			errs = append(errs, field.Invalid(p, gates, fmt.Sprintf("feature gate %q is locked to %t", name, g.Default)))
 		}
+	}
+	// The benchmark CISHardening follows wants every key and kubeconfig
+	// owned by root with mode 0600, which the users of a rootless control
+	// plane could not read.
+	if gates["CISHardening"] && gates["RootlessControlPlane"] {
+		errs = append(errs, field.Invalid(p, gates, "the feature gates CISHardening and RootlessControlPlane cannot both be on: the hardening profile keeps every key and kubeconfig file readable by root only"))
 	}
 	return errs
 }

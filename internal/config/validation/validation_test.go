@@ -290,8 +290,12 @@ func TestClusterConfiguration(t *testing.T) {
 			c.FeatureGates = map[string]bool{"Zed": true, "Foo": false, "NodeLocalCRISocket": false}
 		}, []want{inv("featureGates"), inv("featureGates")}},
 		{"feature gates known", func(c *kubeadm.ClusterConfiguration) {
-			c.FeatureGates = map[string]bool{"PublicKeysECDSA": true, "RootlessControlPlane": true, "NodeLocalCRISocket": true}
+			c.FeatureGates = map[string]bool{"PublicKeysECDSA": true, "RootlessControlPlane": true, "NodeLocalCRISocket": true, "CISHardening": false}
 		}, nil},
+		{"CIS hardening alone", func(c *kubeadm.ClusterConfiguration) { c.FeatureGates = map[string]bool{"CISHardening": true} }, nil},
+		{"CIS hardening with a rootless control plane", func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"CISHardening": true, "RootlessControlPlane": true}
+		}, []want{inv("featureGates")}},
 		{"feature gates are case-sensitive", func(c *kubeadm.ClusterConfiguration) { c.FeatureGates = map[string]bool{"nodelocalcrisocket": true} }, []want{inv("featureGates")}},
 		{"image repository", func(c *kubeadm.ClusterConfiguration) { c.ImageRepository = "registry.io/Foo" }, []want{inv("imageRepository")}},
 		{"dns image repository", func(c *kubeadm.ClusterConfiguration) { c.DNS.ImageRepository = "::" }, []want{inv("dns.imageRepository")}},

@@ -11,6 +11,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/csrapprover"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
 
@@ -89,6 +90,9 @@ func runBootstrapToken(ctx context.Context, d *Data) error {
 			Run:     apilb.EnsureRBAC,
 		})
 	}
+	if hardened(d) {
+		steps = append(steps, approverRBACStep())
+	}
 	calls := []func() error{func() error { return bootstraptoken.CreateOrUpdate(ctx, c, tokens, now()) }}
 	for _, step := range steps {
 		calls = append(calls, func() error { return step.Run(ctx, c) })
@@ -103,6 +107,23 @@ func runBootstrapToken(ctx context.Context, d *Data) error {
 			fmt.Fprintf(d.Out, "%sCreating the %q ConfigMap in the %q namespace\n", bootstrapTokenPrefix, clusterInfo.Name, clusterInfo.Namespace)
 		}
 	}, calls...)
+}
+
+// approverRBACStep lets the kubelet serving certificate approver of the
+// CISHardening profile do its job (see package csrapprover).
+func approverRBACStep() bootstraptoken.Step {
+	return bootstraptoken.Step{
+		Message: "Configured RBAC rules to allow kubeadm's approver to approve the kubelets' serving certificates",
+		Run: func(ctx context.Context, c kubernetes.Interface) error {
+			if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().ClusterRoles(), csrapprover.ClusterRole()); err != nil {
+				return fmt.Errorf("creating or updating ClusterRole %s: %w", csrapprover.RBACName, err)
+			}
+			if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().ClusterRoleBindings(), csrapprover.ClusterRoleBinding()); err != nil {
+				return fmt.Errorf("creating or updating ClusterRoleBinding %s: %w", csrapprover.RBACName, err)
+			}
+			return nil
+		},
+	}
 }
 
 // bootstrapTokenKubeconfig is the kubeconfig file whose cluster

@@ -202,6 +202,9 @@ func (r *certsRun) runCert(d *Data, c pki.Cert) error {
 	if err != nil {
 		return err
 	}
+	if err := restrictCertModes(d, c); err != nil {
+		return err
+	}
 	switch {
 	case res.Outcome == pki.Generated:
 		fmt.Fprintf(d.Out, "[certs] Generating %q certificate and key\n", c.BaseName)
@@ -223,6 +226,11 @@ func (r *certsRun) runServiceAccount(_ context.Context, d *Data) error {
 	outcome, err := pki.EnsureServiceAccountKey(d.Cfg, d.CertDir, r.options(d, pki.ServiceAccountKeyBase))
 	if err != nil {
 		return err
+	}
+	if hardened(d) && !d.DryRun {
+		if err := restrictFileModes(pki.KeyPath(d.CertDir, pki.ServiceAccountKeyBase), pki.PublicKeyPath(d.CertDir, pki.ServiceAccountKeyBase)); err != nil {
+			return err
+		}
 	}
 	switch {
 	case outcome == pki.Generated:

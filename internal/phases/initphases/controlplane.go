@@ -89,9 +89,14 @@ user's patches applied. A manifest that is already right is left untouched.`, co
 }
 
 // runControlPlaneComponent writes the manifest of component. Idempotent.
+//
+// With the CISHardening feature gate, the API server's audit policy,
+// admission configuration and audit log folder are made first, and the
+// kubelet serving certificate approver (the job the controller manager
+// leaves undone) is set up after the controller manager.
 func runControlPlaneComponent(d *Data, component string) error {
 	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
-	if err := RunAsNonRoot(d, component); err != nil {
+	if err := PrepareNode(d, component); err != nil {
 		return err
 	}
 	data, err := BuildManifest(d, component)
@@ -106,6 +111,9 @@ func runControlPlaneComponent(d *Data, component string) error {
 	if component == staticpod.KubeAPIServer && APIServerLBEnabled(d) {
 		local := LocalAPIServer(d)
 		return InstallAPIServerLB(d, []string{local}, local)
+	}
+	if component == staticpod.KubeControllerManager {
+		return EnsureKubeletServingApprover(d, false)
 	}
 	return nil
 }

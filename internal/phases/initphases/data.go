@@ -51,6 +51,17 @@ type Data struct {
 	// ("" means /etc). Rootless caches those users once made or read.
 	EtcDir   string
 	Rootless *rootless.Accounts
+	// EtcdAccount caches the etcd user of the CISHardening feature gate
+	// once made or read.
+	EtcdAccount *rootless.IDs
+	// HardeningRoot roots the fixed paths of the CISHardening profile
+	// (audit policy, admission configuration, audit log folder, the
+	// approver's program) for tests; "" is the real "/". Manifests always
+	// name the real paths.
+	HardeningRoot string
+	// Executable is the kubeadm program the profile's approver runs (""
+	// means this one, os.Executable).
+	Executable string
 
 	// EtcdInitialCluster, when set, writes an etcd manifest that joins an
 	// existing etcd cluster (see staticpod.Node); "kubeadm join" sets it.

@@ -54,7 +54,7 @@ func runEtcdLocal(_ context.Context, d *Data) error {
 		return fmt.Errorf("creating the etcd data folder: %w", err)
 	}
 	fmt.Fprintf(d.Out, "[etcd] Creating static Pod manifest for local etcd in %q\n", d.ManifestDir)
-	if err := RunAsNonRoot(d, staticpod.Etcd); err != nil {
+	if err := PrepareNode(d, staticpod.Etcd); err != nil {
 		return err
 	}
 	data, err := BuildManifest(d, staticpod.Etcd)

@@ -192,13 +192,19 @@ func prepareKubeconfigs(d *Data, dir string) error {
 // ensureKubeconfig makes sure one file exists and trusts the cluster CA,
 // creating it with key (or a new key when nil), and tells w what it did.
 func ensureKubeconfig(d *Data, dir, file string, key crypto.Signer, w io.Writer) error {
-	files, err := kubeconfigFiles(d, dir)
-	if err != nil {
-		return fmt.Errorf("cannot create kubeconfig files: %w", err)
-	}
 	spec, err := kubeconfig.ControlPlaneSpec(file, d.Cfg, klog.Warningf)
 	if err != nil {
 		return err
+	}
+	return ensureKubeconfigSpec(d, dir, spec, key, w)
+}
+
+// ensureKubeconfigSpec is ensureKubeconfig for any spec.
+func ensureKubeconfigSpec(d *Data, dir string, spec kubeconfig.Spec, key crypto.Signer, w io.Writer) error {
+	file := spec.FileName
+	files, err := kubeconfigFiles(d, dir)
+	if err != nil {
+		return fmt.Errorf("cannot create kubeconfig files: %w", err)
 	}
 	res, err := files.Ensure(spec, key)
 	for _, w := range res.Warnings {

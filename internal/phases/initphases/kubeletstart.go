@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/machine"
@@ -99,6 +100,9 @@ func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost, out io.Wr
 		return err
 	}
 	opts := kubelet.ConfigOptions{PatchesDir: d.PatchesDir}
+	if hardened(d) {
+		opts.Mode = cis.FileMode
+	}
 	if nodeLocal {
 		if err := kubelet.WriteInstanceConfig(d.KubeletDir, cfg.NodeRegistration.CRISocket, out); err != nil {
 			return err

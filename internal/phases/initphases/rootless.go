@@ -20,7 +20,13 @@ func rootlessEnabled(d *Data) bool { return d.Cfg.FeatureGates[rootlessGate] }
 // groups are made if missing, and the keys and kubeconfig files component
 // reads given to its user. A dry run only says it would. Without the gate
 // it does nothing. Idempotent.
+//
+// With the CISHardening feature gate, etcd runs as the user etcd instead
+// (see hardenEtcd); the other components stay root's.
 func RunAsNonRoot(d *Data, component string) error {
+	if hardened(d) && component == staticpod.Etcd && d.Cfg.Etcd.Local != nil {
+		return hardenEtcd(d)
+	}
 	if !rootlessEnabled(d) {
 		return nil
 	}
@@ -69,6 +75,9 @@ func EnsureRootlessAccounts(d *Data) error {
 // users exist (made by RunAsNonRoot, or earlier); it changes nothing on
 // disk. A dry run leaves the manifest as without the gate.
 func applyRootless(d *Data, component string, pod *corev1.Pod) error {
+	if hardened(d) && component == staticpod.Etcd {
+		return applyEtcdUser(d, pod)
+	}
 	if !rootlessEnabled(d) || d.DryRun {
 		return nil
 	}
@@ -84,4 +93,19 @@ func applyRootless(d *Data, component string, pod *corev1.Pod) error {
 		a, d.Rootless = found, found
 	}
 	return a.Apply(pod, component)
+}
+
+// PrepareNode makes this node ready for component's new manifest: the
+// users and file owners of RunAsNonRoot and, with the CISHardening
+// feature gate, the API server's audit policy, admission configuration and
+// audit log folder. Init, join and upgrade call it before writing the
+// manifest. Idempotent.
+func PrepareNode(d *Data, component string) error {
+	if err := RunAsNonRoot(d, component); err != nil {
+		return err
+	}
+	if hardened(d) && component == staticpod.KubeAPIServer {
+		return writeAPIServerFiles(d)
+	}
+	return nil
 }

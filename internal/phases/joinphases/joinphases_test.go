@@ -28,20 +28,27 @@ import (
 func TestWriteCA(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pki", "ca.crt")
-	if err := writeCA(path, []byte("CA-1")); err != nil {
+	if err := writeCA(path, []byte("CA-1"), pki.CertMode); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeCA(path, []byte("CA-1")); err != nil {
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v (%v)", fi.Mode(), err)
+	}
+	// Again with the CISHardening profile's mode: only the mode changes.
+	if err := writeCA(path, []byte("CA-1"), 0o600); err != nil {
 		t.Fatalf("writing the same CA again: %v", err)
 	}
-	err := writeCA(path, []byte("CA-2"))
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v (%v)", fi.Mode(), err)
+	}
+	err := writeCA(path, []byte("CA-2"), pki.CertMode)
 	if err == nil || !strings.Contains(err.Error(), "another cluster") {
 		t.Fatalf("another CA over an existing one: %v", err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "CA-1" {
 		t.Errorf("the existing CA was changed to %q", got)
 	}
-	if err := writeCA(filepath.Join(dir, "x.crt"), nil); err == nil {
+	if err := writeCA(filepath.Join(dir, "x.crt"), nil, pki.CertMode); err == nil {
 		t.Errorf("an empty CA was accepted")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -88,7 +89,11 @@ func runKubeletStart(ctx context.Context, d *Data) error {
 	if d.DryRun {
 		caPath = filepath.Join(d.CertDir, filepath.Base(caPath))
 	}
-	if err := writeCA(caPath, cluster.CertificateAuthorityData); err != nil {
+	caMode := pki.CertMode
+	if cis.Enabled(cfg.FeatureGates) {
+		caMode = cis.FileMode
+	}
+	if err := writeCA(caPath, cluster.CertificateAuthorityData, caMode); err != nil {
 		return err
 	}
 	if apilb.Enabled(cfg.FeatureGates) {
@@ -135,16 +140,19 @@ func currentCluster(kc *clientcmdapi.Config) *clientcmdapi.Cluster {
 	return kc.Clusters[cur.Cluster]
 }
 
-// writeCA writes the cluster CA certificate where the kubelet expects it.
-// A different certificate already there is an error: it belongs to another
-// cluster.
-func writeCA(path string, data []byte) error {
+// writeCA writes the cluster CA certificate where the kubelet expects it,
+// with mode. A different certificate already there is an error: it belongs
+// to another cluster; the same one only gets mode.
+func writeCA(path string, data []byte, mode os.FileMode) error {
 	if len(data) == 0 {
 		return errors.New("the discovered kubeconfig carries no CA certificate")
 	}
 	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 	switch {
 	case err == nil && string(old) == string(data):
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() != mode {
+			return os.Chmod(path, mode)
+		}
 		return nil
 	case err == nil:
 		return fmt.Errorf("%s holds another CA certificate than the cluster's: it belongs to another cluster (run \"kubeadm reset\" first)", path)
@@ -154,7 +162,7 @@ func writeCA(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), pki.CertDirMode); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, data, 0o644)
+	return atomicfile.Write(path, data, mode)
 }
 
 // refuseReadyNode fails when a Node of this name exists and is Ready: a

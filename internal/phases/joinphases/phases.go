@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -198,7 +199,13 @@ func runDownloadCerts(ctx context.Context, d *Data) error {
 	fmt.Fprintf(d.Out, "[download-certs] Downloading the certificates in Secret %q in the %q Namespace\n", copycerts.SecretName, "kube-system")
 	ctx, cancel := context.WithTimeout(ctx, apiCallTimeout(d.Cfg.Timeouts))
 	defer cancel()
-	opts := copycerts.DownloadOptions{Files: copycerts.Files(v.CertDir, v.Cfg.Etcd), Key: d.CertificateKey, TrustedCA: trustedCA}
+	files := copycerts.Files(v.CertDir, v.Cfg.Etcd)
+	if cis.Enabled(v.Cfg.FeatureGates) {
+		for i := range files {
+			files[i].Mode = cis.FileMode // certificates too
+		}
+	}
+	opts := copycerts.DownloadOptions{Files: files, Key: d.CertificateKey, TrustedCA: trustedCA}
 	if err := copycerts.Download(ctx, c, opts); err != nil {
 		return fmt.Errorf("downloading the control-plane certificates: %w", err)
 	}

@@ -47,6 +47,9 @@ type Data struct {
 	// SystemRoot prefixes the paths of the certificate renewal's files
 	// outside kubeadm's folders ("" means /).
 	SystemRoot string
+	// ApproverBinary is the copy of kubeadm the CISHardening profile's
+	// approver runs (cis.ApproverBinary; "" looks for none).
+	ApproverBinary string
 
 	DryRun bool
 	Force  bool

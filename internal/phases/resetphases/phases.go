@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -232,7 +232,7 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if lbPresent(d) {
 			fmt.Fprintf(d.Out, "[dryrun] Would delete the node-local API server load balancer's %q and %q\n", filepath.Join(d.KubernetesDir, apilb.StateDir), apilb.BinaryPath)
 		}
-		return nil
+		return cleanupHardening(d)
 	}
 
 	fmt.Fprintln(d.Out, "[reset] Stopping the kubelet service")
@@ -305,6 +305,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		}
 	}
 	if err := e.err(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cleanupHardening(d); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

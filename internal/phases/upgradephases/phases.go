@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
@@ -220,7 +221,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 				return err
 			}
 		}
-		return nil
+		return upgradeHardening(d, view)
 	}
 	rt, err := d.DialCRI(ctx, d.Cfg.NodeRegistration.CRISocket)
 	if err != nil {
@@ -246,7 +247,32 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	if d.CertRenewal && len(sp.Changed()) > 0 {
 		renewAdminKubeconfigs(d)
 	}
-	return nil
+	return upgradeHardening(d, view)
+}
+
+// upgradeHardening brings, with the CISHardening feature gate, what the
+// profile adds besides the components' manifests up to date: the modes of
+// the certificates, and the kubelet serving certificate approver (its
+// credential renewed along with the others, the kubeadm program it runs
+// replaced by this one, its manifest rewritten). A dry run prints the
+// approver's manifest. Without the gate it does nothing.
+func upgradeHardening(d *Data, view *initphases.Data) error {
+	if !cis.Enabled(d.Cfg.FeatureGates) {
+		return nil
+	}
+	if d.DryRun {
+		data, err := initphases.KubeletServingApproverManifest(view)
+		if err != nil {
+			return err
+		}
+		name := staticpod.KubeletServingApprover
+		fmt.Fprintf(d.Out, "[dryrun] Would copy this kubeadm to %q and write the manifest of %q to %q:\n%s\n", cis.ApproverBinary, name, staticpod.ManifestPath(d.ManifestDir, name), data)
+		return upgrade.KeepDryRunCopy(d.DryRunDir, name+".yaml", data, staticpod.FileMode)
+	}
+	if err := initphases.RestrictCertModes(view); err != nil {
+		return err
+	}
+	return initphases.EnsureKubeletServingApprover(view, d.CertRenewal)
 }
 
 // etcdManifest returns etcd's new manifest when its image is newer than
@@ -310,6 +336,10 @@ func rollbackEtcdData(d *Data, component string, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	// The copy is root's: give it back to etcd's user, when it has one.
+	if err := initphases.RunAsNonRoot(d.InitView(), staticpod.Etcd); err != nil {
+		return err
+	}
 	fmt.Fprintf(d.Out, "[upgrade/etcd] etcd's data was put back from %q; the data the failed upgrade left is in %q\n", backup, aside)
 	return nil
 }
@@ -327,7 +357,7 @@ func beforeWrite(d *Data, view *initphases.Data, component string) func() error 
 				return err
 			}
 		}
-		return initphases.RunAsNonRoot(view, component)
+		return initphases.PrepareNode(view, component)
 	}
 }
 
@@ -494,6 +524,9 @@ func writeKubeletFiles(ctx context.Context, d *Data) error {
 	}
 	svc := kubelet.NewService(d.Service, d.Out)
 	opts := kubelet.ConfigOptions{PatchesDir: d.PatchesDir, ResolvConf: svc.ResolvConf(ctx)}
+	if cis.Enabled(d.Cfg.FeatureGates) {
+		opts.Mode = cis.FileMode
+	}
 	if d.Node.CRISocket != "" {
 		opts.CRISocket = d.Node.CRISocket
 	}
