@@ -30,7 +30,7 @@ bench: build upstream
 
 # Fast-tier integration tests: the real etcd, kube-apiserver and
 # kube-controller-manager run as host processes from the files our kubeadm
-# writes (test/controlplane). Needs root; see docs/testbed.md.
+# writes (test/controlplane). Needs root; see docs/integration.md.
 integration:
 	hack/build-upstream.sh kube-apiserver kube-controller-manager kube-scheduler etcd etcdutl
 	KUBEADM_INTEGRATION=1 $(GO) test ./test/integration/ -count=1 -v
