@@ -71,8 +71,14 @@ type StaticPods struct {
 	Healthy func(ctx context.Context, url string) error
 	// Interval separates two looks at the runtime (0: 500ms).
 	Interval time.Duration
-	// OnRollback, when set, runs after the manifests were restored and
-	// before they are waited for (etcd's data is put back there).
+	// OnRollback, when set, runs for the component whose own upgrade
+	// failed, after its manifest was restored and before it is waited for
+	// (etcd's data is put back there). A component that upgraded fine
+	// before a later one failed gets its manifest back but keeps its data:
+	// an etcd member that ran the new version has moved on with the rest
+	// of its cluster, and an old copy of its data would make it panic
+	// ("tocommit is out of range"), as upstream kubeadm restores etcd's data
+	// only when etcd's own upgrade failed.
 	OnRollback func(ctx context.Context, component string) error
 	Out        io.Writer
 
@@ -110,7 +116,7 @@ func (s *StaticPods) Apply(ctx context.Context, manifests []Manifest) error {
 	for _, m := range manifests {
 		if err := s.apply(ctx, m); err != nil {
 			ce := &ComponentError{Component: m.Component, Err: err}
-			ce.RollbackErr = s.Rollback(ctx)
+			ce.RollbackErr = s.Rollback(ctx, m.Component)
 			return ce
 		}
 	}
@@ -165,8 +171,9 @@ func (s *StaticPods) apply(ctx context.Context, m Manifest) error {
 }
 
 // Rollback restores every manifest Apply replaced, newest first, then
-// waits for those components to be healthy again.
-func (s *StaticPods) Rollback(ctx context.Context) error {
+// waits for those components to be healthy again. failed names the
+// component whose own upgrade failed: only its OnRollback runs.
+func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 	var errs []error
 	type restored struct {
 		component string
@@ -188,7 +195,7 @@ func (s *StaticPods) Rollback(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("restoring the manifest of %s: %w", c.component, err))
 			continue
 		}
-		if s.OnRollback != nil {
+		if s.OnRollback != nil && c.component == failed {
 			if err := s.OnRollback(ctx, c.component); err != nil {
 				errs = append(errs, err)
 			}

@@ -286,6 +286,11 @@ func TestStaticPodsApplyUnhealthyRollsBack(t *testing.T) {
 		}
 		return nil
 	}, 150*time.Millisecond)
+	var rolledBack []string
+	sp.OnRollback = func(_ context.Context, component string) error {
+		rolledBack = append(rolledBack, component)
+		return nil
+	}
 	err := sp.Apply(context.Background(), f.manifests(f.new))
 	var ce *upgrade.ComponentError
 	if !errors.As(err, &ce) {
@@ -293,6 +298,11 @@ func TestStaticPodsApplyUnhealthyRollsBack(t *testing.T) {
 	}
 	if ce.Component != "kube-controller-manager" {
 		t.Errorf("ComponentError names %q, want kube-controller-manager", ce.Component)
+	}
+	// The API server upgraded fine: only the failed component's hook runs
+	// (for etcd, the hook puts its data back).
+	if got := strings.Join(rolledBack, ","); got != "kube-controller-manager" {
+		t.Errorf("OnRollback ran for %q, want only kube-controller-manager", got)
 	}
 	if ce.RollbackErr != nil {
 		t.Errorf("the rollback failed: %v", ce.RollbackErr)
