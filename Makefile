@@ -17,7 +17,7 @@ test:
 upstream:
 	hack/build-upstream.sh kubeadm
 
-# Compares our kubeadm with upstream kubeadm v1.36.3 on testdata/config/*.
+# Compares our kubeadm with upstream kubeadm v1.37.2 on testdata/config/*.
 # Building upstream the first time is slow; it is done before the test so the
 # test's own timeout only covers the comparisons.
 compat: upstream
@@ -26,7 +26,7 @@ compat: upstream
 # Runs the offline init phases with our kubeadm and upstream's side by side
 # and prints wall, CPU and peak memory (figures go to docs/performance.md).
 bench: build upstream
-	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 31
+	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.37.2/kubeadm -rounds 31
 
 # Fast-tier integration tests: the real etcd, kube-apiserver and
 # kube-controller-manager run as host processes from the files our kubeadm
@@ -53,7 +53,7 @@ e2e-full: testbed
 # Upstream's [Conformance] suite on a five-node cluster our kubeadm makes
 # (three control-plane nodes, two workers): the parallel specs, then the
 # [Serial] ones; reports in _artifacts/conformance/. About an hour here; see
-# docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.36.3/kubeadm
+# docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.37.2/kubeadm
 # runs it on a cluster upstream's kubeadm makes.
 conformance: testbed
 	KUBEADM_E2E=1 KUBEADM_E2E_CONFORMANCE=full $(GO) test ./test/e2e/ -run '^TestConformance$$' -count=1 -v -timeout 6h

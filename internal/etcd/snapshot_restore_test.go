@@ -117,7 +117,7 @@ func dumpDataDir(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), walpb.Snapshot{})
+	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), &walpb.Snapshot{})
 	if err != nil {
 		t.Fatal(err)
 	}

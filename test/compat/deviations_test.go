@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Deliberate differences from upstream kubeadm v1.36.3. Each one is a choice
+// Deliberate differences from upstream kubeadm v1.37.2. Each one is a choice
 // made for the user (or required by the project's issues), not an accident;
 // the check still runs both binaries and verifies the difference is exactly
 // the documented one, so any other difference is still reported.

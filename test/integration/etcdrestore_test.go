@@ -22,6 +22,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
@@ -286,7 +287,7 @@ func etcdSwapDataDir(ctx context.Context, t *testing.T, cp *controlplane.Control
 // write-ahead log records.
 func etcdWALIDs(t *testing.T, dir string) (member, cluster uint64) {
 	t.Helper()
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(dir, "member", "wal"), walpb.Snapshot{})
+	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(dir, "member", "wal"), &walpb.Snapshot{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,10 +297,10 @@ func etcdWALIDs(t *testing.T, dir string) (member, cluster uint64) {
 		t.Fatal(err)
 	}
 	var md etcdserverpb.Metadata
-	if err := md.Unmarshal(metadata); err != nil {
+	if err := proto.Unmarshal(metadata, &md); err != nil {
 		t.Fatal(err)
 	}
-	return md.NodeID, md.ClusterID
+	return md.GetNodeID(), md.GetClusterID()
 }
 
 // etcdDataDump describes, as lines of text, what etcd reads from a data
@@ -325,7 +326,7 @@ func etcdDataDump(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), walpb.Snapshot{})
+	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), &walpb.Snapshot{})
 	if err != nil {
 		t.Fatal(err)
 	}
