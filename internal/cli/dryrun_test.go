@@ -141,3 +141,47 @@ func TestMakeDryRunDir(t *testing.T) {
 		t.Errorf("message %q does not say how to choose the folder", msg.String())
 	}
 }
+
+// TestControlPlaneExtraArgsFlags: the control-plane phases take upstream's
+// hidden, deprecated --*-extra-args flags into the components' command
+// lines, each phase its own component's.
+func TestControlPlaneExtraArgsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		phase, flag, manifest string
+	}{
+		{"apiserver", "--apiserver-extra-args", "kube-apiserver.yaml"},
+		{"controller-manager", "--controller-manager-extra-args", "kube-controller-manager.yaml"},
+		{"scheduler", "--scheduler-extra-args", "kube-scheduler.yaml"},
+		{"all", "--scheduler-extra-args", "kube-scheduler.yaml"},
+	} {
+		t.Run(tc.phase+" "+tc.flag, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv(initDryRunDirEnv, dir)
+			args := []string{"init", "phase", "control-plane", tc.phase, "--dry-run", "--kubernetes-version", "v1.36.3",
+				tc.flag, "v=4,profiling=true", tc.flag, "contention-profiling=true"}
+			if tc.phase == "apiserver" || tc.phase == "all" {
+				args = append(args, "--apiserver-advertise-address", "192.0.2.10")
+			}
+			out, errOut, code := run(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, "Flag "+tc.flag+" has been deprecated") {
+				t.Errorf("no deprecation warning:\n%s%s", out, errOut)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, tc.manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"- --v=4\n", "- --profiling=true\n", "- --contention-profiling=true\n"} {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("%s has no %q:\n%s", tc.manifest, want, b)
+				}
+			}
+		})
+	}
+	// A flag of another component is refused.
+	if _, _, code := run(t, "init", "phase", "control-plane", "scheduler", "--dry-run", "--apiserver-extra-args", "v=4"); code == 0 {
+		t.Error("the scheduler phase took --apiserver-extra-args")
+	}
+}

@@ -3,12 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
@@ -44,7 +47,20 @@ type initOptions struct {
 	uploadCerts             bool
 	kubeconfigPath          string
 	phaseFlags              *pflag.FlagSet
+
+	// Deprecated phase-only flags (hidden, as upstream's): extra command
+	// line flags of the control-plane components, name=value pairs.
+	apiServerExtraArgs         map[string]string
+	controllerManagerExtraArgs map[string]string
+	schedulerExtraArgs         map[string]string
 }
+
+// Names of the deprecated extra-args flags of the control-plane phases.
+const (
+	apiServerExtraArgsFlag         = "apiserver-extra-args"
+	controllerManagerExtraArgsFlag = "controller-manager-extra-args"
+	schedulerExtraArgsFlag         = "scheduler-extra-args"
+)
 
 // kubeconfigPathIfSet is --kubeconfig when the user gave it; otherwise ""
 // so the API phases use admin.conf wherever this run writes kubeconfigs.
@@ -98,6 +114,7 @@ pod manifests of etcd and the control plane, and the kubelet's configuration.`,
 	phaseOnly := pflag.NewFlagSet("init-phases", pflag.ContinueOnError)
 	o.phaseFlags = phaseOnly
 	phaseOnly.StringVar(&o.kubeconfigPath, "kubeconfig", filepath.Join(initphases.KubernetesDir, "admin.conf"), "Kubeconfig file used to reach the cluster.")
+	o.addExtraArgsFlags(phaseOnly)
 	runner.AdditionalFlags = phaseOnly
 	runner.BindToCommand(cmd)
 	return cmd
@@ -127,6 +144,34 @@ func (o *initOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.token, "token", "", "Bootstrap token to create, of the form [a-z0-9]{6}.[a-z0-9]{16} (default: generated).")
 	f.DurationVar(&o.tokenTTL, "token-ttl", v1beta4.DefaultTokenTTL, "Lifetime of the bootstrap token before it is deleted; 0 means it never expires.")
 	f.BoolVar(&o.uploadCerts, "upload-certs", false, "Upload the control-plane certificates to the kubeadm-certs Secret.")
+}
+
+// addExtraArgsFlags adds the control-plane phases' flags that upstream
+// kept, hidden and deprecated, from before kubeadm.k8s.io/v1beta4 made
+// extraArgs a list: each a map of component flag name to value, going into
+// the component's extraArgs.
+func (o *initOptions) addExtraArgsFlags(f *pflag.FlagSet) {
+	for _, x := range []struct {
+		name, component string
+		target          *map[string]string
+	}{
+		{apiServerExtraArgsFlag, "kube-apiserver", &o.apiServerExtraArgs},
+		{controllerManagerExtraArgsFlag, "kube-controller-manager", &o.controllerManagerExtraArgs},
+		{schedulerExtraArgsFlag, "kube-scheduler", &o.schedulerExtraArgs},
+	} {
+		f.Var(cliflag.NewMapStringString(x.target), x.name,
+			fmt.Sprintf("Extra flags of %s, as <flag name>=<value> pairs.", x.component))
+		_ = f.MarkDeprecated(x.name, fmt.Sprintf("set the %s flags in the ClusterConfiguration's extraArgs (--config) or with --patches instead", x.component))
+	}
+}
+
+// extraArgs turns a flag=value map into extraArgs, sorted by name.
+func extraArgs(m map[string]string) []v1beta4.Arg {
+	var out []v1beta4.Arg
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, v1beta4.Arg{Name: name, Value: m[name]})
+	}
+	return out
 }
 
 // data builds the phases' shared data: the configuration from the file or
@@ -234,6 +279,9 @@ func (o *initOptions) documentsFromFlags(flags *pflag.FlagSet) (*config.Document
 		},
 	}
 	cluster.APIServer.CertSANs = o.certSANs
+	cluster.APIServer.ExtraArgs = extraArgs(o.apiServerExtraArgs)
+	cluster.ControllerManager.ExtraArgs = extraArgs(o.controllerManagerExtraArgs)
+	cluster.Scheduler.ExtraArgs = extraArgs(o.schedulerExtraArgs)
 	gates, err := parseFeatureGates(o.featureGates)
 	if err != nil {
 		return nil, exitcode.ValidationError(err)
