@@ -3,15 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
+	"io"
 	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
@@ -50,9 +49,9 @@ type initOptions struct {
 
 	// Deprecated phase-only flags (hidden, as upstream's): extra command
 	// line flags of the control-plane components, name=value pairs.
-	apiServerExtraArgs         map[string]string
-	controllerManagerExtraArgs map[string]string
-	schedulerExtraArgs         map[string]string
+	apiServerExtraArgs         []string
+	controllerManagerExtraArgs []string
+	schedulerExtraArgs         []string
 }
 
 // Names of the deprecated extra-args flags of the control-plane phases.
@@ -146,32 +145,71 @@ func (o *initOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.uploadCerts, "upload-certs", false, "Upload the control-plane certificates to the kubeadm-certs Secret.")
 }
 
-// addExtraArgsFlags adds the control-plane phases' flags that upstream
+// extraArgsFlag is one of the control-plane phases' flags that upstream
 // kept, hidden and deprecated, from before kubeadm.k8s.io/v1beta4 made
-// extraArgs a list: each a map of component flag name to value, going into
-// the component's extraArgs.
-func (o *initOptions) addExtraArgsFlags(f *pflag.FlagSet) {
-	for _, x := range []struct {
-		name, component string
-		target          *map[string]string
-	}{
-		{apiServerExtraArgsFlag, "kube-apiserver", &o.apiServerExtraArgs},
-		{controllerManagerExtraArgsFlag, "kube-controller-manager", &o.controllerManagerExtraArgs},
-		{schedulerExtraArgsFlag, "kube-scheduler", &o.schedulerExtraArgs},
-	} {
-		f.Var(cliflag.NewMapStringString(x.target), x.name,
-			fmt.Sprintf("Extra flags of %s, as <flag name>=<value> pairs.", x.component))
-		_ = f.MarkDeprecated(x.name, fmt.Sprintf("set the %s flags in the ClusterConfiguration's extraArgs (--config) or with --patches instead", x.component))
+// extraArgs a list: comma-separated name=value pairs, appended in order
+// (repeats included) to the component's extraArgs.
+type extraArgsFlag struct {
+	name      string
+	component string // the program
+	field     string // its ClusterConfiguration field
+	target    *[]string
+	// dest is the field's extraArgs in c.
+	dest func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg
+}
+
+func (o *initOptions) extraArgsFlags() []extraArgsFlag {
+	return []extraArgsFlag{
+		{apiServerExtraArgsFlag, "kube-apiserver", "apiServer", &o.apiServerExtraArgs,
+			func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg { return &c.APIServer.ExtraArgs }},
+		{controllerManagerExtraArgsFlag, "kube-controller-manager", "controllerManager", &o.controllerManagerExtraArgs,
+			func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg { return &c.ControllerManager.ExtraArgs }},
+		{schedulerExtraArgsFlag, "kube-scheduler", "scheduler", &o.schedulerExtraArgs,
+			func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg { return &c.Scheduler.ExtraArgs }},
 	}
 }
 
-// extraArgs turns a flag=value map into extraArgs, sorted by name.
-func extraArgs(m map[string]string) []v1beta4.Arg {
-	var out []v1beta4.Arg
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, v1beta4.Arg{Name: name, Value: m[name]})
+// addExtraArgsFlags adds the extra-args flags, hidden. They are not marked
+// deprecated for pflag, which would print the notice on stdout where
+// upstream's goes to stderr: warnDeprecated prints it.
+func (o *initOptions) addExtraArgsFlags(f *pflag.FlagSet) {
+	for _, x := range o.extraArgsFlags() {
+		f.StringSliceVar(x.target, x.name, nil,
+			fmt.Sprintf("Extra flags of %s, as <flag name>=<value> pairs.", x.component))
+		_ = f.MarkHidden(x.name)
 	}
-	return out
+}
+
+// warnDeprecated tells on w of each deprecated flag that was given.
+func (o *initOptions) warnDeprecated(w io.Writer) {
+	for _, x := range o.extraArgsFlags() {
+		if f := o.phaseFlags.Lookup(x.name); f != nil && f.Changed {
+			fmt.Fprintf(w, "Flag --%s has been deprecated: set the %s flags in ClusterConfiguration.%s.extraArgs instead; this flag will go away\n",
+				x.name, x.component, x.field)
+		}
+	}
+}
+
+// extraArgs turns the pairs of an extra-args flag into extraArgs, in the
+// order given. Like upstream's, a pair is refused unless it splits into
+// exactly a name and a value at "="; the name is checked by validation.
+func (x extraArgsFlag) extraArgs(flags *pflag.FlagSet) ([]v1beta4.Arg, error) {
+	f := flags.Lookup(x.name)
+	if f == nil || !f.Changed {
+		return nil, nil
+	}
+	if len(*x.target) == 0 {
+		return nil, fmt.Errorf("invalid argument \"\" for \"--%s\" flag: give <flag name>=<value> pairs separated by commas", x.name)
+	}
+	var out []v1beta4.Arg
+	for _, pair := range *x.target {
+		parts := strings.Split(pair, "=")
+		if len(parts) != 2 {
+			return nil, fmt.Errorf("invalid argument for \"--%s\" flag: %q is not a <flag name>=<value> pair", x.name, pair)
+		}
+		out = append(out, v1beta4.Arg{Name: parts[0], Value: parts[1]})
+	}
+	return out, nil
 }
 
 // data builds the phases' shared data: the configuration from the file or
@@ -180,7 +218,8 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := checkMixedArguments(flags); err != nil {
+	o.warnDeprecated(streams.Err)
+	if err := checkMixedArguments(flags, o.phaseFlags); err != nil {
 		return nil, err
 	}
 	env := hostEnvironment(streams.Err)
@@ -279,9 +318,13 @@ func (o *initOptions) documentsFromFlags(flags *pflag.FlagSet) (*config.Document
 		},
 	}
 	cluster.APIServer.CertSANs = o.certSANs
-	cluster.APIServer.ExtraArgs = extraArgs(o.apiServerExtraArgs)
-	cluster.ControllerManager.ExtraArgs = extraArgs(o.controllerManagerExtraArgs)
-	cluster.Scheduler.ExtraArgs = extraArgs(o.schedulerExtraArgs)
+	for _, x := range o.extraArgsFlags() {
+		args, err := x.extraArgs(o.phaseFlags)
+		if err != nil {
+			return nil, err
+		}
+		*x.dest(cluster) = args
+	}
 	gates, err := parseFeatureGates(o.featureGates)
 	if err != nil {
 		return nil, exitcode.ValidationError(err)

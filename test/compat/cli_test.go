@@ -28,8 +28,9 @@ type helpPage struct {
 }
 
 var (
-	helpSection = regexp.MustCompile(`^(Available Commands|Additional Commands|Flags|Global Flags):`)
+	helpSection = regexp.MustCompile(`^(Available Commands|Additional Commands|Additional help topics|Flags|Global Flags):`)
 	helpCommand = regexp.MustCompile(`^\s+(\S+)\s`)
+	helpTopic   = regexp.MustCompile(`^\s+kubeadm(?: \S+)* (\S+)\s{2,}`)
 	helpFlag    = regexp.MustCompile(`^\s+(?:-(\w), )?--([\w-]+)(?: (\S+))?(?:\s|$)`)
 	helpDefault = regexp.MustCompile(`\(default (.*)\)\s*$`)
 )
@@ -51,6 +52,12 @@ func parseHelp(text string) helpPage {
 		switch section {
 		case "Available Commands", "Additional Commands":
 			if m := helpCommand.FindStringSubmatch(line); m != nil {
+				page.commands = append(page.commands, m[1])
+			}
+		case "Additional help topics":
+			// Commands that neither run nor have sub-commands, listed
+			// by their full path ("kubeadm alpha").
+			if m := helpTopic.FindStringSubmatch(line); m != nil {
 				page.commands = append(page.commands, m[1])
 			}
 		case "Flags", "Global Flags":
@@ -172,11 +179,11 @@ func TestCommandLine(t *testing.T) {
 	// A group run without its sub-command, or with an unknown one, fails
 	// (or not) as upstream's does. Commands that run a workflow of their
 	// own (those with a "phase" sub-command: init, join, reset, upgrade
-	// apply and node) are not groups, and are not run here. A hidden
-	// command that neither runs nor has sub-commands (an empty group) is
+	// apply and node) are not groups, and are not run here. A command
+	// that neither runs nor has sub-commands (an empty group: alpha) is
 	// run too.
 	for _, path := range slices.Sorted(maps.Keys(up)) {
-		empty := upHidden[path] && len(up[path].commands) == 0 && !up[path].usage
+		empty := len(up[path].commands) == 0 && !up[path].usage
 		if path == "" || !empty && (len(up[path].commands) == 0 || slices.Contains(up[path].commands, "phase")) {
 			continue
 		}

@@ -27,8 +27,6 @@ import (
 // upstream kubeadm, by command path, from its release notes and reference
 // documentation. The test reports an entry upstream does not accept.
 var upstreamHidden = map[string][]string{
-	// The experimental group stays, empty.
-	"alpha": nil,
 	// Deprecated since kubeadm.k8s.io/v1beta4 made extraArgs a list;
 	// still accepted (map of flag=value).
 	"init phase control-plane all":                {"apiserver-extra-args", "controller-manager-extra-args", "scheduler-extra-args"},
