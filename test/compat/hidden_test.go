@@ -3,8 +3,11 @@
 package compat
 
 import (
+	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -216,4 +219,110 @@ func kindOf(f flagInfo) string {
 		return string(boolFlag)
 	}
 	return string(valueFlag)
+}
+
+// skipProbeWorkflows are the workflows whose --skip-phases both binaries
+// check before they need a cluster, with the arguments that get them
+// there ({config} is a minimal init configuration in the --rootfs folder).
+var skipProbeWorkflows = map[string][]string{
+	"init":  {"init", "--dry-run", "--config", "/config.yaml"},
+	"join":  {"join", "192.0.2.1:6443", "--token", "abcdef.0123456789abcdef", "--discovery-token-unsafe-skip-ca-verification"},
+	"reset": {"reset", "--force"},
+}
+
+// upstreamHiddenPhases are upstream's hidden phases by workflow: they have
+// no "phase" sub-command, but --skip-phases takes them.
+var upstreamHiddenPhases = map[string][]string{
+	"join": {"check-etcd"},
+}
+
+// phaseNames lists the phases of a workflow as --skip-phases names
+// ("certs/ca") from the commands under "<workflow> phase" in trees.
+func phaseNames(workflow string, trees ...map[string]helpPage) map[string]bool {
+	names := map[string]bool{}
+	prefix := workflow + " phase "
+	for _, tree := range trees {
+		for p := range tree {
+			if rest, ok := strings.CutPrefix(p, prefix); ok {
+				names[strings.ReplaceAll(rest, " ", "/")] = true
+			}
+		}
+	}
+	return names
+}
+
+// skipAccepted reports whether bin's workflow takes name in --skip-phases.
+// name is followed by a name no workflow has, so that the run stops at the
+// check either way; the error names name when it is refused (upstream's
+// names the first bad name only), else the other one.
+func skipAccepted(t *testing.T, bin string, args []string, root, name string) bool {
+	t.Helper()
+	const bogus = "zzz-no-such-phase"
+	r := invoke(t, bin, append(slices.Clone(args), "--rootfs", root, "--skip-phases", name+","+bogus)...)
+	refused := strings.Contains(r.stderr, "invalid phase name: "+name+"\n") || strings.Contains(r.stderr, `"`+name+`"`)
+	if r.code == 0 || !refused && !strings.Contains(r.stderr, bogus) {
+		t.Fatalf("%s %s --skip-phases %s,%s: exit %d, no word of the phase names:\n%s", bin, strings.Join(args, " "), name, bogus, r.code, r.stderr)
+	}
+	return !refused
+}
+
+// TestSkipPhases checks that --skip-phases takes every phase name upstream's
+// takes, hidden phases included: every phase either binary has as a
+// command under any workflow, and upstream's known hidden ones, are tried
+// on each workflow that checks the names offline (upgrade apply and node
+// need a cluster first). Phases only we have are listed in the log.
+func TestSkipPhases(t *testing.T) {
+	requireSetup(t)
+	if os.Geteuid() != 0 {
+		t.Skip("--rootfs needs root")
+	}
+	up, ours := commandTree(t, upstreamBin), commandTree(t, oursBin)
+	decl := map[string]helpPage{}
+	for p := range ourDeclaredTree().flags {
+		decl[p] = helpPage{}
+	}
+	all := map[string]bool{}
+	for _, w := range []string{"init", "join", "reset", "upgrade apply", "upgrade node"} {
+		for n := range phaseNames(w, up, ours, decl) {
+			all[strings.Split(n, "/")[0]] = true
+		}
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(closingLinesConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var problems, extras []string
+	for _, w := range slices.Sorted(maps.Keys(skipProbeWorkflows)) {
+		cands := phaseNames(w, up, ours, decl)
+		for n := range all {
+			cands[n] = true
+		}
+		for _, n := range upstreamHiddenPhases[w] {
+			cands[n] = true
+		}
+		var hidden []string
+		for _, n := range slices.Sorted(maps.Keys(cands)) {
+			u := skipAccepted(t, upstreamBin, skipProbeWorkflows[w], newRoot(t, file), n)
+			o := skipAccepted(t, oursBin, skipProbeWorkflows[w], newRoot(t, file), n)
+			if u && !phaseNames(w, up)[n] {
+				hidden = append(hidden, n)
+			}
+			switch {
+			case u && !o:
+				problems = append(problems, fmt.Sprintf("kubeadm %s --skip-phases %s: ours refuses it, upstream's takes it", w, n))
+			case o && !u:
+				extras = append(extras, w+" "+n)
+			}
+		}
+		for _, n := range upstreamHiddenPhases[w] {
+			if !slices.Contains(hidden, n) {
+				problems = append(problems, fmt.Sprintf("test data: upstream's %s has no hidden phase %s", w, n))
+			}
+		}
+		t.Logf("kubeadm %s: %d phase names tried; hidden in upstream: %v", w, len(cands), hidden)
+	}
+	t.Logf("phases only ours has: %s", strings.Join(extras, ", "))
+	if len(problems) > 0 {
+		t.Errorf("--skip-phases differs from upstream's:\n  %s", strings.Join(problems, "\n  "))
+	}
 }
