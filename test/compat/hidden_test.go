@@ -197,6 +197,11 @@ func fullTree(t *testing.T, bin string, visibleUp map[string]helpPage, ours decl
 			if _, shown := tree[p].flags[n]; shown {
 				continue
 			}
+			// Global flags reach every command; an empty group's help
+			// just does not list them.
+			if _, global := tree[""].flags[n]; global && p != "" {
+				continue
+			}
 			if k := probeFlag(t, bin, p, n); k != noFlag {
 				tree[p].flags[n] = flagInfo{typ: string(k), hidden: true}
 			}
