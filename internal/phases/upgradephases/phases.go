@@ -14,6 +14,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
@@ -314,7 +315,7 @@ func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.
 	}
 	copyDir := filepath.Join(dir, "etcd")
 	fmt.Fprintf(d.Out, "[upgrade/etcd] Copying etcd's data folder %q to %q\n", d.Cfg.Etcd.Local.DataDir, copyDir)
-	if err := upgrade.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
+	if err := etcd.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
 		return upgrade.Manifest{}, false, fmt.Errorf("backing up etcd's data before its upgrade: %w", err)
 	}
 	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, nil
@@ -332,7 +333,7 @@ func rollbackEtcdData(d *Data, component string, now time.Time) error {
 	if _, err := os.Stat(backup); err != nil {
 		return fmt.Errorf("etcd's data backup is missing: %w", err)
 	}
-	aside, err := upgrade.RestoreTree(backup, d.Cfg.Etcd.Local.DataDir, now.Format("2006-01-02-15-04-05"))
+	aside, err := etcd.RestoreTree(backup, d.Cfg.Etcd.Local.DataDir, now.Format("2006-01-02-15-04-05"))
 	if err != nil {
 		return err
 	}
