@@ -47,6 +47,7 @@ func ApplyPhases() []workflow.Phase[*Data] {
 				{Name: "kubelet", Short: "Store the KubeletConfiguration in the kubelet-config ConfigMap", InheritFlags: []string{"config", "kubeconfig", "dry-run"}, Run: initRun(initphases.UploadConfigPhase(), "kubelet")},
 			},
 		},
+		kubeconfigPhase(),
 		kubeletConfigPhase(),
 		{
 			Name:         "bootstrap-token",
@@ -69,6 +70,7 @@ func NodePhases() []workflow.Phase[*Data] {
 			Run:          runNodePreflight,
 		},
 		controlPlanePhase("Upgrade the control plane instance of this node, if any"),
+		kubeconfigPhase(),
 		kubeletConfigPhase(),
 		addonPhase(),
 		postUpgradePhase(),

@@ -47,6 +47,7 @@ func TestPhaseNames(t *testing.T) {
 				"preflight",
 				"control-plane",
 				"upload-config", "upload-config/all", "upload-config/kubeadm", "upload-config/kubelet",
+				"kubeconfig",
 				"kubelet-config",
 				"bootstrap-token",
 				"addon", "addon/all", "addon/coredns", "addon/kube-proxy",
@@ -59,6 +60,7 @@ func TestPhaseNames(t *testing.T) {
 			want: []string{
 				"preflight",
 				"control-plane",
+				"kubeconfig",
 				"kubelet-config",
 				"addon", "addon/all", "addon/coredns", "addon/kube-proxy",
 				"post-upgrade",
