@@ -12,17 +12,9 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
-
-// systemdHost is a machine run by systemd that records the commands run.
-type systemdHost struct{ runs []string }
-
-func (h *systemdHost) Exists(path string) bool { return path == "/run/systemd/system" }
-func (h *systemdHost) Run(_ context.Context, name string, args ...string) ([]byte, error) {
-	h.runs = append(h.runs, strings.Join(append([]string{name}, args...), " "))
-	return nil, nil
-}
 
 // writeKubeletConf writes a kubelet.conf whose cluster is server, with the
 // rotated client certificate named by path as the kubelet writes it.
@@ -71,7 +63,7 @@ func TestKubeconfigPhase(t *testing.T) {
 			if tc.server != "" {
 				path = writeKubeletConf(t, dir, tc.server)
 			}
-			host := &systemdHost{}
+			host := &kubelettest.SystemdHost{}
 			var out bytes.Buffer
 			cfg := &kubeadm.InitConfiguration{LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}}
 			cfg.ControlPlaneEndpoint = tc.endpoint
@@ -84,9 +76,9 @@ func TestKubeconfigPhase(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			restarts := strings.Count(strings.Join(host.runs, "\n"), "systemctl restart kubelet")
+			restarts := strings.Count(strings.Join(host.Calls, "\n"), "systemctl restart kubelet")
 			if want := map[bool]int{true: 1}[tc.wantRestart]; restarts != want {
-				t.Errorf("the kubelet was restarted %d times, want %d (ran %q)", restarts, want, host.runs)
+				t.Errorf("the kubelet was restarted %d times, want %d (ran %q)", restarts, want, host.Calls)
 			}
 			if tc.dryRun && !strings.Contains(out.String(), "[dryrun] Would point") {
 				t.Errorf("the dry run did not say what it would do:\n%s", out.String())
