@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
@@ -214,11 +215,35 @@ func (c certsConfig) certDir(flag string) string {
 // ---- certs check-expiration ----
 
 type checkExpirationOptions struct {
-	configPath       string
-	certDir          string
-	kubeconfig       string
+	certsConfigFlags
 	output           string
 	allowMissingKeys *bool
+}
+
+// certsConfigFlags are the flags that say where the configuration of a
+// certs command comes from (--config, else the cluster through
+// --kubeconfig, else the defaults) and where the certificates are.
+type certsConfigFlags struct {
+	configPath string
+	certDir    string
+	kubeconfig string
+}
+
+func (o *certsConfigFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
+	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
+	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
+}
+
+// load reads the configuration as the flags say, telling progress (with
+// prefix) where it comes from, and returns it with the certificate folder.
+func (o *certsConfigFlags) load(ctx context.Context, streams Streams, env certsEnv, progress io.Writer, prefix string) (certsConfig, string, error) {
+	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: progress, prefix: prefix}
+	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+	if err != nil {
+		return certsConfig{}, "", err
+	}
+	return cc, cc.certDir(o.certDir), nil
 }
 
 func newCheckExpirationCmd(streams Streams, env certsEnv) *cobra.Command {
@@ -237,9 +262,7 @@ is marked as externally managed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
-	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
-	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
+	o.add(f)
 	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|"+output.Formats+".")
 	o.allowMissingKeys = addPrinterFlags(f)
 	return cmd
@@ -250,15 +273,15 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 	if err != nil {
 		return exitcode.ValidationError(err)
 	}
-	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "check-expiration"}
+	progress := streams.Out
 	if printer != nil {
-		src.out = io.Discard // the document alone
+		progress = io.Discard // the document alone
 	}
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+	cc, certDir, err := o.load(ctx, streams, env, progress, "check-expiration")
 	if err != nil {
 		return err
 	}
-	certs, cas, err := pki.CheckExpiration(&cc.cfg.ClusterConfiguration, cc.certDir(o.certDir), env.kubernetesDir)
+	certs, cas, err := pki.CheckExpiration(&cc.cfg.ClusterConfiguration, certDir, env.kubernetesDir)
 	if err != nil {
 		return err
 	}
@@ -454,9 +477,7 @@ func renewTargets(cfg *kubeadm.ClusterConfiguration) []renewTarget {
 }
 
 type renewOptions struct {
-	configPath string
-	certDir    string
-	kubeconfig string
+	certsConfigFlags
 }
 
 func newRenewCmd(streams Streams, env certsEnv) *cobra.Command {
@@ -468,12 +489,7 @@ together, with the certificate authorities in the certificate folder.`,
 		Args: cobra.NoArgs,
 		RunE: workflow.RequireSubcommand,
 	}
-	addFlags := func(c *cobra.Command, o *renewOptions) {
-		f := c.Flags()
-		f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
-		f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
-		f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
-	}
+	addFlags := func(c *cobra.Command, o *renewOptions) { o.add(c.Flags()) }
 
 	all := &renewOptions{}
 	allCmd := &cobra.Command{
@@ -512,13 +528,11 @@ the components that use it afterwards, and copy it wherever else it is used.`, t
 
 // run renews the target called only, or every target when only is "".
 func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, only string) error {
-	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "renew"}
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+	cc, certDir, err := o.load(ctx, streams, env, streams.Out, "renew")
 	if err != nil {
 		return err
 	}
 	cluster := &cc.cfg.ClusterConfiguration
-	certDir := cc.certDir(o.certDir)
 	var targets []renewTarget
 	for _, t := range renewTargets(cluster) {
 		if only == "" || t.name == only {
