@@ -255,24 +255,6 @@ func TestControlPlanePhasesPassOverWorkers(t *testing.T) {
 	}
 }
 
-func TestInitDocumentTakesTheNodesPart(t *testing.T) {
-	j := &kubeadm.JoinConfiguration{
-		NodeRegistration: kubeadm.NodeRegistrationOptions{Name: "cp-2", CRISocket: "unix:///run/x.sock"},
-		ControlPlane: &kubeadm.JoinControlPlane{
-			LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.2", BindPort: 6443},
-			CertificateKey:   "k",
-		},
-	}
-	init := initDocument(j)
-	if init.NodeRegistration.Name != "cp-2" || init.LocalAPIEndpoint.AdvertiseAddress != "10.0.0.2" || init.CertificateKey != "k" {
-		t.Errorf("init document: %+v", init)
-	}
-	j.ControlPlane = nil
-	if init := initDocument(j); init.LocalAPIEndpoint.AdvertiseAddress != "" {
-		t.Errorf("a worker got an API endpoint: %+v", init.LocalAPIEndpoint)
-	}
-}
-
 func TestCheckSharedPKI(t *testing.T) {
 	dir := t.TempDir()
 	v := &initphases.Data{Cfg: &kubeadm.InitConfiguration{}, CertDir: dir}

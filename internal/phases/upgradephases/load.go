@@ -10,7 +10,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
-	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // LoadOptions are what Load needs besides the Data the command filled in.
@@ -65,32 +64,28 @@ func (d *Data) Load(ctx context.Context, o LoadOptions) error {
 	return nil
 }
 
-// nodeConfig is the cluster's configuration at version target with this
-// node's registration, defaulted as init's.
+// nodeConfig is the cluster's configuration at version target, defaulted
+// as init's, with this node's registration and API endpoint as its files
+// and the UpgradeConfiguration say.
 func (d *Data) nodeConfig(ctx context.Context, env config.Environment, cluster *config.Documents, target string) (*kubeadm.InitConfiguration, error) {
 	docs := *cluster
 	cc := *cluster.Cluster
 	cc.KubernetesVersion = target
 	docs.Cluster = &cc
 	serial := d.ImagePullSerial
-	init := &v1beta4.InitConfiguration{
-		NodeRegistration: v1beta4.NodeRegistrationOptions{
+	cfg, err := env.NodeConfiguration(ctx, &docs, config.Node{
+		NodeRegistration: kubeadm.NodeRegistrationOptions{
 			Name:            d.Node.Name,
 			CRISocket:       d.Node.CRISocket,
 			ImagePullPolicy: corev1.PullPolicy(d.ImagePullPolicy),
 			ImagePullSerial: &serial,
 		},
-		LocalAPIEndpoint: v1beta4.APIEndpoint{AdvertiseAddress: d.Node.Endpoint.AdvertiseAddress, BindPort: d.Node.Endpoint.BindPort},
-	}
-	if d.Upgrade.Timeouts != nil {
-		t := *d.Upgrade.Timeouts
-		init.Timeouts = &t
-	}
-	docs.Init = init
-	cfg, err := env.InitConfiguration(ctx, &docs, config.DefaultOptions{SkipAddress: !d.Node.ControlPlane})
+		LocalAPIEndpoint: d.Node.Endpoint,
+		ControlPlane:     d.Node.ControlPlane,
+		Timeouts:         d.Upgrade.Timeouts,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("the cluster's configuration: %w", err)
 	}
-	cfg.BootstrapTokens = nil
 	return cfg, nil
 }
