@@ -256,6 +256,7 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		}
 		o.allowExperimental = o.allowExperimental || ptr.Deref(a.AllowExperimentalUpgrades, false)
 		o.allowRC = o.allowRC || ptr.Deref(a.AllowRCUpgrades, false)
+		o.printConfig = o.printConfig || ptr.Deref(a.PrintConfig, false)
 	} else {
 		n := up.Node
 		d.DryRun, d.EtcdUpgrade, d.CertRenewal = ptr.Deref(n.DryRun, false), ptr.Deref(n.EtcdUpgrade, true), ptr.Deref(n.CertificateRenewal, true)
@@ -355,31 +356,35 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	asked := up.Plan.KubernetesVersion
-	if len(args) > 0 {
-		asked = args[0]
-	}
-	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &up.Plan.IgnorePreflightErrors)
+	r, err := o.planRequest(flags, up, args)
 	if err != nil {
 		return err
 	}
-	return upgrade.RunPlan(ctx, upgrade.PlanRequest{
-		Env:               env,
+	r.Env, r.Printer, r.Out, r.Progress, r.Err = env, printer, streams.Out, progress, streams.Err
+	r.ManifestDir, r.Host = initphases.ManifestsDir, preflight.NewHost()
+	return upgrade.RunPlan(ctx, r)
+}
+
+// planRequest is what the plan was asked: the flags merged with the
+// UpgradeConfiguration's plan settings (upstream refuses flags next to
+// --config, so at most one of the two says anything).
+func (o *upgradeOptions) planRequest(flags *pflag.FlagSet, up *kubeadm.UpgradeConfiguration, args []string) (upgrade.PlanRequest, error) {
+	p := up.Plan
+	r := upgrade.PlanRequest{
 		Upgrade:           up,
-		Asked:             asked,
+		Asked:             p.KubernetesVersion,
 		KubeconfigPath:    o.kubeconfigPath,
-		ManifestDir:       initphases.ManifestsDir,
-		Ignored:           ignored,
-		AllowExperimental: o.allowExperimental,
-		AllowRC:           o.allowRC,
-		EtcdUpgrade:       ptr.Deref(up.Plan.EtcdUpgrade, true) && (!flags.Changed("etcd-upgrade") || o.etcdUpgrade),
-		PrintConfig:       o.printConfig,
-		Host:              preflight.NewHost(),
-		Printer:           printer,
-		Out:               streams.Out,
-		Progress:          progress,
-		Err:               streams.Err,
-	})
+		AllowExperimental: o.allowExperimental || ptr.Deref(p.AllowExperimentalUpgrades, false),
+		AllowRC:           o.allowRC || ptr.Deref(p.AllowRCUpgrades, false),
+		EtcdUpgrade:       ptr.Deref(p.EtcdUpgrade, true) && (!flags.Changed("etcd-upgrade") || o.etcdUpgrade),
+		PrintConfig:       o.printConfig || ptr.Deref(p.PrintConfig, false),
+	}
+	if len(args) > 0 {
+		r.Asked = args[0]
+	}
+	var err error
+	r.Ignored, err = mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &up.Plan.IgnorePreflightErrors)
+	return r, err
 }
 
 func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 )
 
@@ -76,5 +78,48 @@ func TestTargetVersion(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("targetVersion(%v, %q) = %q, %v; want %q", tt.args, tt.fromConfig, got, err, tt.want)
 		}
+	}
+}
+
+// TestPlanRequestTakesTheConfiguration: the plan settings of an
+// UpgradeConfiguration count as the flags do (upstream refuses both at
+// once); without either, the defaults hold.
+func TestPlanRequestTakesTheConfiguration(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name string
+		args []string // flags and arguments of "upgrade plan"
+		plan kubeadm.UpgradePlanConfiguration
+		want upgrade.PlanRequest
+	}{
+		{name: "defaults", want: upgrade.PlanRequest{EtcdUpgrade: true}},
+		{name: "flags", args: []string{"v1.36.9", "--allow-experimental-upgrades", "--allow-release-candidate-upgrades", "--print-config", "--etcd-upgrade=false"},
+			want: upgrade.PlanRequest{Asked: "v1.36.9", AllowExperimental: true, AllowRC: true, PrintConfig: true}},
+		{name: "configuration", plan: kubeadm.UpgradePlanConfiguration{KubernetesVersion: "v1.36.8", AllowExperimentalUpgrades: &yes, AllowRCUpgrades: &yes, PrintConfig: &yes, EtcdUpgrade: &no},
+			want: upgrade.PlanRequest{Asked: "v1.36.8", AllowExperimental: true, AllowRC: true, PrintConfig: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := newUpgradePlanCmd(Streams{})
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			o := &upgradeOptions{}
+			// The command's options are not reachable from outside: read
+			// the flags back into a fresh set of options.
+			f := cmd.Flags()
+			o.allowExperimental, _ = f.GetBool("allow-experimental-upgrades")
+			o.allowRC, _ = f.GetBool("allow-release-candidate-upgrades")
+			o.printConfig, _ = f.GetBool("print-config")
+			o.etcdUpgrade, _ = f.GetBool("etcd-upgrade")
+			up := &kubeadm.UpgradeConfiguration{Plan: tc.plan}
+			got, err := o.planRequest(f, up, f.Args())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Asked != tc.want.Asked || got.AllowExperimental != tc.want.AllowExperimental || got.AllowRC != tc.want.AllowRC ||
+				got.PrintConfig != tc.want.PrintConfig || got.EtcdUpgrade != tc.want.EtcdUpgrade {
+				t.Errorf("request %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
