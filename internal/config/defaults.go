@@ -87,11 +87,7 @@ func (e Environment) InitConfiguration(ctx context.Context, docs *Documents, opt
 	if err := e.cluster(ctx, &cfg.ClusterConfiguration); err != nil {
 		return nil, err
 	}
-	if docs != nil {
-		cfg.ComponentConfigs.Kubelet, cfg.ComponentConfigs.KubeletUserSupplied = docs.Kubelet, docs.Kubelet != nil
-		cfg.ComponentConfigs.KubeProxy, cfg.ComponentConfigs.KubeProxyUserSupplied = docs.KubeProxy, docs.KubeProxy != nil
-	}
-	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.AdvertiseAddress, e.Warn)
+	e.componentConfigs(cfg, docs)
 	return cfg, nil
 }
 
@@ -357,10 +353,16 @@ func (e Environment) NodeConfiguration(ctx context.Context, docs *Documents, nod
 	if err := e.advertiseAddress(&cfg.LocalAPIEndpoint, DefaultOptions{SkipAddress: !node.ControlPlane}); err != nil {
 		return nil, err
 	}
+	e.componentConfigs(cfg, docs)
+	return cfg, nil
+}
+
+// componentConfigs gives cfg the component configurations of docs (nil:
+// none given), defaulted for its node.
+func (e Environment) componentConfigs(cfg *kubeadm.InitConfiguration, docs *Documents) {
 	if docs != nil {
 		cfg.ComponentConfigs.Kubelet, cfg.ComponentConfigs.KubeletUserSupplied = docs.Kubelet, docs.Kubelet != nil
 		cfg.ComponentConfigs.KubeProxy, cfg.ComponentConfigs.KubeProxyUserSupplied = docs.KubeProxy, docs.KubeProxy != nil
 	}
 	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.AdvertiseAddress, e.Warn)
-	return cfg, nil
 }
