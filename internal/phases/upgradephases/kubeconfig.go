@@ -17,8 +17,10 @@ import (
 const kubeletKubeconfig = "kubelet.conf"
 
 // kubeconfigPhase is upstream's hidden "kubeconfig" phase of "upgrade
-// apply" and "upgrade node". It is hidden as upstream's is, but it may be
-// named in --skip-phases and run as "upgrade apply|node phase kubeconfig".
+// apply" and "upgrade node": left out of the help, it may be named in
+// --skip-phases. (This runner also makes a hidden "phase kubeconfig"
+// command, as for join's check-etcd; upstream's makes none for a hidden
+// phase.)
 func kubeconfigPhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
 		Name:  "kubeconfig",
