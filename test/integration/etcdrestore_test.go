@@ -123,18 +123,25 @@ func TestEtcdSnapshotRestoreThreeMembers(t *testing.T) {
 	for _, p := range procs {
 		p.stop()
 	}
+	// The member's data folder is a mount point (etcd on a disk of its
+	// own): the restore keeps the folder and builds the data in it.
+	unmount := etcdtest.BindMount(t, cp.HostPath("/var/lib/etcd"))
 	began := time.Now()
 	out, err = cp.KubeadmCommand("etcd", "snapshot", "restore", path, "--force").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubeadm etcd snapshot restore --force: %v\n%s", err, out)
 	}
 	t.Logf("kubeadm etcd snapshot restore --force (%v):\n%s", time.Since(began).Round(time.Millisecond), out)
+	if !strings.Contains(string(out), "is a mount point: moved its content to") {
+		t.Errorf("the restore did not say it kept the mount point:\n%s", out)
+	}
 	snapshotExpect(ctx, t, first, want)
 	etcdExpectIDs(ctx, t, first, refMember, refCluster)
 	snapshotPut(ctx, t, first, "restored/", 5)
 	if n := etcdCount(ctx, t, first, "restored/", false); n != 5 {
 		t.Errorf("%d keys under restored/, want 5", n)
 	}
+	unmount() // the swap below renames the folder
 
 	// etcd starts from etcdutl's folder as well, with the same IDs.
 	etcdSwapDataDir(ctx, t, cp, ref)

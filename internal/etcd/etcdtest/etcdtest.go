@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -110,10 +111,11 @@ func WALIDs(t testing.TB, dir string) (member, cluster uint64) {
 }
 
 // BindMount makes the folder dir a mount point (a bind mount of itself),
-// as a data folder on a disk of its own is, until the test ends: it can
-// then be neither renamed nor removed. The test is skipped where mounting
-// is not allowed (not root, or no CAP_SYS_ADMIN).
-func BindMount(t testing.TB, dir string) {
+// as a data folder on a disk of its own is, until the test ends or the
+// returned function is called: it can then be neither renamed nor
+// removed, and its content is the folder's. The test is skipped where
+// mounting is not allowed (not root, or no CAP_SYS_ADMIN).
+func BindMount(t testing.TB, dir string) (unmount func()) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("making a mount point needs root")
@@ -124,13 +126,20 @@ func BindMount(t testing.TB, dir string) {
 		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmounting %s: %v", dir, err)
-		}
-	})
+	var once sync.Once
+	unmount = func() {
+		once.Do(func() {
+			// Lazily: a process that still has files open on the mount
+			// (etcd) keeps them, and they are the folder's anyway.
+			if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+				t.Errorf("unmounting %s: %v", dir, err)
+			}
+		})
+	}
+	t.Cleanup(unmount)
 	// The mount point cannot be renamed: the case the test is about.
 	if err := os.Rename(dir, dir+".renamed"); !errors.Is(err, syscall.EBUSY) {
 		t.Fatalf("renaming the mount point %s = %v, want EBUSY", dir, err)
 	}
+	return unmount
 }
