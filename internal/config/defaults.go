@@ -208,6 +208,9 @@ func (e Environment) advertiseAddress(ep *kubeadm.APIEndpoint, opts DefaultOptio
 			return fmt.Errorf("the advertise address %s is a loopback address, which other nodes cannot reach; use an address of a network interface", ep.AdvertiseAddress)
 		}
 		if !ip.IsUnspecified() {
+			// Parsed here once: every later reader gets the canonical
+			// form ("010.0.0.1" is 10.0.0.1), as upstream's does.
+			ep.AdvertiseAddress = ip.String()
 			return nil
 		}
 		// 0.0.0.0 and :: mean "pick for me".
