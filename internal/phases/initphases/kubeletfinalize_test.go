@@ -14,6 +14,9 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 )
 
 // kubeletFinalizeData returns data whose kubelet.conf embeds a client
@@ -132,6 +135,45 @@ func TestEnableClientCertRotation(t *testing.T) {
 		restart.wait(out)
 		if len(host.Calls) != 0 {
 			t.Errorf("commands %q under --dry-run", host.Calls)
+		}
+	})
+
+	t.Run("with NodeLocalAPILoadBalancer kubelet.conf also names the balancer", func(t *testing.T) {
+		for _, rotated := range []bool{true, false} {
+			d, out := kubeletFinalizeData(t)
+			d.Cfg = &kubeadm.InitConfiguration{}
+			d.Cfg.FeatureGates = map[string]bool{apilb.FeatureGate: true}
+			if rotated {
+				writePEM(t, d)
+			}
+			conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
+			host, restart := &kfHost{}, &backgroundRestart{}
+			if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
+				t.Fatal(err)
+			}
+			restart.wait(out)
+			cfg, err := clientcmd.LoadFromFile(conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := cfg.Clusters["kubernetes"]; c.Server != apilb.URL || c.TLSServerName != apilb.ServerName || string(c.CertificateAuthorityData) != "CA" {
+				t.Errorf("rotated=%v: cluster %+v, want the balancer %s checked as %q", rotated, c, apilb.URL, apilb.ServerName)
+			}
+			if user := cfg.AuthInfos["system:node:node1"]; rotated == (len(user.ClientCertificateData) != 0) {
+				t.Errorf("rotated=%v: user %+v", rotated, user)
+			}
+			if !strings.Contains(out.String(), "at the node-local API server load balancer "+apilb.URL) || len(host.calls) != 3 {
+				t.Errorf("rotated=%v: output %q, commands %q", rotated, out, host.calls)
+			}
+			// Again: nothing to do, no restart.
+			out.Reset()
+			if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
+				t.Fatal(err)
+			}
+			restart.wait(out)
+			if out.Len() != 0 || len(host.calls) != 3 {
+				t.Errorf("rotated=%v: second run: output %q, commands %q", rotated, out, host.calls)
+			}
 		}
 	})
 
