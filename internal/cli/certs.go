@@ -131,6 +131,11 @@ type clusterSource struct {
 	// out gets the progress lines, each starting with "[prefix] ".
 	out    io.Writer
 	prefix string
+	// certDir, when set, holds the cluster CA whose key algorithm the
+	// defaults take when the cluster does not answer: a renewal made
+	// while the API server is down (its certificate expired, say) keeps
+	// the cluster's algorithm instead of falling back to RSA-2048.
+	certDir string
 }
 
 // read returns the cluster's documents, or nil when there is no cluster to
@@ -198,7 +203,26 @@ func loadCertsConfig(ctx context.Context, env config.Environment, path string, n
 	if err := validationError("defaults", validation.ValidateClusterConfiguration(&cfg.ClusterConfiguration)); err != nil {
 		return certsConfig{}, err
 	}
+	if src != nil && src.certDir != "" {
+		src.keepCAAlgorithm(&cfg.ClusterConfiguration)
+	}
 	return certsConfig{cfg: cfg}, nil
+}
+
+// keepCAAlgorithm gives cluster, the defaults, the key algorithm of the
+// cluster CA in s.certDir, when it reads: kubeadm makes every key of a
+// cluster with one algorithm, so that is the cluster's encryptionAlgorithm.
+func (s clusterSource) keepCAAlgorithm(cluster *kubeadm.ClusterConfiguration) {
+	ca, err := pki.LoadCert(pki.CertPath(s.certDir, pki.CAName))
+	if err != nil {
+		return
+	}
+	alg, ok := pki.KeyAlgorithmOf(ca.PublicKey)
+	if !ok || alg == cluster.KeyAlgorithm() {
+		return
+	}
+	cluster.EncryptionAlgorithm = alg
+	fmt.Fprintf(s.out, "[%s] New keys are %s, the algorithm of the cluster CA's key\n", s.prefix, alg)
 }
 
 // certDir is the certificate folder of check-expiration and renew: the
@@ -512,7 +536,7 @@ the components that use it afterwards, and copy it wherever else it is used.`, t
 
 // run renews the target called only, or every target when only is "".
 func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, only string) error {
-	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "renew"}
+	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "renew", certDir: o.certDir}
 	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
 	if err != nil {
 		return err

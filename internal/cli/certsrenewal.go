@@ -136,7 +136,7 @@ func (o *renewExpiringOptions) run(ctx context.Context, streams Streams, env cer
 	if printer != nil {
 		log = streams.Err // the document alone on standard output
 	}
-	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: log, prefix: "certs-renewal"}
+	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: log, prefix: "certs-renewal", certDir: o.certDir}
 	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
 	if err != nil {
 		return err
