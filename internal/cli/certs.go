@@ -75,6 +75,7 @@ control-plane node.`,
 		newCheckExpirationCmd(streams, env),
 		newGenerateCSRCmd(streams, env),
 		newRenewCmd(streams, env),
+		newRotateCACmd(streams, env),
 	)
 	return cmd
 }
