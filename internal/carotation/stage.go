@@ -31,6 +31,14 @@ type Layout struct {
 	ManifestDir string
 }
 
+// Rotating reports whether a rotation is under way on the control-plane
+// node whose certificate folder is certDir: the controller manager signs
+// with the copy of its CA the trust phase made.
+func Rotating(certDir string) bool {
+	_, err := os.Stat(filepath.Join(certDir, signerCert))
+	return err == nil
+}
+
 // Dir is the rotation's folder.
 func (l Layout) Dir() string { return filepath.Join(l.CertDir, Folder) }
 
