@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -112,16 +113,28 @@ func writeBundle(path string, b Bundle, dryRun bool) (bool, error) {
 	if dryRun {
 		return true, nil
 	}
-	return true, atomicfile.Write(path, b.PEM(), modeOf(path, pki.CertMode))
+	return true, rewrite(path, b.PEM(), path, pki.CertMode)
 }
 
-// modeOf is the permission bits of the file at path, or def when it
-// cannot be read.
-func modeOf(path string, def os.FileMode) os.FileMode {
-	if fi, err := os.Stat(path); err == nil {
-		return fi.Mode().Perm()
+// rewrite writes data to path atomically with the mode and owner of the
+// file at like (path itself, or the file a new one copies), or mode def
+// when there is none: under a rootless control plane the components own
+// the files they read, and must still read them.
+func rewrite(path string, data []byte, like string, def os.FileMode) error {
+	fi, err := os.Stat(like)
+	if err != nil {
+		return atomicfile.Write(path, data, def)
 	}
-	return def
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	return atomicfile.WriteWith(path, fi.Mode().Perm(), func(f *os.File) error {
+		if st != nil && (st.Uid != 0 || st.Gid != 0) {
+			if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil {
+				return fmt.Errorf("keeping the owner: %w", err)
+			}
+		}
+		_, err := f.Write(data)
+		return err
+	})
 }
 
 // kubeconfigCAs returns the CA certificates the kubeconfig file at path
@@ -187,5 +200,5 @@ func setKubeconfigCAs(path string, b Bundle, dryRun bool) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return true, atomicfile.Write(path, data, modeOf(path, pki.KeyMode))
+	return true, rewrite(path, data, path, pki.KeyMode)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -301,5 +302,41 @@ func TestTrustWorker(t *testing.T) {
 	done := snapshot(t, l.KubernetesDir)
 	if err := w.Trust(ctx); err != nil || restarts != 1 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
 		t.Errorf("again: %v, %d restarts", err, restarts)
+	}
+}
+
+// A rewritten file keeps its owner and mode (a rootless control plane's
+// components own the files they read), and a copy takes its source's.
+func TestRewriteKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	_, l := testNode(t)
+	conf := filepath.Join(l.KubernetesDir, "controller-manager.conf")
+	key := pki.KeyPath(l.CertDir, "ca")
+	for _, p := range []string{conf, key} {
+		if err := os.Chown(p, 2001, 2002); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, 0o640)
+	}
+	cas, _ := kubeconfigCAs(conf)
+	extra, _ := ReadBundle(pki.CertPath(l.CertDir, "front-proxy-ca"))
+	if _, err := setKubeconfigCAs(conf, append(cas, extra...), false); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(l.Dir(), "signer.key")
+	if _, err := copyFile(key, to, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{conf, to} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Uid != 2001 || st.Gid != 2002 || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: owner %d:%d mode %v", p, st.Uid, st.Gid, fi.Mode())
+		}
 	}
 }

@@ -61,7 +61,7 @@ func (p pendingFile) write(names []string) error {
 		}
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(string(p)), pki.DirMode); err != nil {
+	if err := os.MkdirAll(filepath.Dir(string(p)), pki.CertDirMode); err != nil {
 		return err
 	}
 	return atomicfile.Write(string(p), []byte(strings.Join(lines, "")), 0o600)

@@ -127,7 +127,7 @@ func Prepare(cfg *kubeadm.ClusterConfiguration, certDir string, opts pki.Options
 			if key, err = newKey(opts, cfg.KeyAlgorithm()); err != nil {
 				return fmt.Errorf("creating the key of the new %s: %w", ca.Description, err)
 			}
-			if err := os.MkdirAll(filepath.Dir(keyPath), pki.DirMode); err != nil {
+			if err := os.MkdirAll(filepath.Dir(keyPath), pki.CertDirMode); err != nil {
 				return err
 			}
 			kb, err := pki.EncodeKeyPEM(key)

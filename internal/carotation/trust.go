@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
-	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -121,10 +120,10 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 	sCrt, sKey := filepath.Join(p.CertDir, signerCert), filepath.Join(p.CertDir, signerKey)
 	changes := []change{
 		{sCrt, "the controller manager's signing CA", "", false, func(dry bool) (bool, error) {
-			return writeBundle(sCrt, Bundle{cluster.Signer}, dry)
+			return copyFile(pki.CertPath(p.CertDir, cluster.CA.BaseName), sCrt, Bundle{cluster.Signer}.PEM(), dry)
 		}},
 		{sKey, "the controller manager's signing key", "", false, func(dry bool) (bool, error) {
-			return copyFile(pki.KeyPath(p.CertDir, cluster.CA.BaseName), sKey, pki.KeyMode, dry)
+			return copyFile(pki.KeyPath(p.CertDir, cluster.CA.BaseName), sKey, nil, dry)
 		}},
 		{pki.CertPath(p.CertDir, cluster.CA.BaseName), "trust bundle of the cluster CA", ControllerManager, false, func(dry bool) (bool, error) {
 			return writeBundle(pki.CertPath(p.CertDir, cluster.CA.BaseName), clusterWant, dry)
@@ -353,12 +352,14 @@ func holds(cm corev1.ConfigMap, key string, want Bundle) error {
 	return nil
 }
 
-// copyFile makes to hold what from holds; it reports whether it had to
-// write.
-func copyFile(from, to string, mode os.FileMode, dryRun bool) (bool, error) {
-	data, err := boundedread.ReadFile(from, boundedread.MaxFile)
-	if err != nil {
-		return false, err
+// copyFile makes to hold data (nil: what from holds), with the mode and
+// owner of from; it reports whether it had to write.
+func copyFile(from, to string, data []byte, dryRun bool) (bool, error) {
+	if data == nil {
+		var err error
+		if data, err = boundedread.ReadFile(from, boundedread.MaxFile); err != nil {
+			return false, err
+		}
 	}
 	if cur, err := boundedread.ReadFile(to, boundedread.MaxFile); err == nil && bytes.Equal(cur, data) {
 		return false, nil
@@ -366,10 +367,10 @@ func copyFile(from, to string, mode os.FileMode, dryRun bool) (bool, error) {
 	if dryRun {
 		return true, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(to), pki.DirMode); err != nil {
+	if err := os.MkdirAll(filepath.Dir(to), pki.CertDirMode); err != nil {
 		return false, err
 	}
-	return true, atomicfile.Write(to, data, mode)
+	return true, rewrite(to, data, from, pki.KeyMode)
 }
 
 // setSigningFlags makes the controller manager's manifest at path name
@@ -405,7 +406,7 @@ func setSigningFlags(path, cert, key string, dryRun bool) (bool, error) {
 	if !changed || dryRun {
 		return changed, nil
 	}
-	return true, atomicfile.Write(path, []byte(strings.Join(lines, "")), modeOf(path, 0o600))
+	return true, rewrite(path, []byte(strings.Join(lines, "")), path, 0o600)
 }
 
 // The controller manager's signing CA during a rotation, relative to the
