@@ -340,3 +340,27 @@ func TestRewriteKeepsOwner(t *testing.T) {
 		}
 	}
 }
+
+func TestStatus(t *testing.T) {
+	cfg, l := testNode(t)
+	if got := Status(l.CertDir); got != nil {
+		t.Fatalf("no rotation: %q", got)
+	}
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"ca: the current CA signs, the new CA is not trusted yet (phase trust); 0 of its 2 certificates here are signed by the new CA",
+		"front-proxy-ca: the current CA signs, the new CA is not trusted yet (phase trust); 0 of its 1 certificates here are signed by the new CA",
+	}
+	if got := Status(l.CertDir); !reflect.DeepEqual(got, want) {
+		t.Errorf("after prepare:\n%q\nwant\n%q", got, want)
+	}
+	_, _, _, p, _ := trustNode(t)
+	if err := p.Trust(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := Status(p.CertDir); len(got) != 2 || !strings.HasPrefix(got[0], "ca: the current CA signs, both are trusted; 0 of its 2") {
+		t.Errorf("after trust: %q", got)
+	}
+}

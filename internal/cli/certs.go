@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
@@ -295,6 +296,12 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 		return err
 	}
 	printRenewalStatus(ctx, streams.Out, env.renewal)
+	if lines := carotation.Status(cc.certDir(o.certDir)); len(lines) > 0 {
+		fmt.Fprintln(streams.Out, "CA rotation under way (kubeadm certs rotate-ca):")
+		for _, l := range lines {
+			fmt.Fprintf(streams.Out, "  %s\n", l)
+		}
+	}
 	return nil
 }
 

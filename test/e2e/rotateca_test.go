@@ -118,6 +118,10 @@ func TestRotateCATrust(t *testing.T) {
 			}
 			checkTrusts(t, ns+"/kube-root-ca.crt", b, cluster)
 		}
+		check := mustRun(t, n1, "kubeadm", "certs", "check-expiration")
+		if !strings.Contains(check, "CA rotation under way (kubeadm certs rotate-ca):\n  ca: the current CA signs, both are trusted; 0 of its 2 certificates here are signed by the new CA\n") {
+			t.Errorf("check-expiration:\n%s", check)
+		}
 		m := string(mustRead(t, n1.HostPath("/etc/kubernetes/manifests/kube-controller-manager.yaml")))
 		if !strings.Contains(m, "--cluster-signing-cert-file=/etc/kubernetes/pki/rotate-ca/signer.crt") {
 			t.Errorf("the controller manager does not sign with the copy of the current CA:\n%s", m)
