@@ -94,15 +94,16 @@ func runTrust(ctx context.Context, d *Data) error {
 		}
 		return w.Trust(ctx)
 	}
-	client, err := d.Client(ctx)
-	if err != nil {
-		return err
-	}
 	p := &carotation.ControlPlane{
-		Layout: d.Layout, Client: client, RestartKubelet: d.RestartKubelet,
+		Layout: d.Layout, RestartKubelet: d.RestartKubelet,
 		DryRun: d.DryRun, Out: d.Out, Timeout: d.Timeout,
 	}
 	if !d.DryRun {
+		client, err := d.Client(ctx)
+		if err != nil {
+			return err
+		}
+		p.Client = client
 		comps, release, err := d.Components(ctx)
 		if err != nil {
 			return err
