@@ -294,3 +294,18 @@ func TestCISHardeningWithRootlessRefused(t *testing.T) {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
 }
+
+// TestAlphaGroup: "kubeadm alpha" exists, empty, as upstream's: its help,
+// exit 0, and a help topic in the root's help.
+func TestAlphaGroup(t *testing.T) {
+	for _, args := range [][]string{{"alpha"}, {"alpha", "--help"}, {"alpha", "nosuch"}} {
+		out, errOut, code := run(t, args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "Experimental") {
+			t.Errorf("kubeadm %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+	out, _, _ := run(t, "--help")
+	if !regexp.MustCompile(`(?m)^Additional help topics:\n  kubeadm alpha `).MatchString(out) {
+		t.Errorf("the root's help does not list alpha as a help topic:\n%s", out)
+	}
+}

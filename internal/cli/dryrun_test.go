@@ -141,3 +141,61 @@ func TestMakeDryRunDir(t *testing.T) {
 		t.Errorf("message %q does not say how to choose the folder", msg.String())
 	}
 }
+
+// TestControlPlaneExtraArgsFlags: the control-plane phases take upstream's
+// hidden, deprecated --*-extra-args flags into the components' command
+// lines, each phase its own component's.
+func TestControlPlaneExtraArgsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		phase, flag, manifest string
+	}{
+		{"apiserver", "--apiserver-extra-args", "kube-apiserver.yaml"},
+		{"controller-manager", "--controller-manager-extra-args", "kube-controller-manager.yaml"},
+		{"scheduler", "--scheduler-extra-args", "kube-scheduler.yaml"},
+		{"all", "--scheduler-extra-args", "kube-scheduler.yaml"},
+	} {
+		t.Run(tc.phase+" "+tc.flag, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv(initDryRunDirEnv, dir)
+			args := []string{"init", "phase", "control-plane", tc.phase, "--dry-run", "--kubernetes-version", "v1.36.3",
+				tc.flag, "v=4,profiling=true", tc.flag, "contention-profiling=true"}
+			if tc.phase == "apiserver" || tc.phase == "all" {
+				args = append(args, "--apiserver-advertise-address", "192.0.2.10")
+			}
+			out, errOut, code := run(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			if !strings.Contains(errOut, "Flag "+tc.flag+" has been deprecated") || strings.Contains(out, "deprecated") {
+				t.Errorf("the deprecation warning is not on stderr (alone):\nstdout:\n%s\nstderr:\n%s", out, errOut)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, tc.manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// In the order given, after the defaults, as upstream's.
+			if want := "- --v=4\n    - --profiling=true\n    - --contention-profiling=true\n"; !strings.Contains(string(b), want) {
+				t.Errorf("%s has no %q:\n%s", tc.manifest, want, b)
+			}
+		})
+	}
+	// Each item must be one name=value pair.
+	for _, bad := range []string{"", "a=b=c", "a=b,,c=d"} {
+		if _, _, code := run(t, "init", "phase", "control-plane", "scheduler", "--dry-run", "--scheduler-extra-args", bad); code != 1 {
+			t.Errorf("--scheduler-extra-args %q: exit %d, want 1", bad, code)
+		}
+	}
+	// A flag of another component is refused.
+	if _, _, code := run(t, "init", "phase", "control-plane", "scheduler", "--dry-run", "--apiserver-extra-args", "v=4"); code == 0 {
+		t.Error("the scheduler phase took --apiserver-extra-args")
+	}
+	// Like every flag the configuration file can express, not with --config.
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := run(t, "init", "phase", "control-plane", "apiserver", "--dry-run", "--config", cfg, "--apiserver-extra-args", "v=4")
+	if code == 0 || !strings.Contains(errOut, "can not mix '--config' with arguments [apiserver-extra-args]") {
+		t.Errorf("--config with --apiserver-extra-args: exit %d\n%s", code, errOut)
+	}
+}

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,7 +46,20 @@ type initOptions struct {
 	uploadCerts             bool
 	kubeconfigPath          string
 	phaseFlags              *pflag.FlagSet
+
+	// Deprecated phase-only flags (hidden, as upstream's): extra command
+	// line flags of the control-plane components, name=value pairs.
+	apiServerExtraArgs         []string
+	controllerManagerExtraArgs []string
+	schedulerExtraArgs         []string
 }
+
+// Names of the deprecated extra-args flags of the control-plane phases.
+const (
+	apiServerExtraArgsFlag         = "apiserver-extra-args"
+	controllerManagerExtraArgsFlag = "controller-manager-extra-args"
+	schedulerExtraArgsFlag         = "scheduler-extra-args"
+)
 
 // kubeconfigPathIfSet is --kubeconfig when the user gave it; otherwise ""
 // so the API phases use admin.conf wherever this run writes kubeconfigs.
@@ -98,6 +113,7 @@ pod manifests of etcd and the control plane, and the kubelet's configuration.`,
 	phaseOnly := pflag.NewFlagSet("init-phases", pflag.ContinueOnError)
 	o.phaseFlags = phaseOnly
 	phaseOnly.StringVar(&o.kubeconfigPath, "kubeconfig", filepath.Join(initphases.KubernetesDir, "admin.conf"), "Kubeconfig file used to reach the cluster.")
+	o.addExtraArgsFlags(phaseOnly)
 	runner.AdditionalFlags = phaseOnly
 	runner.BindToCommand(cmd)
 	return cmd
@@ -129,13 +145,81 @@ func (o *initOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.uploadCerts, "upload-certs", false, "Upload the control-plane certificates to the kubeadm-certs Secret.")
 }
 
+// extraArgsFlag is one of the control-plane phases' flags that upstream
+// kept, hidden and deprecated, from before kubeadm.k8s.io/v1beta4 made
+// extraArgs a list: comma-separated name=value pairs, appended in order
+// (repeats included) to the component's extraArgs.
+type extraArgsFlag struct {
+	name      string
+	component string // the program
+	field     string // its ClusterConfiguration field
+	target    *[]string
+	// dest is the field's extraArgs in c.
+	dest func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg
+}
+
+func (o *initOptions) extraArgsFlags() []extraArgsFlag {
+	return []extraArgsFlag{
+		{apiServerExtraArgsFlag, "kube-apiserver", "apiServer", &o.apiServerExtraArgs,
+			func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg { return &c.APIServer.ExtraArgs }},
+		{controllerManagerExtraArgsFlag, "kube-controller-manager", "controllerManager", &o.controllerManagerExtraArgs,
+			func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg { return &c.ControllerManager.ExtraArgs }},
+		{schedulerExtraArgsFlag, "kube-scheduler", "scheduler", &o.schedulerExtraArgs,
+			func(c *v1beta4.ClusterConfiguration) *[]v1beta4.Arg { return &c.Scheduler.ExtraArgs }},
+	}
+}
+
+// addExtraArgsFlags adds the extra-args flags, hidden. They are not marked
+// deprecated for pflag, which would print the notice on stdout where
+// upstream's goes to stderr: warnDeprecated prints it.
+func (o *initOptions) addExtraArgsFlags(f *pflag.FlagSet) {
+	for _, x := range o.extraArgsFlags() {
+		f.StringSliceVar(x.target, x.name, nil,
+			fmt.Sprintf("Extra flags of %s, as <flag name>=<value> pairs.", x.component))
+		_ = f.MarkHidden(x.name)
+	}
+}
+
+// warnDeprecated tells on w of each deprecated flag that was given.
+func (o *initOptions) warnDeprecated(w io.Writer) {
+	for _, x := range o.extraArgsFlags() {
+		if f := o.phaseFlags.Lookup(x.name); f != nil && f.Changed {
+			fmt.Fprintf(w, "Flag --%s has been deprecated: set the %s flags in ClusterConfiguration.%s.extraArgs instead; this flag will go away\n",
+				x.name, x.component, x.field)
+		}
+	}
+}
+
+// extraArgs turns the pairs of an extra-args flag into extraArgs, in the
+// order given. Like upstream's, a pair is refused unless it splits into
+// exactly a name and a value at "="; the name is checked by validation.
+func (x extraArgsFlag) extraArgs(flags *pflag.FlagSet) ([]v1beta4.Arg, error) {
+	f := flags.Lookup(x.name)
+	if f == nil || !f.Changed {
+		return nil, nil
+	}
+	if len(*x.target) == 0 {
+		return nil, fmt.Errorf("invalid argument \"\" for \"--%s\" flag: give <flag name>=<value> pairs separated by commas", x.name)
+	}
+	var out []v1beta4.Arg
+	for _, pair := range *x.target {
+		parts := strings.Split(pair, "=")
+		if len(parts) != 2 {
+			return nil, fmt.Errorf("invalid argument for \"--%s\" flag: %q is not a <flag name>=<value> pair", x.name, pair)
+		}
+		out = append(out, v1beta4.Arg{Name: parts[0], Value: parts[1]})
+	}
+	return out, nil
+}
+
 // data builds the phases' shared data: the configuration from the file or
 // the flags, defaulted and validated, and where output goes.
 func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams Streams) (*initphases.Data, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := checkMixedArguments(flags); err != nil {
+	o.warnDeprecated(streams.Err)
+	if err := checkMixedArguments(flags, o.phaseFlags); err != nil {
 		return nil, err
 	}
 	env := hostEnvironment(streams.Err)
@@ -234,6 +318,13 @@ func (o *initOptions) documentsFromFlags(flags *pflag.FlagSet) (*config.Document
 		},
 	}
 	cluster.APIServer.CertSANs = o.certSANs
+	for _, x := range o.extraArgsFlags() {
+		args, err := x.extraArgs(o.phaseFlags)
+		if err != nil {
+			return nil, err
+		}
+		*x.dest(cluster) = args
+	}
 	gates, err := parseFeatureGates(o.featureGates)
 	if err != nil {
 		return nil, exitcode.ValidationError(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -242,35 +243,44 @@ func (o *joinOptions) documentsFromFlags(flags *pflag.FlagSet, args []string) *c
 	return &config.Documents{Source: "flags", Join: j}
 }
 
-// printJoined tells the user what happened and what to do next.
+// printJoined tells the user what happened and what to do next, in
+// upstream kubeadm's words, which scripts grep.
 func printJoined(w io.Writer, d *joinphases.Data) {
 	if d.DryRun {
 		fmt.Fprintf(w, "\n[dryrun] Nothing was changed. The files a real join writes are in %s\n", d.DryRunDir)
 		return
 	}
-	if d.IsControlPlane() {
+	if !d.IsControlPlane() {
 		fmt.Fprint(w, `
-This node has joined the cluster and runs a control plane:
-* its kubelet has its own credentials, signed by the cluster's CA;
-* its control-plane components run from static Pods, with their own certificates;
-* it is labelled and tainted as a control-plane node;
-* its etcd member has joined the cluster's etcd (unless etcd is external).
+This node has joined the cluster:
+* Certificate signing request was sent to apiserver and a response was received.
+* The Kubelet was informed of the new secure connection details.
 
-To manage the cluster from this node as a regular user:
+Run 'kubectl get nodes' on the control-plane to see this node join the cluster.
 
-  mkdir -p $HOME/.kube
-  sudo cp -i /etc/kubernetes/admin.conf $HOME/.kube/config
-  sudo chown $(id -u):$(id -g) $HOME/.kube/config
-
-Run 'kubectl get nodes' to see this node in the cluster.
 `)
 		return
 	}
-	fmt.Fprint(w, `
-This node has joined the cluster:
-* its kubelet asked the cluster for a client certificate and got one;
-* the kubelet now talks to the API server with those credentials.
+	etcd := "* A new etcd member was added to the local/stacked etcd cluster."
+	if d.ExternalEtcd() {
+		etcd = ""
+	}
+	fmt.Fprintf(w, `
+This node has joined the cluster and a new control plane instance was created:
 
-Run 'kubectl get nodes' on a control-plane node to see this node in the cluster.
-`)
+* Certificate signing request was sent to apiserver and approval was received.
+* The Kubelet was informed of the new secure connection details.
+* Control plane label and taint were applied to the new node.
+* The Kubernetes control plane instances scaled up.
+%s
+
+To start administering your cluster from this node, you need to run the following as a regular user:
+
+	mkdir -p $HOME/.kube
+	sudo cp -i %s $HOME/.kube/config
+	sudo chown $(id -u):$(id -g) $HOME/.kube/config
+
+Run 'kubectl get nodes' to see this node join the cluster.
+
+`, etcd, filepath.Join(joinphases.KubernetesDir, "admin.conf"))
 }

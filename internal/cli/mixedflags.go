@@ -33,20 +33,23 @@ var flagsAllowedWithConfig = map[string]bool{
 
 // checkMixedArguments refuses flags set next to --config that the
 // configuration file should hold instead. Flags whose names start with
-// "skip-" are always allowed.
-func checkMixedArguments(fs *pflag.FlagSet) error {
+// "skip-" are always allowed. --config is looked up in fs; more holds
+// further flags of the command (those only its phases offer).
+func checkMixedArguments(fs *pflag.FlagSet, more ...*pflag.FlagSet) error {
 	if f := fs.Lookup("config"); f == nil || !f.Changed {
 		return nil
 	}
 	var mixed []string
 	// Changed rather than Visit: a phase sub-command parses the parent's
 	// flags through its own flag set, which fs does not see as set.
-	fs.VisitAll(func(f *pflag.Flag) {
-		if !f.Changed || flagsAllowedWithConfig[f.Name] || strings.HasPrefix(f.Name, "skip-") {
-			return
-		}
-		mixed = append(mixed, f.Name)
-	})
+	for _, set := range append([]*pflag.FlagSet{fs}, more...) {
+		set.VisitAll(func(f *pflag.Flag) {
+			if !f.Changed || flagsAllowedWithConfig[f.Name] || strings.HasPrefix(f.Name, "skip-") {
+				return
+			}
+			mixed = append(mixed, f.Name)
+		})
+	}
 	if len(mixed) > 0 {
 		return fmt.Errorf("can not mix '--config' with arguments %v", mixed)
 	}

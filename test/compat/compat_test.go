@@ -234,11 +234,35 @@ func stripKlogHeaders(s string) string { return klogHeader.ReplaceAllString(s, "
 // compareStderrPresence fails when exactly one side wrote to stderr: a missing
 // or extra warning is a user-visible difference. The texts themselves are only
 // shown (in the failure report), not compared, as wording may legitimately differ.
+//
+// For the inputs of warningFiles, ours must warn naming the field, and a
+// warning only ours prints is no difference.
 func compareStderrPresence(d *diffs, ours, up result) {
 	o, u := strings.TrimSpace(ours.stderr) != "", strings.TrimSpace(up.stderr) != ""
+	if field, ok := warnedInput(ours.args); ok && ours.code == 0 {
+		if !strings.Contains(ours.stderr, field) {
+			d.add("stderr: ours does not warn about %s", field)
+		}
+		if !u {
+			return
+		}
+	}
 	if o != u {
 		d.add("stderr: ours %s, upstream %s", emptiness(o), emptiness(u))
 	}
+}
+
+// warnedInput reports the field ours warns about for a configuration file
+// of warningFiles among args.
+func warnedInput(args []string) (string, bool) {
+	for i := 0; i+1 < len(args); i++ {
+		if strings.HasPrefix(args[i], "--") && strings.HasSuffix(args[i], "config") {
+			if f, ok := warningFiles[filepath.Base(args[i+1])]; ok {
+				return f, true
+			}
+		}
+	}
+	return "", false
 }
 
 func emptiness(nonEmpty bool) string {

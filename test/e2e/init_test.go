@@ -102,6 +102,14 @@ func TestInitSingleNode(t *testing.T) {
 	if token == nil {
 		t.Fatalf("no join command with a token in the output:\n%s", out)
 	}
+	// The lines scripts grep, as upstream's.
+	for _, line := range []string{"\nYour Kubernetes control-plane has initialized successfully!\n",
+		"\n  export KUBECONFIG=/etc/kubernetes/admin.conf\n",
+		"\nThen you can join any number of worker nodes by running the following on each as root:\n"} {
+		if !strings.Contains(r.Stdout, line) {
+			t.Errorf("init's output has no line %q:\n%s", strings.TrimSpace(line), r.Stdout)
+		}
+	}
 
 	t.Run("cluster", func(t *testing.T) {
 		if got := kubectl(t, n, "get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"); got != "node1" {

@@ -95,6 +95,9 @@ func TestJoin(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
+		if !strings.Contains(r.Stdout, "\nThis node has joined the cluster:\n") {
+			t.Errorf("the worker join did not print upstream's line:\n%s", r.Stdout)
+		}
 		t.Logf("worker join took %v", r.Took)
 		nodeReady(t, n1, "node2", 90*time.Second)
 		tokenID := strings.SplitN(jc.token, ".", 2)[0]
@@ -318,6 +321,8 @@ func TestJoin(t *testing.T) {
 		for name, r := range map[string]result{"node3": r, "node5": j.r} {
 			if r.Code != 0 {
 				t.Errorf("control-plane join of %s: exit %d\n%s\n%s", name, r.Code, r.Stdout, r.Stderr)
+			} else if !strings.Contains(r.Stdout, "\nThis node has joined the cluster and a new control plane instance was created:\n") {
+				t.Errorf("the control-plane join of %s did not print upstream's line:\n%s", name, r.Stdout)
 			}
 			t.Logf("control-plane join of %s took %v", name, r.Took)
 		}

@@ -32,11 +32,14 @@ package validation
 // Warnings, not errors: certificateValidityPeriod above one year,
 // caCertificateValidityPeriod above ten years, and a leaf period longer than
 // the CA's (ClusterConfigurationWarnings). Negative periods and timeouts are
-// accepted.
+// accepted. Pod and Service subnets that overlap are accepted by the
+// reference without a word (Kubernetes' own dual-stack example nests the
+// IPv6 Service range in the pod range); here they are accepted with a
+// warning.
 //
 // Deliberately stricter than the reference: taints (key, value, effect,
-// duplicates) and pod/service subnet overlap are errors here, because both
-// only fail much later, on a half-built cluster.
+// duplicates) are errors here, because the API server and the kubelet
+// refuse them anyway, only much later, on a half-built cluster.
 //
 // Not validated at all by the reference (so not here either, to accept the
 // same files): extraEnvs, extraVolumes (names, paths, pathType),
@@ -105,7 +108,6 @@ func ValidateClusterConfiguration(c *kubeadm.ClusterConfiguration) field.ErrorLi
 	var errs field.ErrorList
 	errs = append(errs, validateImageRepository(c.DNS.ImageRepository, field.NewPath("dns", "imageRepository"))...)
 	errs = append(errs, validateNetworking(c, field.NewPath("networking"))...)
-	errs = append(errs, validateSubnetOverlap(&c.Networking, field.NewPath("networking"))...)
 	errs = append(errs, validateCertSANs(c.APIServer.CertSANs, field.NewPath("apiServer", "certSANs"))...)
 	errs = append(errs, validateExtraArgs(c.APIServer.ExtraArgs, field.NewPath("apiServer", "extraArgs"))...)
 	errs = append(errs, validateExtraArgs(c.ControllerManager.ExtraArgs, field.NewPath("controllerManager", "extraArgs"))...)
@@ -144,19 +146,14 @@ func ClusterConfigurationWarnings(c *kubeadm.ClusterConfiguration) []string {
 		out = append(out, fmt.Sprintf("certificateValidityPeriod: %s is longer than caCertificateValidityPeriod (%s); certificates cannot outlive their CA",
 			leaf.Duration, ca.Duration))
 	}
-	return out
-}
-
-// validateSubnetOverlap refuses pod and service subnets that share
-// addresses: pods and Services would then collide. Upstream kubeadm accepts
-// such a file; refusing it is a deliberate difference.
-func validateSubnetOverlap(n *kubeadm.Networking, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, pair := range overlappingSubnets(n.PodSubnet, n.ServiceSubnet) {
-		errs = append(errs, field.Invalid(p.Child("podSubnet"), n.PodSubnet,
-			fmt.Sprintf("the pod subnet %s overlaps the service subnet %s; pod and Service addresses would collide", pair[0], pair[1])))
+	// Upstream kubeadm accepts overlapping subnets silently. The controller
+	// manager never gives a node a pod range that overlaps the Service
+	// range, but a pod network add-on with its own address management may.
+	for _, pair := range overlappingSubnets(c.Networking.PodSubnet, c.Networking.ServiceSubnet) {
+		out = append(out, fmt.Sprintf("networking.podSubnet: the pod subnet %s overlaps the service subnet %s; "+
+			"make sure the pod network add-on does not give pods addresses of the Service range", pair[0], pair[1]))
 	}
-	return errs
+	return out
 }
 
 // ValidateJoinConfiguration checks a defaulted JoinConfiguration.

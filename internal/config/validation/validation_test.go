@@ -247,7 +247,13 @@ func TestClusterConfiguration(t *testing.T) {
 			c.Networking.PodSubnet = "10.244.0.0/16,fd00::/48"
 			c.ControllerManager.ExtraArgs = cmArgs("node-cidr-mask-size-ipv6", "xyz")
 		}, []want{inv("networking.podSubnet")}},
-		{"pod and service overlap is refused (stricter than upstream)", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.96.0.0/16" }, []want{inv("networking.podSubnet")}},
+		// Overlaps are accepted as upstream accepts them (and only warned
+		// about): Kubernetes' own dual-stack example nests the IPv6 ranges.
+		{"pod and service overlap is accepted", func(c *kubeadm.ClusterConfiguration) { c.Networking.PodSubnet = "10.96.0.0/16" }, nil},
+		{"Kubernetes' dual-stack example", func(c *kubeadm.ClusterConfiguration) {
+			c.Networking.PodSubnet = "10.244.0.0/16,2001:db8:42:0::/56"
+			c.Networking.ServiceSubnet = "10.96.0.0/16,2001:db8:42:1::/112"
+		}, nil},
 
 		{"dns domain", func(c *kubeadm.ClusterConfiguration) { c.Networking.DNSDomain = "Cluster.Local" }, []want{inv("networking.dnsDomain")}},
 		{"dns domain trailing dot", func(c *kubeadm.ClusterConfiguration) { c.Networking.DNSDomain = "cluster.local." }, []want{inv("networking.dnsDomain")}},
@@ -551,6 +557,21 @@ func TestClusterConfigurationWarnings(t *testing.T) {
 	c.CACertificateValidityPeriod = dur(8761 * time.Hour)
 	if w := ClusterConfigurationWarnings(&c); len(w) != 1 {
 		t.Errorf("equal periods should only warn about the leaf default: %q", w)
+	}
+}
+
+func TestOverlappingSubnetsWarn(t *testing.T) {
+	c := goodCluster()
+	c.Networking.PodSubnet = "10.244.0.0/16,2001:db8:42:0::/56"
+	c.Networking.ServiceSubnet = "10.96.0.0/16,2001:db8:42:1::/112"
+	w := ClusterConfigurationWarnings(&c)
+	if len(w) != 1 || !strings.HasPrefix(w[0], "networking.podSubnet: ") ||
+		!strings.Contains(w[0], "2001:db8:42::/56") || !strings.Contains(w[0], "2001:db8:42:1::/112") {
+		t.Errorf("want one warning naming the IPv6 pair, got %q", w)
+	}
+	c.Networking.PodSubnet = "10.244.0.0/16,2001:db8:43::/56"
+	if w := ClusterConfigurationWarnings(&c); len(w) != 0 {
+		t.Errorf("disjoint subnets warn: %q", w)
 	}
 }
 

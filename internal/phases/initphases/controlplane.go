@@ -16,24 +16,25 @@ import (
 )
 
 // Flags of "kubeadm init" each control-plane sub-command accepts, as
-// upstream's do; "all" takes them all.
+// upstream's do; "all" takes them all. The *-extra-args flags are hidden
+// and deprecated, as upstream's.
 func apiServerFlags() []string {
 	return []string{
 		"apiserver-advertise-address", "apiserver-bind-port", "cert-dir", "config",
 		"control-plane-endpoint", "dry-run", "feature-gates", "image-repository",
-		"kubernetes-version", "patches", "service-cidr",
+		"kubernetes-version", "patches", "service-cidr", "apiserver-extra-args",
 	}
 }
 
 func controllerManagerFlags() []string {
 	return []string{
 		"cert-dir", "config", "dry-run", "image-repository", "kubernetes-version",
-		"patches", "pod-network-cidr",
+		"patches", "pod-network-cidr", "controller-manager-extra-args",
 	}
 }
 
 func schedulerFlags() []string {
-	return []string{"cert-dir", "config", "dry-run", "image-repository", "kubernetes-version", "patches"}
+	return []string{"cert-dir", "config", "dry-run", "image-repository", "kubernetes-version", "patches", "scheduler-extra-args"}
 }
 
 func allControlPlaneFlags() []string {
@@ -41,6 +42,7 @@ func allControlPlaneFlags() []string {
 		"apiserver-advertise-address", "apiserver-bind-port", "cert-dir", "config",
 		"control-plane-endpoint", "dry-run", "feature-gates", "image-repository",
 		"kubernetes-version", "patches", "pod-network-cidr", "service-cidr",
+		"apiserver-extra-args", "controller-manager-extra-args", "scheduler-extra-args",
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
-	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -50,15 +49,14 @@ func showJoinCommand(d *Data) error {
 		return err
 	}
 	msg := joinMessage{
-		adminConf:       admin,
-		endpoint:        endpoint,
-		caHashes:        hashes,
-		controlPlane:    d.Cfg.ControlPlaneEndpoint != "" || APIServerLBEnabled(d),
-		uploadedCerts:   d.Cfg.CertificateKey != "",
-		certificateKey:  d.Cfg.CertificateKey,
-		hideKey:         d.SkipCertificateKeyPrint,
-		hideToken:       d.SkipTokenPrint,
-		certificatesTTL: fmt.Sprintf("%g hours", copycerts.TokenTTL.Hours()),
+		adminConf:      admin,
+		endpoint:       endpoint,
+		caHashes:       hashes,
+		controlPlane:   d.Cfg.ControlPlaneEndpoint != "" || APIServerLBEnabled(d),
+		uploadedCerts:  d.UploadCerts,
+		certificateKey: d.Cfg.CertificateKey,
+		hideKey:        d.SkipCertificateKeyPrint,
+		hideToken:      d.SkipTokenPrint,
 	}
 	for _, t := range d.Cfg.BootstrapTokens {
 		if t.Token != nil {
@@ -97,38 +95,26 @@ func joinTarget(path string) (string, []string, error) {
 	return endpoint, hashes, nil
 }
 
-// joinMessage is the text that ends a successful "kubeadm init".
+// joinMessage is the text that ends a successful "kubeadm init". Its lines
+// are upstream kubeadm's, byte for byte (trailing spaces included): scripts
+// and configuration-management roles grep them and take the join commands
+// from them.
 type joinMessage struct {
-	adminConf       string
-	endpoint        string
-	caHashes        []string
-	tokens          []string
-	controlPlane    bool // print the control-plane join command
-	uploadedCerts   bool // the certificates are in the kubeadm-certs Secret, under certificateKey
-	certificateKey  string
-	hideKey         bool
-	hideToken       bool
-	certificatesTTL string
+	adminConf      string
+	endpoint       string
+	caHashes       []string
+	tokens         []string
+	controlPlane   bool // print the control-plane join command
+	uploadedCerts  bool // this run uploaded the certificates (--upload-certs)
+	certificateKey string
+	hideKey        bool
+	hideToken      bool
 }
 
+// write prints the whole message once per bootstrap token, as upstream's
+// does. The export line names the real admin.conf even in a dry run, as
+// upstream's.
 func (m joinMessage) write(w io.Writer) {
-	fmt.Fprintf(w, `
-Your Kubernetes control plane is up and running.
-
-To use the cluster as a regular user, copy the administrator's kubeconfig file:
-
-  mkdir -p $HOME/.kube
-  sudo cp -i %[1]s $HOME/.kube/config
-  sudo chown $(id -u):$(id -g) $HOME/.kube/config
-
-As root, you can instead point kubectl at it directly:
-
-  export KUBECONFIG=%[1]s
-
-Next, deploy a pod network add-on so that pods can reach each other: pick one
-from https://kubernetes.io/docs/concepts/cluster-administration/addons/
-and install it with "kubectl apply -f <add-on>.yaml".
-`, m.adminConf)
 	if len(m.tokens) == 0 {
 		fmt.Fprintf(w, `
 There is no bootstrap token to join nodes with; create one with
@@ -139,32 +125,66 @@ There is no bootstrap token to join nodes with; create one with
 		if m.hideToken {
 			token = withheld
 		}
+		fmt.Fprintf(w, `
+Your Kubernetes control-plane has initialized successfully!
+
+To start using your cluster, you need to run the following as a regular user:
+
+  mkdir -p $HOME/.kube
+  sudo cp -i %s $HOME/.kube/config
+  sudo chown $(id -u):$(id -g) $HOME/.kube/config
+
+Alternatively, if you are the root user, you can run:
+
+  export KUBECONFIG=%s
+
+You should now deploy a pod network to the cluster.
+Run "kubectl apply -f [podnetwork].yaml" with one of the options listed at:
+  https://kubernetes.io/docs/concepts/cluster-administration/addons/
+
+`, m.adminConf, filepath.Join(KubernetesDir, "admin.conf"))
 		if m.controlPlane {
+			key := m.certificateKey
+			if key != "" && m.hideKey {
+				key = withheld
+			}
 			if m.uploadedCerts {
-				key := m.certificateKey
-				if m.hideKey {
-					key = withheld
-				}
-				fmt.Fprintf(w, "\nTo add control-plane nodes, run this as root on each of them:\n\n  %s\n", m.command(token, " \\\n\t--control-plane --certificate-key "+key))
-				fmt.Fprintf(w, `
-The certificate key decrypts the cluster's CA keys: keep it secret. The
-uploaded certificates are deleted after %s; to upload them again, run
-"kubeadm init phase upload-certs --upload-certs".
-`, m.certificatesTTL)
+				fmt.Fprintf(w, `You can now join any number of control-plane nodes running the following command on each as root:
+
+  %s
+
+Please note that the certificate-key gives access to cluster sensitive data, keep it secret!
+As a safeguard, uploaded-certs will be deleted in two hours; If necessary, you can use
+"kubeadm init phase upload-certs --upload-certs" to reload certs afterward.
+
+`, m.command(token, key, true))
 			} else {
-				fmt.Fprintf(w, "\nTo add control-plane nodes, first copy the certificate authorities and the\nservice-account key pair to each of them, then run this as root on each:\n\n  %s\n", m.command(token, " \\\n\t--control-plane"))
+				fmt.Fprintf(w, `You can now join any number of control-plane nodes by copying certificate authorities
+and service account keys on each node and then running the following as root:
+
+  %s
+
+`, m.command(token, key, true))
 			}
 		}
-		fmt.Fprintf(w, "\nTo add worker nodes, run this as root on each of them:\n\n%s\n", m.command(token, ""))
+		fmt.Fprintf(w, "Then you can join any number of worker nodes by running the following on each as root:\n\n%s\n", m.command(token, "", false))
 	}
 }
 
-// command is a "kubeadm join" command line in upstream's layout, one
-// flag group per continued line, followed by extra.
-func (m joinMessage) command(token, extra string) string {
-	hashes := make([]string, 0, len(m.caHashes))
+// command is a "kubeadm join" command line in upstream's layout: one flag
+// group per continued line, each CA hash followed by a space, and for a
+// control-plane node "--control-plane " and the certificate key, if any.
+func (m joinMessage) command(token, key string, controlPlane bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kubeadm join %s --token %s \\\n\t", m.endpoint, token)
 	for _, h := range m.caHashes {
-		hashes = append(hashes, "--discovery-token-ca-cert-hash "+h)
+		b.WriteString("--discovery-token-ca-cert-hash " + h + " ")
 	}
-	return fmt.Sprintf("kubeadm join %s --token %s \\\n\t%s%s", m.endpoint, token, strings.Join(hashes, " "), extra)
+	if controlPlane {
+		b.WriteString("\\\n\t--control-plane ")
+		if key != "" {
+			b.WriteString("--certificate-key " + key)
+		}
+	}
+	return b.String()
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 )
 
+// The golden files hold upstream kubeadm's closing lines for the same
+// inputs (test/compat's TestInitClosingLines compares with upstream's own
+// output).
+
 // Hashes upstream kubeadm v1.36.3 printed in its join commands for
 // testdata/join-ca.crt and testdata/join-front-proxy-ca.crt (public test
 // certificates of a throw-away cluster).
@@ -79,6 +83,11 @@ func TestShowJoinCommand(t *testing.T) {
 			wantGolden: "show-join-command-uploaded.golden"},
 		{name: "control plane, certificates copied by hand", extra: "controlPlaneEndpoint: cp.example.test\n",
 			caFiles: []string{"join-ca.crt"}, wantGolden: "show-join-command-copied.golden"},
+		// A key from the configuration (certificates uploaded earlier):
+		// upstream prints it in the command under the copy-by-hand text.
+		{name: "control plane, key given, not uploaded", extra: "controlPlaneEndpoint: cp.example.test\n",
+			caFiles: []string{"join-ca.crt"}, certKey: "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+			wantGolden: "show-join-command-key-not-uploaded.golden"},
 		{name: "secrets withheld", extra: "controlPlaneEndpoint: cp.example.test\n", caFiles: []string{"join-ca.crt"},
 			upload: true, skipToken: true, skipKey: true, certKey: "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
 			wantGolden: "show-join-command-withheld.golden"},

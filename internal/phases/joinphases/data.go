@@ -103,6 +103,10 @@ func (d *Data) now() time.Time {
 // IsControlPlane reports whether this node joins as a control-plane node.
 func (d *Data) IsControlPlane() bool { return d.Cfg.ControlPlane != nil }
 
+// ExternalEtcd reports whether the cluster's configuration, once fetched,
+// names an external etcd.
+func (d *Data) ExternalEtcd() bool { return d.initCfg != nil && d.initCfg.Etcd.External != nil }
+
 // TLSBootstrapConfig runs discovery once and returns its kubeconfig.
 func (d *Data) TLSBootstrapConfig(ctx context.Context) (*clientcmdapi.Config, error) {
 	if d.tlsBootstrap != nil {

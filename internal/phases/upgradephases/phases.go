@@ -665,12 +665,15 @@ runtime's socket (the previous file is copied into a backup folder under
 			if err := dropCRISocketFlag(d); err != nil {
 				return err
 			}
+			// The lines of "upgrade apply" are upstream's: scripts grep them.
 			switch {
+			case d.DryRun && d.Apply:
+				fmt.Fprintln(d.Out, "[upgrade/successful] Finished dryrunning successfully!")
 			case d.DryRun:
 				fmt.Fprintln(d.Out, "[dryrun] Finished the dry run: nothing was changed")
 			case d.Apply:
-				fmt.Fprintf(d.Out, "\n[upgrade] SUCCESS! The control plane of this node runs %q.\n\n", d.Version())
-				fmt.Fprintln(d.Out, "[upgrade] Now upgrade the other nodes, control-plane nodes first, with \"kubeadm upgrade node\", then their kubelets.")
+				fmt.Fprintf(d.Out, "\n[upgrade] SUCCESS! A control plane node of your cluster was upgraded to %q.\n\n", d.Version())
+				fmt.Fprintln(d.Out, "[upgrade] Now please proceed with upgrading the rest of the nodes by following the right order.")
 			default:
 				fmt.Fprintln(d.Out, "[upgrade] The upgrade of this node is done; restart its kubelet after upgrading the kubelet's binary.")
 			}

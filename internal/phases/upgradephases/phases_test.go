@@ -341,3 +341,27 @@ func readTestFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestApplyClosingLines: "upgrade apply" ends with upstream's lines, which
+// scripts grep.
+func TestApplyClosingLines(t *testing.T) {
+	for _, tc := range []struct {
+		dryRun bool
+		want   string
+	}{
+		{false, "\n[upgrade] SUCCESS! A control plane node of your cluster was upgraded to \"v1.36.3\".\n\n" +
+			"[upgrade] Now please proceed with upgrading the rest of the nodes by following the right order.\n"},
+		{true, "[upgrade/successful] Finished dryrunning successfully!\n"},
+	} {
+		var out bytes.Buffer
+		d := &Data{Apply: true, DryRun: tc.dryRun, KubeletDir: t.TempDir(), Node: &upgrade.LocalNode{Name: "cp-1"},
+			Cfg: &kubeadm.InitConfiguration{}, Out: &out}
+		d.Cfg.KubernetesVersion = "v1.36.3"
+		if err := postUpgradePhase().Run(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.want {
+			t.Errorf("dry run %v: got %q, want %q", tc.dryRun, out.String(), tc.want)
+		}
+	}
+}
