@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
@@ -76,6 +77,7 @@ control-plane node.`,
 		newCheckExpirationCmd(streams, env),
 		newGenerateCSRCmd(streams, env),
 		newRenewCmd(streams, env),
+		newRotateCACmd(streams, env),
 	)
 	return cmd
 }
@@ -132,6 +134,11 @@ type clusterSource struct {
 	// out gets the progress lines, each starting with "[prefix] ".
 	out    io.Writer
 	prefix string
+	// certDir, when set, holds the cluster CA whose key algorithm the
+	// defaults take when the cluster does not answer: a renewal made
+	// while the API server is down (its certificate expired, say) keeps
+	// the cluster's algorithm instead of falling back to RSA-2048.
+	certDir string
 }
 
 // read returns the cluster's documents, or nil when there is no cluster to
@@ -199,7 +206,26 @@ func loadCertsConfig(ctx context.Context, env config.Environment, path string, n
 	if err := validationError("defaults", validation.ValidateClusterConfiguration(&cfg.ClusterConfiguration)); err != nil {
 		return certsConfig{}, err
 	}
+	if src != nil && src.certDir != "" {
+		src.keepCAAlgorithm(&cfg.ClusterConfiguration)
+	}
 	return certsConfig{cfg: cfg}, nil
+}
+
+// keepCAAlgorithm gives cluster, the defaults, the key algorithm of the
+// cluster CA in s.certDir, when it reads: kubeadm makes every key of a
+// cluster with one algorithm, so that is the cluster's encryptionAlgorithm.
+func (s clusterSource) keepCAAlgorithm(cluster *kubeadm.ClusterConfiguration) {
+	ca, err := pki.LoadCert(pki.CertPath(s.certDir, pki.CAName))
+	if err != nil {
+		return
+	}
+	alg, ok := pki.KeyAlgorithmOf(ca.PublicKey)
+	if !ok || alg == cluster.KeyAlgorithm() {
+		return
+	}
+	cluster.EncryptionAlgorithm = alg
+	fmt.Fprintf(s.out, "[%s] New keys are %s, the algorithm of the cluster CA's key\n", s.prefix, alg)
 }
 
 // certDir is the certificate folder of check-expiration and renew: the
@@ -237,8 +263,13 @@ func (o *certsConfigFlags) add(f *pflag.FlagSet) {
 
 // load reads the configuration as the flags say, telling progress (with
 // prefix) where it comes from, and returns it with the certificate folder.
-func (o *certsConfigFlags) load(ctx context.Context, streams Streams, env certsEnv, progress io.Writer, prefix string) (certsConfig, string, error) {
+// For a command that makes keys (newKeys), a default configuration takes
+// the key algorithm of the cluster CA in --cert-dir.
+func (o *certsConfigFlags) load(ctx context.Context, streams Streams, env certsEnv, progress io.Writer, prefix string, newKeys bool) (certsConfig, string, error) {
 	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: progress, prefix: prefix}
+	if newKeys {
+		src.certDir = o.certDir
+	}
 	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
 	if err != nil {
 		return certsConfig{}, "", err
@@ -277,7 +308,7 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 	if printer != nil {
 		progress = io.Discard // the document alone
 	}
-	cc, certDir, err := o.load(ctx, streams, env, progress, "check-expiration")
+	cc, certDir, err := o.load(ctx, streams, env, progress, "check-expiration", false)
 	if err != nil {
 		return err
 	}
@@ -293,6 +324,12 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 		return err
 	}
 	printRenewalStatus(ctx, streams.Out, env.renewal)
+	if lines := carotation.Status(cc.certDir(o.certDir)); len(lines) > 0 {
+		fmt.Fprintln(streams.Out, "CA rotation under way (kubeadm certs rotate-ca):")
+		for _, l := range lines {
+			fmt.Fprintf(streams.Out, "  %s\n", l)
+		}
+	}
 	return nil
 }
 
@@ -528,7 +565,7 @@ the components that use it afterwards, and copy it wherever else it is used.`, t
 
 // run renews the target called only, or every target when only is "".
 func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, only string) error {
-	cc, certDir, err := o.load(ctx, streams, env, streams.Out, "renew")
+	cc, certDir, err := o.load(ctx, streams, env, streams.Out, "renew", true)
 	if err != nil {
 		return err
 	}

@@ -132,7 +132,7 @@ func (o *renewExpiringOptions) run(ctx context.Context, streams Streams, env cer
 	if printer != nil {
 		log = streams.Err // the document alone on standard output
 	}
-	cc, certDir, err := o.load(ctx, streams, env, log, "certs-renewal")
+	cc, certDir, err := o.load(ctx, streams, env, log, "certs-renewal", true)
 	if err != nil {
 		return err
 	}

@@ -147,7 +147,7 @@ func TestEnableClientCertRotation(t *testing.T) {
 				writePEM(t, d)
 			}
 			conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
-			host, restart := &kfHost{}, &backgroundRestart{}
+			host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
 			if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 				t.Fatal(err)
 			}
@@ -162,8 +162,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 			if user := cfg.AuthInfos["system:node:node1"]; rotated == (len(user.ClientCertificateData) != 0) {
 				t.Errorf("rotated=%v: user %+v", rotated, user)
 			}
-			if !strings.Contains(out.String(), "at the node-local API server load balancer "+apilb.URL) || len(host.calls) != 3 {
-				t.Errorf("rotated=%v: output %q, commands %q", rotated, out, host.calls)
+			if !strings.Contains(out.String(), "at the node-local API server load balancer "+apilb.URL) || len(host.Calls) != 3 {
+				t.Errorf("rotated=%v: output %q, commands %q", rotated, out, host.Calls)
 			}
 			// Again: nothing to do, no restart.
 			out.Reset()
@@ -171,8 +171,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 				t.Fatal(err)
 			}
 			restart.wait(out)
-			if out.Len() != 0 || len(host.calls) != 3 {
-				t.Errorf("rotated=%v: second run: output %q, commands %q", rotated, out, host.calls)
+			if out.Len() != 0 || len(host.Calls) != 3 {
+				t.Errorf("rotated=%v: second run: output %q, commands %q", rotated, out, host.Calls)
 			}
 		}
 	})

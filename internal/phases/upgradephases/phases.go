@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
@@ -120,6 +121,11 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 // verification (kernel, cgroups) against the installed kubelet.
 func runNodeChecks(ctx context.Context, d *Data) error {
 	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
+	if d.CertDir != "" && carotation.Rotating(d.CertDir) {
+		// Not ignorable: the upgraded controller manager would sign with
+		// ca.crt, a trust bundle by now, and its signers refuse a bundle.
+		return exitcode.PreflightError(fmt.Errorf("a CA rotation is under way on this node (%s holds the controller manager's signing CA): finish it before upgrading", filepath.Join(d.CertDir, carotation.Folder)))
+	}
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}

@@ -154,6 +154,23 @@ func TestNodeChecksRunSystemVerification(t *testing.T) {
 	}
 }
 
+// TestNodeChecksRefuseDuringCARotation: no upgrade while the controller
+// manager signs with the copy "certs rotate-ca" made, ignorable or not.
+func TestNodeChecksRefuseDuringCARotation(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "rotate-ca"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rotate-ca", "signer.crt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := &Data{Host: brokenKubeletHost{}, Out: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("all"), CertDir: dir}
+	err := runNodeChecks(context.Background(), d)
+	if err == nil || !strings.Contains(err.Error(), "a CA rotation is under way") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // noInitHost is a machine with neither systemd nor OpenRC.
 type noInitHost struct{}
 
