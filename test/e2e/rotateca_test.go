@@ -163,9 +163,11 @@ func TestRotateCATrust(t *testing.T) {
 	t.Run("kube-proxy on the worker follows a new Service", func(t *testing.T) {
 		kubectl(t, n1, "create", "service", "clusterip", "e2eca", "--tcp=80:80")
 		eventually(t, 60*time.Second, "kube-proxy programs default/e2eca on node2", func() error {
-			r := run(t, n2, "iptables", "-t", "nat", "-S", "KUBE-SERVICES")
+			// A Service without endpoints is a REJECT rule of the filter
+			// table, not a nat one: look in every table.
+			r := run(t, n2, "iptables-save")
 			if !strings.Contains(r.Stdout, "default/e2eca") {
-				return fmt.Errorf("not in KUBE-SERVICES yet")
+				return fmt.Errorf("not in node2's rules yet")
 			}
 			return nil
 		})
