@@ -44,16 +44,22 @@ func (e renewalEnv) schedule(out io.Writer) certrenewal.Schedule {
 
 func (e renewalEnv) statusPath() string { return e.root + certrenewal.StatusPath }
 
-// realNode connects to the container runtime this node's kubelet uses.
-func realNode(ctx context.Context, timeout time.Duration) (certrenewal.Node, func(), error) {
+// dialKubeletRuntime connects to the container runtime this node's kubelet
+// uses (the renewal's and the CA rotation's restarts go through it).
+func dialKubeletRuntime(ctx context.Context) (cri.Runtime, error) {
 	socket, _, err := upgrade.KubeletCRISocket(initphases.KubeletDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding the kubelet's container runtime: %w", err)
+		return nil, fmt.Errorf("finding the kubelet's container runtime: %w", err)
 	}
 	if socket == "" {
-		return nil, nil, fmt.Errorf("finding the kubelet's container runtime: %s names none", initphases.KubeletDir)
+		return nil, fmt.Errorf("finding the kubelet's container runtime: %s names none", initphases.KubeletDir)
 	}
-	rt, err := cri.Dial(ctx, socket, cri.Options{})
+	return cri.Dial(ctx, socket, cri.Options{})
+}
+
+// realNode connects to the container runtime this node's kubelet uses.
+func realNode(ctx context.Context, timeout time.Duration) (certrenewal.Node, func(), error) {
+	rt, err := dialKubeletRuntime(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,13 +12,10 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
-	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
-	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/phases/rotatecaphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/podrestart"
-	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -128,14 +125,7 @@ func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEn
 // realComponents reaches the control-plane components of this node
 // through the container runtime its kubelet uses.
 func realComponents(ctx context.Context, manifestDir string, timeout time.Duration) (carotation.Components, func(), error) {
-	socket, _, err := upgrade.KubeletCRISocket(initphases.KubeletDir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("finding the kubelet's container runtime: %w", err)
-	}
-	if socket == "" {
-		return nil, nil, fmt.Errorf("finding the kubelet's container runtime: %s names none", initphases.KubeletDir)
-	}
-	rt, err := cri.Dial(ctx, socket, cri.Options{})
+	rt, err := dialKubeletRuntime(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
