@@ -1,5 +1,5 @@
 // Package apilb is the node-local API server load balancer of the
-// NodeLocalAPILoadBalancer feature gate (docs/decisions/011): a TCP
+// NodeLocalAPILoadBalancer feature gate (docs/decisions/009): a TCP
 // forwarder on a loopback address that sends each connection to a healthy
 // kube-apiserver of the cluster, without terminating TLS.
 //

@@ -1,8 +1,6 @@
 package apilb
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/kubeadmbinary"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -25,7 +23,7 @@ const (
 	Component = "kube-apiserver-lb"
 	// BinaryPath is where init and join copy the running kubeadm binary;
 	// the Pod runs it from there.
-	BinaryPath = "/var/lib/kubeadm/kubeadm"
+	BinaryPath = kubeadmbinary.Path
 	// BinaryHashAnnotation carries the SHA-256 of the binary the Pod runs,
 	// so a new binary (an upgrade) changes the manifest and the kubelet
 	// restarts the Pod.
@@ -143,14 +141,14 @@ func Install(o InstallOptions) error {
 	if binary == "" {
 		binary = BinaryPath
 	}
-	sum, err := fileSHA256(o.Source)
+	sum, err := kubeadmbinary.SHA256(o.Source)
 	if err != nil {
 		return fmt.Errorf("the kubeadm binary to run the API server load balancer: %w", err)
 	}
 	o.BinarySHA256 = sum
 	if !o.DryRun {
-		if err := copyBinary(o.Source, binary, sum); err != nil {
-			return err
+		if err := kubeadmbinary.Install(o.Source, binary, sum); err != nil {
+			return fmt.Errorf("the kubeadm binary of the API server load balancer: %w", err)
 		}
 		path := filepath.Join(o.KubernetesDir, StateDir, UpstreamsFile)
 		old, err := ReadUpstreams(path)
@@ -175,47 +173,6 @@ func Install(o InstallOptions) error {
 	fmt.Fprintf(o.Out, "[apiserver-lb] Creating static Pod manifest for %q, which forwards %s to the cluster's API servers\n", Component, ListenAddress)
 	if _, err := staticpod.WriteManifest(o.ManifestDir, Component, data); err != nil {
 		return err
-	}
-	return nil
-}
-
-// fileSHA256 returns the hex SHA-256 of the file at path.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// copyBinary copies src to dst (mode 0755) unless dst already has the
-// content whose SHA-256 is sum.
-func copyBinary(src, dst, sum string) error {
-	switch have, err := fileSHA256(dst); {
-	case err == nil && have == sum:
-		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("checking %s: %w", dst, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("creating the folder of %s: %w", dst, err)
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	err = atomicfile.WriteWith(dst, 0o755, func(f *os.File) error {
-		_, err := io.Copy(f, in)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("copying the kubeadm binary to %s: %w", dst, err)
 	}
 	return nil
 }

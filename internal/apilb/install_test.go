@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeadm-go/kubeadm/internal/kubeadmbinary"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -38,7 +39,7 @@ func TestInstallIsIdempotentAndRemovable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := fileSHA256(src)
+	sum, _ := kubeadmbinary.SHA256(src)
 	if pod.Annotations[BinaryHashAnnotation] != sum {
 		t.Errorf("annotation %s = %q, want the binary's hash %s", BinaryHashAnnotation, pod.Annotations[BinaryHashAnnotation], sum)
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kubeadm-go/kubeadm/internal/kubeadmbinary"
 )
 
 // Gate is the feature gate of ClusterConfiguration.featureGates that turns
@@ -28,7 +30,7 @@ const (
 	// serving certificate approver's credential.
 	ApproverKubeconfigFile = "kubelet-serving-approver.conf"
 	// ApproverBinary is the copy of kubeadm the approver's static Pod runs.
-	ApproverBinary = "/var/lib/kubeadm/kubeadm"
+	ApproverBinary = kubeadmbinary.Path
 )
 
 // AuditLogFile is the API server's audit log (--audit-log-path).

@@ -13,7 +13,7 @@ import (
 
 // newAPIServerLBCmd is the node-local API server load balancer of the
 // NodeLocalAPILoadBalancer feature gate, the program of the
-// kube-apiserver-lb static Pod (docs/decisions/011). It is hidden: people
+// kube-apiserver-lb static Pod (docs/decisions/009). It is hidden: people
 // do not run it by hand.
 func newAPIServerLBCmd() *cobra.Command {
 	o := apilb.Options{

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
@@ -75,6 +77,7 @@ control-plane node.`,
 		newCheckExpirationCmd(streams, env),
 		newGenerateCSRCmd(streams, env),
 		newRenewCmd(streams, env),
+		newRotateCACmd(streams, env),
 	)
 	return cmd
 }
@@ -131,6 +134,11 @@ type clusterSource struct {
 	// out gets the progress lines, each starting with "[prefix] ".
 	out    io.Writer
 	prefix string
+	// certDir, when set, holds the cluster CA whose key algorithm the
+	// defaults take when the cluster does not answer: a renewal made
+	// while the API server is down (its certificate expired, say) keeps
+	// the cluster's algorithm instead of falling back to RSA-2048.
+	certDir string
 }
 
 // read returns the cluster's documents, or nil when there is no cluster to
@@ -198,7 +206,26 @@ func loadCertsConfig(ctx context.Context, env config.Environment, path string, n
 	if err := validationError("defaults", validation.ValidateClusterConfiguration(&cfg.ClusterConfiguration)); err != nil {
 		return certsConfig{}, err
 	}
+	if src != nil && src.certDir != "" {
+		src.keepCAAlgorithm(&cfg.ClusterConfiguration)
+	}
 	return certsConfig{cfg: cfg}, nil
+}
+
+// keepCAAlgorithm gives cluster, the defaults, the key algorithm of the
+// cluster CA in s.certDir, when it reads: kubeadm makes every key of a
+// cluster with one algorithm, so that is the cluster's encryptionAlgorithm.
+func (s clusterSource) keepCAAlgorithm(cluster *kubeadm.ClusterConfiguration) {
+	ca, err := pki.LoadCert(pki.CertPath(s.certDir, pki.CAName))
+	if err != nil {
+		return
+	}
+	alg, ok := pki.KeyAlgorithmOf(ca.PublicKey)
+	if !ok || alg == cluster.KeyAlgorithm() {
+		return
+	}
+	cluster.EncryptionAlgorithm = alg
+	fmt.Fprintf(s.out, "[%s] New keys are %s, the algorithm of the cluster CA's key\n", s.prefix, alg)
 }
 
 // certDir is the certificate folder of check-expiration and renew: the
@@ -214,11 +241,40 @@ func (c certsConfig) certDir(flag string) string {
 // ---- certs check-expiration ----
 
 type checkExpirationOptions struct {
-	configPath       string
-	certDir          string
-	kubeconfig       string
+	certsConfigFlags
 	output           string
 	allowMissingKeys *bool
+}
+
+// certsConfigFlags are the flags that say where the configuration of a
+// certs command comes from (--config, else the cluster through
+// --kubeconfig, else the defaults) and where the certificates are.
+type certsConfigFlags struct {
+	configPath string
+	certDir    string
+	kubeconfig string
+}
+
+func (o *certsConfigFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
+	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
+	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
+}
+
+// load reads the configuration as the flags say, telling progress (with
+// prefix) where it comes from, and returns it with the certificate folder.
+// For a command that makes keys (newKeys), a default configuration takes
+// the key algorithm of the cluster CA in --cert-dir.
+func (o *certsConfigFlags) load(ctx context.Context, streams Streams, env certsEnv, progress io.Writer, prefix string, newKeys bool) (certsConfig, string, error) {
+	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: progress, prefix: prefix}
+	if newKeys {
+		src.certDir = o.certDir
+	}
+	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+	if err != nil {
+		return certsConfig{}, "", err
+	}
+	return cc, cc.certDir(o.certDir), nil
 }
 
 func newCheckExpirationCmd(streams Streams, env certsEnv) *cobra.Command {
@@ -237,9 +293,7 @@ is marked as externally managed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
-	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
-	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
+	o.add(f)
 	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|"+output.Formats+".")
 	o.allowMissingKeys = addPrinterFlags(f)
 	return cmd
@@ -250,15 +304,15 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 	if err != nil {
 		return exitcode.ValidationError(err)
 	}
-	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "check-expiration"}
+	progress := streams.Out
 	if printer != nil {
-		src.out = io.Discard // the document alone
+		progress = io.Discard // the document alone
 	}
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+	cc, certDir, err := o.load(ctx, streams, env, progress, "check-expiration", false)
 	if err != nil {
 		return err
 	}
-	certs, cas, err := pki.CheckExpiration(&cc.cfg.ClusterConfiguration, cc.certDir(o.certDir), env.kubernetesDir)
+	certs, cas, err := pki.CheckExpiration(&cc.cfg.ClusterConfiguration, certDir, env.kubernetesDir)
 	if err != nil {
 		return err
 	}
@@ -270,6 +324,12 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 		return err
 	}
 	printRenewalStatus(ctx, streams.Out, env.renewal)
+	if lines := carotation.Status(cc.certDir(o.certDir)); len(lines) > 0 {
+		fmt.Fprintln(streams.Out, "CA rotation under way (kubeadm certs rotate-ca):")
+		for _, l := range lines {
+			fmt.Fprintf(streams.Out, "  %s\n", l)
+		}
+	}
 	return nil
 }
 
@@ -454,9 +514,7 @@ func renewTargets(cfg *kubeadm.ClusterConfiguration) []renewTarget {
 }
 
 type renewOptions struct {
-	configPath string
-	certDir    string
-	kubeconfig string
+	certsConfigFlags
 }
 
 func newRenewCmd(streams Streams, env certsEnv) *cobra.Command {
@@ -468,12 +526,7 @@ together, with the certificate authorities in the certificate folder.`,
 		Args: cobra.NoArgs,
 		RunE: workflow.RequireSubcommand,
 	}
-	addFlags := func(c *cobra.Command, o *renewOptions) {
-		f := c.Flags()
-		f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
-		f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
-		f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
-	}
+	addFlags := func(c *cobra.Command, o *renewOptions) { o.add(c.Flags()) }
 
 	all := &renewOptions{}
 	allCmd := &cobra.Command{
@@ -512,13 +565,11 @@ the components that use it afterwards, and copy it wherever else it is used.`, t
 
 // run renews the target called only, or every target when only is "".
 func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, only string) error {
-	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "renew"}
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+	cc, certDir, err := o.load(ctx, streams, env, streams.Out, "renew", true)
 	if err != nil {
 		return err
 	}
 	cluster := &cc.cfg.ClusterConfiguration
-	certDir := cc.certDir(o.certDir)
 	var targets []renewTarget
 	for _, t := range renewTargets(cluster) {
 		if only == "" || t.name == only {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -356,7 +357,7 @@ func TestCertsRenew(t *testing.T) {
 		t.Errorf("external CA: %d\n%s", code, out)
 	}
 	out, code = runCerts(t, env, "renew", "apiserver", "--cert-dir", cfg.CertificatesDir)
-	if code != 0 || out != "MISSING! serving certificate of the Kubernetes API server\n" {
+	if code != 0 || out != "[renew] New keys are ECDSA-P256, the algorithm of the cluster CA's key\nMISSING! serving certificate of the Kubernetes API server\n" {
 		t.Errorf("missing: %d\n%s", code, out)
 	}
 
@@ -364,6 +365,45 @@ func TestCertsRenew(t *testing.T) {
 	out, code = runCerts(t, env, "renew", "etcd-server", "--config", ext)
 	if code != 0 || out != "MISSING! serving certificate of etcd\n" {
 		t.Errorf("external etcd: %d %q", code, out)
+	}
+}
+
+// TestCertsRenewOfflineKeepsAlgorithm: with no --config and no cluster
+// answering (its certificates expired, say), a renewal makes keys of the
+// cluster CA's algorithm, not the default RSA-2048.
+func TestCertsRenewOfflineKeepsAlgorithm(t *testing.T) {
+	dir := t.TempDir()
+	env := certsTestEnv(dir)
+	cfg := certsTestTree(t, env, certsTestConfig(t, dir, "")) // ECDSA-P256
+	var algs []kubeadm.EncryptionAlgorithmType
+	env.newKey = func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {
+		algs = append(algs, alg)
+		return pki.NewPrivateKey(alg)
+	}
+	for _, args := range [][]string{
+		{"renew", "apiserver", "--cert-dir", cfg.CertificatesDir},
+		{"renew", "expiring", "--cert-dir", cfg.CertificatesDir, "--within", "9000h", "--restart-components=false"},
+	} {
+		algs = nil
+		out, code := runCerts(t, env, args...)
+		if code != 0 || !strings.Contains(out, "New keys are ECDSA-P256, the algorithm of the cluster CA's key") {
+			t.Fatalf("%v: code %d\n%s", args, code, out)
+		}
+		if len(algs) == 0 {
+			t.Fatalf("%v made no key", args)
+		}
+		for _, a := range algs {
+			if a != "ECDSA-P256" {
+				t.Errorf("%v made a %s key", args, a)
+			}
+		}
+		api, err := pki.LoadCert(pki.CertPath(cfg.CertificatesDir, "apiserver"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alg, _ := pki.KeyAlgorithmOf(api.PublicKey); alg != "ECDSA-P256" {
+			t.Errorf("%v: the renewed apiserver certificate has a %s key", args, alg)
+		}
 	}
 }
 

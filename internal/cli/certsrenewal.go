@@ -44,16 +44,22 @@ func (e renewalEnv) schedule(out io.Writer) certrenewal.Schedule {
 
 func (e renewalEnv) statusPath() string { return e.root + certrenewal.StatusPath }
 
-// realNode connects to the container runtime this node's kubelet uses.
-func realNode(ctx context.Context, timeout time.Duration) (certrenewal.Node, func(), error) {
+// dialKubeletRuntime connects to the container runtime this node's kubelet
+// uses (the renewal's and the CA rotation's restarts go through it).
+func dialKubeletRuntime(ctx context.Context) (cri.Runtime, error) {
 	socket, _, err := upgrade.KubeletCRISocket(initphases.KubeletDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding the kubelet's container runtime: %w", err)
+		return nil, fmt.Errorf("finding the kubelet's container runtime: %w", err)
 	}
 	if socket == "" {
-		return nil, nil, fmt.Errorf("finding the kubelet's container runtime: %s names none", initphases.KubeletDir)
+		return nil, fmt.Errorf("finding the kubelet's container runtime: %s names none", initphases.KubeletDir)
 	}
-	rt, err := cri.Dial(ctx, socket, cri.Options{})
+	return cri.Dial(ctx, socket, cri.Options{})
+}
+
+// realNode connects to the container runtime this node's kubelet uses.
+func realNode(ctx context.Context, timeout time.Duration) (certrenewal.Node, func(), error) {
+	rt, err := dialKubeletRuntime(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,9 +74,7 @@ func realNode(ctx context.Context, timeout time.Duration) (certrenewal.Node, fun
 // ---- certs renew expiring ----
 
 type renewExpiringOptions struct {
-	configPath       string
-	certDir          string
-	kubeconfig       string
+	certsConfigFlags
 	within           time.Duration
 	restart          bool
 	output           string
@@ -111,9 +115,7 @@ runs this command (phase certs-renewal); its latest run is shown by
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file.")
-	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
-	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
+	o.add(f)
 	f.DurationVar(&o.within, "within", certrenewal.DefaultWindow, "Renew what expires within this time.")
 	f.BoolVar(&o.restart, "restart-components", true, "Restart (or wait for) the components that use a renewed certificate; false leaves that to you.")
 	f.StringVarP(&o.output, "output", "o", "text", "Output format: text|"+output.Formats+" (the report; the log then goes to standard error).")
@@ -136,8 +138,7 @@ func (o *renewExpiringOptions) run(ctx context.Context, streams Streams, env cer
 	if printer != nil {
 		log = streams.Err // the document alone on standard output
 	}
-	src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: log, prefix: "certs-renewal"}
-	cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+	cc, certDir, err := o.load(ctx, streams, env, log, "certs-renewal", true)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (o *renewExpiringOptions) run(ctx context.Context, streams Streams, env cer
 	now := env.now()
 	r := &certrenewal.Renewer{
 		Cfg:           cluster,
-		CertDir:       cc.certDir(o.certDir),
+		CertDir:       certDir,
 		KubeconfigDir: env.kubernetesDir,
 		BackupDir:     upgrade.BackupDirName(env.kubernetesDir+"/tmp", "certs", now),
 		StatusPath:    env.renewal.statusPath(),

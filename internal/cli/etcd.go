@@ -83,8 +83,10 @@ file, for a cluster whose only etcd member runs on this node.
 The snapshot is checked first. Then the etcd manifest is moved into a new
 folder /etc/kubernetes/tmp/kubeadm-etcd-restore-<date and time> so that the
 kubelet stops the member; once its client port is closed, its data folder
-is moved into the same folder (or, on another file system, next to itself),
-a new data folder is built from the snapshot, and the manifest is put back.
+is moved into the same folder (or, on another file system, next to itself;
+a data folder that is a mount point stays where it is, and its content is
+moved), a new data folder is built from the snapshot, and the manifest is
+put back.
 The command ends when the member answers again. If a step fails before the
 new data is in place, what was moved is moved back.
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
+	"github.com/kubeadm-go/kubeadm/internal/etcd/etcdtest"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -230,34 +231,45 @@ func TestEtcdSnapshotRestoreRefusals(t *testing.T) {
 
 // TestEtcdSnapshotRestoreMovesFiles runs a forced restore where no etcd
 // answers: the kubelet's part is missing, so the member never comes back,
-// but every file ends where it should.
+// but every file ends where it should. A data folder that is a mount
+// point stays, its content moved aside and the restored data built in it.
 func TestEtcdSnapshotRestoreMovesFiles(t *testing.T) {
-	n := newEtcdNode(t, "https://10.0.0.1:2380", refused)
-	manifest, err := os.ReadFile(n.manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := n.run(t, "snapshot", "restore", copyFixture(t, false), "--force")
-	if err == nil || !strings.Contains(err.Error(), "the restored etcd member does not answer") {
-		t.Fatalf("restore = %v, want the member not to answer\n%s", err, out)
-	}
-	backup := filepath.Join(n.env.KubernetesDir, "tmp", "kubeadm-etcd-restore-2026-01-02-03-04-05")
-	if data, err := os.ReadFile(filepath.Join(backup, "etcd-data", "member", "old")); err != nil || string(data) != "old data" {
-		t.Errorf("the former data in the backup folder: %q, %v", data, err)
-	}
-	if data, err := os.ReadFile(filepath.Join(backup, "etcd.yaml")); err != nil || !bytes.Equal(data, manifest) {
-		t.Errorf("the manifest in the backup folder differs (%v)", err)
-	}
-	if data, err := os.ReadFile(n.manifest); err != nil || !bytes.Equal(data, manifest) {
-		t.Errorf("the manifest put back differs (%v)", err)
-	}
-	if _, err := os.Stat(filepath.Join(n.dataDir, "member", "snap", "db")); err != nil {
-		t.Errorf("the restored data: %v", err)
-	}
-	for _, line := range []string{"WARNING: the etcd members cannot be listed", "nothing answers at 10.0.0.1:2379", "Restored the snapshot into " + n.dataDir} {
-		if !strings.Contains(out, line) {
-			t.Errorf("output lacks %q:\n%s", line, out)
-		}
+	for _, mounted := range []bool{false, true} {
+		t.Run(map[bool]string{false: "folder", true: "mount point"}[mounted], func(t *testing.T) {
+			n := newEtcdNode(t, "https://10.0.0.1:2380", refused)
+			if mounted {
+				etcdtest.BindMount(t, n.dataDir)
+			}
+			manifest, err := os.ReadFile(n.manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := n.run(t, "snapshot", "restore", copyFixture(t, false), "--force")
+			if err == nil || !strings.Contains(err.Error(), "the restored etcd member does not answer") {
+				t.Fatalf("restore = %v, want the member not to answer\n%s", err, out)
+			}
+			backup := filepath.Join(n.env.KubernetesDir, "tmp", "kubeadm-etcd-restore-2026-01-02-03-04-05")
+			if data, err := os.ReadFile(filepath.Join(backup, "etcd-data", "member", "old")); err != nil || string(data) != "old data" {
+				t.Errorf("the former data in the backup folder: %q, %v", data, err)
+			}
+			if data, err := os.ReadFile(filepath.Join(backup, "etcd.yaml")); err != nil || !bytes.Equal(data, manifest) {
+				t.Errorf("the manifest in the backup folder differs (%v)", err)
+			}
+			if data, err := os.ReadFile(n.manifest); err != nil || !bytes.Equal(data, manifest) {
+				t.Errorf("the manifest put back differs (%v)", err)
+			}
+			if _, err := os.Stat(filepath.Join(n.dataDir, "member", "snap", "db")); err != nil {
+				t.Errorf("the restored data: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(n.dataDir, "member", "old")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the former data is still in the data folder (%v)", err)
+			}
+			for _, line := range []string{"WARNING: the etcd members cannot be listed", "nothing answers at 10.0.0.1:2379", "Restored the snapshot into " + n.dataDir} {
+				if !strings.Contains(out, line) {
+					t.Errorf("output lacks %q:\n%s", line, out)
+				}
+			}
+		})
 	}
 }
 
@@ -265,13 +277,18 @@ func TestEtcdSnapshotRestoreUndoes(t *testing.T) {
 	for _, tc := range []struct {
 		name, peerURL string
 		dial          func(ctx context.Context, addr string) (net.Conn, error)
+		mounted       bool // the data folder is a mount point
 		want          string
 	}{
-		{"member does not stop", "https://10.0.0.1:2380", answering, "10.0.0.1:2379 still answers"},
-		{"restore fails", "10.0.0.1:2380", refused, "peer URL"},
+		{"member does not stop", "https://10.0.0.1:2380", answering, false, "10.0.0.1:2379 still answers"},
+		{"restore fails", "10.0.0.1:2380", refused, false, "peer URL"},
+		{"restore fails on a mount point", "10.0.0.1:2380", refused, true, "peer URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newEtcdNode(t, tc.peerURL, tc.dial)
+			if tc.mounted {
+				etcdtest.BindMount(t, n.dataDir)
+			}
 			out, err := n.run(t, "snapshot", "restore", copyFixture(t, false), "--force")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("restore = %v, want an error containing %q\n%s", err, tc.want, out)

@@ -1,40 +1,28 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	corev1 "k8s.io/api/core/v1"
-	utilversion "k8s.io/apimachinery/pkg/util/version"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
-	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/phases/upgradephases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
-	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
-	"github.com/kubeadm-go/kubeadm/internal/uploadconfig"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -268,6 +256,7 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		}
 		o.allowExperimental = o.allowExperimental || ptr.Deref(a.AllowExperimentalUpgrades, false)
 		o.allowRC = o.allowRC || ptr.Deref(a.AllowRCUpgrades, false)
+		o.printConfig = o.printConfig || ptr.Deref(a.PrintConfig, false)
 	} else {
 		n := up.Node
 		d.DryRun, d.EtcdUpgrade, d.CertRenewal = ptr.Deref(n.DryRun, false), ptr.Deref(n.EtcdUpgrade, true), ptr.Deref(n.CertificateRenewal, true)
@@ -317,35 +306,12 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 			return nil, err
 		}
 	}
-	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
-		return nil, err
-	}
-	// Only control-plane nodes upgrade kube-proxy; a worker's credentials
-	// may not even read its ConfigMap.
-	cluster, err := fetchClusterDocs(ctx, c, up, streams.Out, d.Node.ControlPlane)
+	err = d.Load(ctx, upgradephases.LoadOptions{
+		Env: env, Client: c, Target: target,
+		AllowExperimental: o.allowExperimental, AllowRC: o.allowRC, PrintConfig: o.printConfig,
+	})
 	if err != nil {
 		return nil, err
-	}
-	if !apply {
-		target = cluster.Cluster.KubernetesVersion
-	}
-	if d.Cfg, err = nodeConfig(ctx, env, cluster, d, up, target); err != nil {
-		return nil, err
-	}
-	d.CertDir = d.Cfg.CertificatesDir
-	if apply {
-		s, err := upgrade.ReadClusterState(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		if d.Policy, err = versionPolicy(s, d.Cfg.KubernetesVersion, o); err != nil {
-			return nil, err
-		}
-	}
-	if o.printConfig {
-		if err := printUpgradeConfig(streams.Out, d.Cfg); err != nil {
-			return nil, err
-		}
 	}
 	return d, nil
 }
@@ -375,63 +341,6 @@ func (o *upgradeOptions) upgradeConfig(env config.Environment, flags *pflag.Flag
 	return up, nil
 }
 
-// fetchClusterDocs reads the configuration stored in the cluster. The
-// component configurations kubeadm generated from defaults are left out,
-// so that this kubeadm's defaults apply.
-func fetchClusterDocs(ctx context.Context, c kubernetes.Interface, up *kubeadm.UpgradeConfiguration, out io.Writer, withProxy bool) (*config.Documents, error) {
-	fmt.Fprintf(out, "[upgrade/config] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
-	fmt.Fprintln(out, "[upgrade/config] If it is wrong, store the right one with 'kubeadm init phase upload-config kubeadm --config <your-config-file>'")
-	return uploadconfig.FetchDocuments(ctx, c, kubeadm.KubernetesAPICall(up.Timeouts), uploadconfig.FetchOptions{KubeProxy: withProxy, DropGenerated: true})
-}
-
-// nodeConfig is the cluster's configuration at version target with this
-// node's registration, defaulted as init's.
-func nodeConfig(ctx context.Context, env config.Environment, cluster *config.Documents, d *upgradephases.Data, up *kubeadm.UpgradeConfiguration, target string) (*kubeadm.InitConfiguration, error) {
-	docs := *cluster
-	cc := *cluster.Cluster
-	cc.KubernetesVersion = target
-	docs.Cluster = &cc
-	serial := d.ImagePullSerial
-	init := &v1beta4.InitConfiguration{
-		NodeRegistration: v1beta4.NodeRegistrationOptions{
-			Name:            d.Node.Name,
-			CRISocket:       d.Node.CRISocket,
-			ImagePullPolicy: corev1.PullPolicy(d.ImagePullPolicy),
-			ImagePullSerial: &serial,
-		},
-		LocalAPIEndpoint: v1beta4.APIEndpoint{AdvertiseAddress: d.Node.Endpoint.AdvertiseAddress, BindPort: d.Node.Endpoint.BindPort},
-	}
-	if up.Timeouts != nil {
-		t := *up.Timeouts
-		init.Timeouts = &t
-	}
-	docs.Init = init
-	cfg, err := env.InitConfiguration(ctx, &docs, config.DefaultOptions{SkipAddress: !d.Node.ControlPlane})
-	if err != nil {
-		return nil, fmt.Errorf("the cluster's configuration: %w", err)
-	}
-	cfg.BootstrapTokens = nil
-	return cfg, nil
-}
-
-// versionPolicy gathers what the version skew check compares, from the
-// cluster state s.
-func versionPolicy(s *upgrade.ClusterState, target string, o *upgradeOptions) (*upgrade.VersionPolicy, error) {
-	p := &upgrade.VersionPolicy{Kubelets: s.KubeletVersions(), AllowExperimental: o.allowExperimental, AllowRC: o.allowRC}
-	var errs []error
-	var e error
-	p.Cluster, e = utilversion.ParseSemantic(s.Version)
-	errs = append(errs, e)
-	p.Kubeadm, e = utilversion.ParseSemantic(version.Get().GitVersion)
-	errs = append(errs, e)
-	p.Target, e = utilversion.ParseSemantic(target)
-	errs = append(errs, e)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("reading the versions to compare: %w", err)
-	}
-	return p, nil
-}
-
 func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
 	printer, err := newPrinter(o.output, *o.allowMissingKeys)
 	if err != nil {
@@ -447,115 +356,35 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	// Without a version to check, the plan looks up the latest releases
-	// online, as upstream's: "stable" is the target version.
-	asked := up.Plan.KubernetesVersion
-	if len(args) > 0 {
-		asked = args[0]
-	}
-	ignored, err := mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &up.Plan.IgnorePreflightErrors)
+	r, err := o.planRequest(flags, up, args)
 	if err != nil {
 		return err
 	}
-	// As upstream's, the plan is for root only: it reads admin.conf and
-	// the node's manifests.
-	fmt.Fprintln(progress, "[preflight] Running pre-flight checks")
-	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(preflight.NewHost())}, ignored, progress, progress); err != nil {
-		return exitcode.PreflightError(err)
-	}
-	c, _, err := apiclient.FromKubeconfig(o.kubeconfigPath, kubeadm.KubernetesAPICall(up.Timeouts))
-	if err != nil {
-		return err
-	}
-	cluster, err := fetchClusterDocs(ctx, c, up, progress, true)
-	if err != nil {
-		return err
-	}
-	target, err := env.ResolveVersion(ctx, cmp.Or(asked, "stable"))
-	if err != nil {
-		return err
-	}
-	clusterAt := func(version string) (*kubeadm.ClusterConfiguration, error) {
-		cc := *cluster.Cluster
-		cc.KubernetesVersion = version
-		return env.ClusterConfiguration(ctx, &config.Documents{Source: "the cluster", Cluster: &cc})
-	}
-	cfg, err := clusterAt(target)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(progress, "[upgrade] Running cluster health checks")
-	h := upgrade.Health{Client: c, Cluster: cfg, ManifestDir: initphases.ManifestsDir, Out: progress}
-	if err := preflight.Run(ctx, h.ClusterHealthChecks(), ignored, progress, progress); err != nil {
-		return exitcode.PreflightError(err)
-	}
-	fmt.Fprintln(progress, "[upgrade] Reading what runs in the cluster")
-	s, err := upgrade.ReadClusterState(ctx, c)
-	if err != nil {
-		return err
-	}
-	p, err := versionPolicy(s, target, o)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(progress, "[upgrade/versions] Cluster version: %s\n", strings.TrimPrefix(s.Version, "v"))
-	fmt.Fprintf(progress, "[upgrade/versions] kubeadm version: %s\n", version.Get().GitVersion)
-	fmt.Fprintf(progress, "[upgrade/versions] Target version: %s\n", target)
-	offers, err := planOffers(ctx, env, progress, asked, p)
-	if err != nil {
-		return err
-	}
-	skew := p.Check()
-	if err := skew.Err(false); err != nil {
-		fmt.Fprintf(streams.Err, "[upgrade/versions] WARNING: %v\n", err)
-	}
-	if o.printConfig {
-		if err := printUpgradeConfig(progress, &kubeadm.InitConfiguration{ClusterConfiguration: *cfg}); err != nil {
-			return err
-		}
-	}
-	var plan *upgrade.Plan
-	for _, v := range offers {
-		at, err := clusterAt("v" + strings.TrimPrefix(v.String(), "v"))
-		if err != nil {
-			return err
-		}
-		if !ptr.Deref(up.Plan.EtcdUpgrade, true) || (flags.Changed("etcd-upgrade") && !o.etcdUpgrade) {
-			at.Etcd.External = &kubeadm.ExternalEtcd{} // leaves etcd out of the plan
-		}
-		next := upgrade.BuildPlan(s, at, v, version.Get().GitVersion)
-		if plan == nil {
-			plan = next
-		} else {
-			plan.Add(next)
-		}
-	}
-	if printer == nil {
-		fmt.Fprintln(streams.Out)
-		return plan.PrintText(streams.Out)
-	}
-	return printer.Print(streams.Out, plan)
+	r.Env, r.Printer, r.Out, r.Progress, r.Err = env, printer, streams.Out, progress, streams.Err
+	r.ManifestDir, r.Host = initphases.ManifestsDir, preflight.NewHost()
+	return upgrade.RunPlan(ctx, r)
 }
 
-// planOffers returns the versions the plan offers: the one asked for, or,
-// when none was, the latest release of the cluster's minor (looked up and
-// reported as upstream's plan does) and the target, the latest stable one,
-// each when newer than the cluster (see upgrade.Offers).
-func planOffers(ctx context.Context, env config.Environment, progress io.Writer, asked string, p *upgrade.VersionPolicy) ([]*utilversion.Version, error) {
-	if asked != "" {
-		return []*utilversion.Version{p.Target}, nil
+// planRequest is what the plan was asked: the flags merged with the
+// UpgradeConfiguration's plan settings (upstream refuses flags next to
+// --config, so at most one of the two says anything).
+func (o *upgradeOptions) planRequest(flags *pflag.FlagSet, up *kubeadm.UpgradeConfiguration, args []string) (upgrade.PlanRequest, error) {
+	p := up.Plan
+	r := upgrade.PlanRequest{
+		Upgrade:           up,
+		Asked:             p.KubernetesVersion,
+		KubeconfigPath:    o.kubeconfigPath,
+		AllowExperimental: o.allowExperimental || ptr.Deref(p.AllowExperimentalUpgrades, false),
+		AllowRC:           o.allowRC || ptr.Deref(p.AllowRCUpgrades, false),
+		EtcdUpgrade:       ptr.Deref(p.EtcdUpgrade, true) && (!flags.Changed("etcd-upgrade") || o.etcdUpgrade),
+		PrintConfig:       o.printConfig || ptr.Deref(p.PrintConfig, false),
 	}
-	label := fmt.Sprintf("stable-%d.%d", p.Cluster.Major(), p.Cluster.Minor())
-	latest, err := env.ResolveVersion(ctx, label)
-	if err != nil {
-		return nil, err
+	if len(args) > 0 {
+		r.Asked = args[0]
 	}
-	series, err := utilversion.ParseSemantic(latest)
-	if err != nil {
-		return nil, fmt.Errorf("the version %q of %s: %w", latest, label, err)
-	}
-	fmt.Fprintf(progress, "[upgrade/versions] Latest version in the v%d.%d series: %s\n", p.Cluster.Major(), p.Cluster.Minor(), latest)
-	return upgrade.Offers(p.Cluster, series, p.Target), nil
+	var err error
+	r.Ignored, err = mergeIgnoredPreflightErrors(o.ignorePreflightErrors, &up.Plan.IgnorePreflightErrors)
+	return r, err
 }
 
 func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, streams Streams, args []string) error {
@@ -575,42 +404,9 @@ func (o *upgradeOptions) runDiff(ctx context.Context, flags *pflag.FlagSet, stre
 	if err != nil {
 		return err
 	}
-	d := &upgradephases.Data{
-		Upgrade: up, KubernetesDir: initphases.KubernetesDir, ManifestDir: initphases.ManifestsDir, KubeletDir: initphases.KubeletDir,
-		Out: io.Discard, Err: streams.Err, ImagePullPolicy: string(up.Apply.ImagePullPolicy), ImagePullSerial: ptr.Deref(up.Apply.ImagePullSerial, true),
-	}
-	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
-		return err
-	}
-	cluster, err := fetchClusterDocs(ctx, c, up, io.Discard, false)
-	if err != nil {
-		return err
-	}
-	if d.Cfg, err = nodeConfig(ctx, env, cluster, d, up, target); err != nil {
-		return err
-	}
-	d.CertDir = d.Cfg.CertificatesDir
-	view := d.InitView()
-	for _, comp := range staticpod.ControlPlaneComponents() {
-		path := staticpod.ManifestPath(d.ManifestDir, comp)
-		old, err := boundedread.ReadFile(path, boundedread.MaxFile)
-		if err != nil {
-			return err
-		}
-		data, err := initphases.BuildManifest(view, comp)
-		if err != nil {
-			return err
-		}
-		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(data)),
-			FromFile: path, ToFile: "new manifest", Context: o.contextLines,
-		})
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(streams.Out, text)
-	}
-	return nil
+	return upgradephases.Diff(ctx, upgradephases.DiffRequest{
+		Env: env, Upgrade: up, Client: c, Target: target, ContextLines: o.contextLines, Out: streams.Out, Err: streams.Err,
+	})
 }
 
 // targetVersion is the version an upgrade command aims at: its argument,
@@ -625,14 +421,4 @@ func targetVersion(ctx context.Context, env config.Environment, args []string, f
 		target = version.KubernetesVersion
 	}
 	return env.ResolveVersion(ctx, target)
-}
-
-// printUpgradeConfig prints the configuration an upgrade uses.
-func printUpgradeConfig(out io.Writer, cfg *kubeadm.InitConfiguration) error {
-	b, err := config.MarshalDocuments(config.ClusterToV1beta4(&cfg.ClusterConfiguration))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "[upgrade/config] The configuration of the upgrade:\n%s", b)
-	return nil
 }

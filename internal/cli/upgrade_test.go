@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	utilversion "k8s.io/apimachinery/pkg/util/version"
-
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/internal/version"
@@ -83,35 +81,45 @@ func TestTargetVersion(t *testing.T) {
 	}
 }
 
-// TestPlanOffers: without a version asked for, the plan looks up the
-// latest release of the cluster's minor and offers it before the target.
-func TestPlanOffers(t *testing.T) {
-	var looked []string
-	env := config.Environment{ResolveVersion: func(_ context.Context, v string) (string, error) {
-		looked = append(looked, v)
-		return map[string]string{"stable-1.35": "v1.35.6"}[v], nil
-	}}
-	p := &upgrade.VersionPolicy{Cluster: utilversion.MustParseSemantic("v1.35.2"), Target: utilversion.MustParseSemantic("v1.36.3")}
-	var progress bytes.Buffer
-	offers, err := planOffers(context.Background(), env, &progress, "", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, v := range offers {
-		got = append(got, v.String())
-	}
-	if strings.Join(got, " ") != "1.35.6 1.36.3" || strings.Join(looked, " ") != "stable-1.35" {
-		t.Errorf("offers %v after looking up %v, want 1.35.6 1.36.3 after stable-1.35", got, looked)
-	}
-	if want := "[upgrade/versions] Latest version in the v1.35 series: v1.35.6\n"; progress.String() != want {
-		t.Errorf("progress %q, want %q", progress.String(), want)
-	}
-
-	// A version asked for is the only offer; nothing is looked up.
-	looked, progress = nil, bytes.Buffer{}
-	offers, err = planOffers(context.Background(), env, &progress, "v1.36.3", p)
-	if err != nil || len(offers) != 1 || offers[0].String() != "1.36.3" || looked != nil || progress.Len() > 0 {
-		t.Errorf("asked v1.36.3: offers %v, err %v, looked up %v, progress %q", offers, err, looked, progress.String())
+// TestPlanRequestTakesTheConfiguration: the plan settings of an
+// UpgradeConfiguration count as the flags do (upstream refuses both at
+// once); without either, the defaults hold.
+func TestPlanRequestTakesTheConfiguration(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name string
+		args []string // flags and arguments of "upgrade plan"
+		plan kubeadm.UpgradePlanConfiguration
+		want upgrade.PlanRequest
+	}{
+		{name: "defaults", want: upgrade.PlanRequest{EtcdUpgrade: true}},
+		{name: "flags", args: []string{"v1.36.9", "--allow-experimental-upgrades", "--allow-release-candidate-upgrades", "--print-config", "--etcd-upgrade=false"},
+			want: upgrade.PlanRequest{Asked: "v1.36.9", AllowExperimental: true, AllowRC: true, PrintConfig: true}},
+		{name: "configuration", plan: kubeadm.UpgradePlanConfiguration{KubernetesVersion: "v1.36.8", AllowExperimentalUpgrades: &yes, AllowRCUpgrades: &yes, PrintConfig: &yes, EtcdUpgrade: &no},
+			want: upgrade.PlanRequest{Asked: "v1.36.8", AllowExperimental: true, AllowRC: true, PrintConfig: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := newUpgradePlanCmd(Streams{})
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			o := &upgradeOptions{}
+			// The command's options are not reachable from outside: read
+			// the flags back into a fresh set of options.
+			f := cmd.Flags()
+			o.allowExperimental, _ = f.GetBool("allow-experimental-upgrades")
+			o.allowRC, _ = f.GetBool("allow-release-candidate-upgrades")
+			o.printConfig, _ = f.GetBool("print-config")
+			o.etcdUpgrade, _ = f.GetBool("etcd-upgrade")
+			up := &kubeadm.UpgradeConfiguration{Plan: tc.plan}
+			got, err := o.planRequest(f, up, f.Args())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Asked != tc.want.Asked || got.AllowExperimental != tc.want.AllowExperimental || got.AllowRC != tc.want.AllowRC ||
+				got.PrintConfig != tc.want.PrintConfig || got.EtcdUpgrade != tc.want.EtcdUpgrade {
+				t.Errorf("request %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

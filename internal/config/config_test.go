@@ -265,3 +265,25 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvertiseAddressCanonical: the advertise address is written back in
+// its canonical form once defaulted, so that every reader (certificates,
+// kubeconfig files, manifests) parses the same thing, as upstream's
+// kubeadm does with an address given with leading zeros or IPv4-mapped.
+func TestAdvertiseAddressCanonical(t *testing.T) {
+	for in, want := range map[string]string{
+		"010.0.0.1":       "10.0.0.1",
+		"::ffff:10.0.0.2": "10.0.0.2",
+		"FD00::0:1":       "fd00::1",
+		"10.0.0.3":        "10.0.0.3",
+	} {
+		docs := &Documents{Init: &v1beta4.InitConfiguration{LocalAPIEndpoint: v1beta4.APIEndpoint{AdvertiseAddress: in}}}
+		cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := cfg.LocalAPIEndpoint.AdvertiseAddress; got != want {
+			t.Errorf("advertise address %q became %q, want %q", in, got, want)
+		}
+	}
+}

@@ -87,11 +87,7 @@ func (e Environment) InitConfiguration(ctx context.Context, docs *Documents, opt
 	if err := e.cluster(ctx, &cfg.ClusterConfiguration); err != nil {
 		return nil, err
 	}
-	if docs != nil {
-		cfg.ComponentConfigs.Kubelet, cfg.ComponentConfigs.KubeletUserSupplied = docs.Kubelet, docs.Kubelet != nil
-		cfg.ComponentConfigs.KubeProxy, cfg.ComponentConfigs.KubeProxyUserSupplied = docs.KubeProxy, docs.KubeProxy != nil
-	}
-	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.AdvertiseAddress, e.Warn)
+	e.componentConfigs(cfg, docs)
 	return cfg, nil
 }
 
@@ -212,6 +208,9 @@ func (e Environment) advertiseAddress(ep *kubeadm.APIEndpoint, opts DefaultOptio
 			return fmt.Errorf("the advertise address %s is a loopback address, which other nodes cannot reach; use an address of a network interface", ep.AdvertiseAddress)
 		}
 		if !ip.IsUnspecified() {
+			// Parsed here once: every later reader gets the canonical
+			// form ("010.0.0.1" is 10.0.0.1), as upstream's does.
+			ep.AdvertiseAddress = ip.String()
 			return nil
 		}
 		// 0.0.0.0 and :: mean "pick for me".
@@ -283,4 +282,90 @@ func parseIPv4LeadingZeros(s string) net.IP {
 		b[i] = byte(n)
 	}
 	return net.IPv4(b[0], b[1], b[2], b[3])
+}
+
+// Node is a node's own part of the configuration it runs when it joins a
+// cluster or is upgraded, in the internal form: what join's
+// JoinConfiguration or the node's files say. The rest (cluster-wide
+// settings, component configurations) comes from the cluster.
+type Node struct {
+	NodeRegistration kubeadm.NodeRegistrationOptions
+	// LocalAPIEndpoint is the node's own API server; zero on a worker.
+	LocalAPIEndpoint kubeadm.APIEndpoint
+	// ControlPlane is true for a node that runs a control plane.
+	ControlPlane   bool
+	CertificateKey string
+	Patches        *kubeadm.Patches
+	Timeouts       *kubeadm.Timeouts
+	DryRun         bool
+	SkipPhases     []string
+}
+
+// JoinNode is the joining node's part of the JoinConfiguration j, as it is.
+func JoinNode(j *kubeadm.JoinConfiguration) Node {
+	n := Node{
+		NodeRegistration: j.NodeRegistration,
+		Patches:          j.Patches,
+		Timeouts:         j.Timeouts,
+		DryRun:           j.DryRun,
+		SkipPhases:       j.SkipPhases,
+	}
+	if j.ControlPlane != nil {
+		n.ControlPlane = true
+		n.LocalAPIEndpoint = j.ControlPlane.LocalAPIEndpoint
+		n.CertificateKey = j.ControlPlane.CertificateKey
+	}
+	return n
+}
+
+// NodeConfiguration builds the configuration a joining or upgraded node
+// runs, as init's phases see it: the cluster's documents (the
+// ClusterConfiguration and component configurations stored in the
+// cluster; docs.Init is ignored) defaulted as init defaults them, with
+// node's part. node is taken as it is, already in the internal form, with
+// only the defaults it may still lack filled in (node registration, API
+// endpoint and timeouts as init's, the CRI socket and, on a control-plane
+// node, the advertise address found on the machine): it is not converted
+// back to a file format and defaulted a second time. The result has no
+// bootstrap token.
+func (e Environment) NodeConfiguration(ctx context.Context, docs *Documents, node Node) (*kubeadm.InitConfiguration, error) {
+	cc, err := e.ClusterConfiguration(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &kubeadm.InitConfiguration{
+		ClusterConfiguration: *cc,
+		DryRun:               node.DryRun,
+		NodeRegistration:     node.NodeRegistration,
+		LocalAPIEndpoint:     node.LocalAPIEndpoint,
+		CertificateKey:       node.CertificateKey,
+		SkipPhases:           node.SkipPhases,
+		Patches:              node.Patches,
+		Timeouts:             &kubeadm.Timeouts{},
+	}
+	if node.Timeouts != nil {
+		t := *node.Timeouts
+		cfg.Timeouts = &t
+	}
+	v1beta4.SetDefaults_NodeRegistration(&cfg.NodeRegistration)
+	v1beta4.SetDefaults_APIEndpoint(&cfg.LocalAPIEndpoint)
+	v1beta4.SetDefaults_Timeouts(cfg.Timeouts)
+	if err := e.nodeRegistration(&cfg.NodeRegistration, node.ControlPlane, DefaultOptions{}); err != nil {
+		return nil, err
+	}
+	if err := e.advertiseAddress(&cfg.LocalAPIEndpoint, DefaultOptions{SkipAddress: !node.ControlPlane}); err != nil {
+		return nil, err
+	}
+	e.componentConfigs(cfg, docs)
+	return cfg, nil
+}
+
+// componentConfigs gives cfg the component configurations of docs (nil:
+// none given), defaulted for its node.
+func (e Environment) componentConfigs(cfg *kubeadm.InitConfiguration, docs *Documents) {
+	if docs != nil {
+		cfg.ComponentConfigs.Kubelet, cfg.ComponentConfigs.KubeletUserSupplied = docs.Kubelet, docs.Kubelet != nil
+		cfg.ComponentConfigs.KubeProxy, cfg.ComponentConfigs.KubeProxyUserSupplied = docs.KubeProxy, docs.KubeProxy != nil
+	}
+	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.AdvertiseAddress, e.Warn)
 }

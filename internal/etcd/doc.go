@@ -90,8 +90,11 @@
 // Restore builds the data folder of a new single-member cluster (the
 // member keeps its name and peer URLs; the cluster and member IDs are new)
 // in a temporary folder next to the target and renames it into place: the
-// target is either untouched (on failure) or complete. It refuses a
-// target that exists and is not an empty folder. The restore itself cannot
+// target is either untouched (on failure) or complete. An existing empty
+// target (a mount point, say, which can be neither replaced nor renamed
+// into from another file system) stays, and the staging folder is made
+// inside it, its content renamed up. It refuses a target that exists and
+// is not an empty folder. The restore itself cannot
 // be interrupted: the context is only looked at before it starts. The
 // etcd member must not run on the target while Restore works; stopping and
 // starting it is the caller's business.
@@ -106,4 +109,12 @@
 // with the library. What is kubeadm's is around it: the checks before,
 // the staging folder and the rename, and turning etcd's panics and fatal
 // log lines (a database its storage cannot open) into errors.
+//
+// # The data folder
+//
+// CopyTree copies a data folder into a new one (an upgrade's backup),
+// RestoreTree puts such a copy back (its rollback). A data folder that is
+// a mount point cannot be renamed: RestoreTree, and RestoreSnapshot when
+// it moves the member's data aside, then move its content instead
+// (MoveContent) and keep the folder.
 package etcd

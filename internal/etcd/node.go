@@ -168,11 +168,23 @@ func (env Node) RestoreSnapshot(ctx context.Context, snapshotPath string, force 
 	}
 	fmt.Fprintf(out, "[etcd] The member stopped: nothing answers at %s\n", endpoint)
 
-	oldData, err := moveAside(member.HostDataDir, filepath.Join(backup, "etcd-data"), stamp)
+	oldData, inPlace, err := moveAside(member.HostDataDir, filepath.Join(backup, "etcd-data"), stamp)
 	if err != nil {
 		return fail(err)
 	}
-	if oldData != "" {
+	switch {
+	case inPlace:
+		undo = append(undo, func() error {
+			if err := emptyDir(member.HostDataDir); err != nil {
+				return err
+			}
+			if err := CopyContent(oldData, member.HostDataDir); err != nil {
+				return err
+			}
+			return os.RemoveAll(oldData) // the copy, now put back
+		})
+		fmt.Fprintf(out, "[etcd] The member's data folder %s is a mount point: moved its content to %s\n", member.HostDataDir, oldData)
+	case oldData != "":
 		undo = append(undo, func() error { return os.Rename(oldData, member.HostDataDir) })
 		fmt.Fprintf(out, "[etcd] Moved the member's data folder %s to %s\n", member.HostDataDir, oldData)
 	}
@@ -341,21 +353,30 @@ func (env Node) waitPort(ctx context.Context, addr string, open bool, timeout ti
 }
 
 // moveAside moves dir to dest; when dest is on another file system it
-// moves it next to itself instead, with stamp in its name. It returns
-// where dir went, or "" when dir does not exist.
-func moveAside(dir, dest, stamp string) (string, error) {
+// moves it next to itself instead, with stamp in its name. A dir that is a
+// mount point cannot be moved: its content is moved into dest and dir
+// stays, empty (inPlace). It returns where dir's content went, or "" when
+// dir does not exist.
+func moveAside(dir, dest, stamp string) (aside string, inPlace bool, err error) {
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return "", false, nil
 	} else if err != nil {
-		return "", fmt.Errorf("the member's data folder: %w", err)
+		return "", false, fmt.Errorf("the member's data folder: %w", err)
 	}
-	err := os.Rename(dir, dest)
+	aside = dest
+	err = os.Rename(dir, aside)
 	if errors.Is(err, syscall.EXDEV) {
-		dest = filepath.Clean(dir) + ".before-restore-" + stamp
-		err = os.Rename(dir, dest)
+		aside = filepath.Clean(dir) + ".before-restore-" + stamp
+		err = os.Rename(dir, aside)
+	}
+	if errors.Is(err, syscall.EBUSY) {
+		if err := MoveContent(dir, dest); err != nil {
+			return "", false, fmt.Errorf("moving the content of the member's data folder (a mount point) aside: %w", err)
+		}
+		return dest, true, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("moving the member's data folder aside: %w", err)
+		return "", false, fmt.Errorf("moving the member's data folder aside: %w", err)
 	}
-	return dest, nil
+	return aside, false, nil
 }

@@ -28,7 +28,8 @@ type RestoreOptions struct {
 	// digest is checked.
 	Snapshot string
 	// DataDir is the etcd data folder to build. It must not exist, or be
-	// an empty folder. Its parent is created (mode 0700) when missing.
+	// an empty folder (a mount point, say), which is then filled in place.
+	// Its parent is created (mode 0700) when missing.
 	DataDir string
 	// Name is the member's --name and PeerURLs its
 	// --initial-advertise-peer-urls: the new cluster has this one member.
@@ -67,7 +68,16 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if err := os.MkdirAll(parent, DirMode); err != nil {
 		return fmt.Errorf("etcd restore: creating the folder of the data folder: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+".restore-*")
+	// The data is built in a staging folder, then moved into place with
+	// one rename. An existing (empty) data folder stays: it may be a mount
+	// point, which cannot be replaced, nor renamed into from another file
+	// system; the staging folder is then made inside it.
+	inPlace := exists(target)
+	stageIn := parent
+	if inPlace {
+		stageIn = target
+	}
+	tmp, err := os.MkdirTemp(stageIn, "."+filepath.Base(target)+".restore-*")
 	if err != nil {
 		return fmt.Errorf("etcd restore: %w", err)
 	}
@@ -85,6 +95,9 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 	if err := restoreInto(tmp, o, token); err != nil {
 		return fmt.Errorf("etcd restore from %s: %w", o.Snapshot, err)
 	}
+	if inPlace {
+		return moveUp(tmp, target)
+	}
 	// An empty target folder gives way; os.Remove refuses one that
 	// something has been put into meanwhile.
 	if err := checkDataDir(target); err != nil {
@@ -97,6 +110,41 @@ func Restore(ctx context.Context, o RestoreOptions) (err error) {
 		return fmt.Errorf("etcd restore: moving the restored data into place: %w", err)
 	}
 	if err := atomicfile.SyncDir(parent); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	return nil
+}
+
+// moveUp moves the restored data from the staging folder tmp into the
+// data folder target that holds it (and nothing else), gives target the
+// data folder's mode and removes tmp. etcd's restore makes one entry,
+// member/, so the data appears with one rename.
+func moveUp(tmp, target string) error {
+	entries, err := os.ReadDir(target)
+	if err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() != filepath.Base(tmp) {
+			return fmt.Errorf("etcd restore: the data folder %s is no longer empty (it has %s); an existing member's data is never overwritten", target, e.Name())
+		}
+	}
+	restored, err := os.ReadDir(tmp)
+	if err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	for _, e := range restored {
+		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(target, e.Name())); err != nil {
+			return fmt.Errorf("etcd restore: moving the restored data into place: %w", err)
+		}
+	}
+	if err := os.Remove(tmp); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	if err := os.Chmod(target, DirMode); err != nil {
+		return fmt.Errorf("etcd restore: %w", err)
+	}
+	if err := atomicfile.SyncDir(target); err != nil {
 		return fmt.Errorf("etcd restore: %w", err)
 	}
 	return nil

@@ -2,18 +2,14 @@ package etcd
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	bolt "go.etcd.io/bbolt"
+	"github.com/kubeadm-go/kubeadm/internal/etcd/etcdtest"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/snap"
-	"go.etcd.io/etcd/server/v3/storage/wal"
-	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
 	"go.uber.org/zap"
 )
 
@@ -63,7 +59,7 @@ func TestRestoreMatchesEtcdutl(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(dumpDataDir(t, ref), dumpDataDir(t, o.DataDir)); diff != "" {
+			if diff := cmp.Diff(etcdtest.DataDump(t, ref), etcdtest.DataDump(t, o.DataDir)); diff != "" {
 				t.Errorf("restored data folder differs from etcdutl's (-etcdutl +ours):\n%s", diff)
 			}
 			// The log and the raft snapshot are etcd's bytes, not only read
@@ -90,73 +86,4 @@ func TestRestoreMatchesEtcdutl(t *testing.T) {
 			}
 		})
 	}
-}
-
-// dumpDataDir describes, as lines of text, what etcd reads from a data
-// folder.
-func dumpDataDir(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	member := filepath.Join(dir, "member")
-
-	db, err := bolt.Open(filepath.Join(member, "snap", "db"), 0o400, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			out = append(out, fmt.Sprintf("bucket %s", name))
-			return b.ForEach(func(k, v []byte) error {
-				out = append(out, fmt.Sprintf("  %q = %q", k, v))
-				return nil
-			})
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), &walpb.Snapshot{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	metadata, state, entries, err := w.ReadAll()
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out = append(out, fmt.Sprintf("wal metadata %x", metadata), "wal state "+state.String())
-	for _, e := range entries {
-		out = append(out, "wal entry "+e.String())
-	}
-	snaps, err := wal.ValidSnapshotEntries(zap.NewNop(), filepath.Join(member, "wal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range snaps {
-		out = append(out, "wal snapshot "+s.String())
-	}
-	names, err := os.ReadDir(filepath.Join(member, "wal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range names {
-		out = append(out, "wal file "+n.Name())
-	}
-
-	s, err := snap.New(zap.NewNop(), filepath.Join(member, "snap")).Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out = append(out, "raft snapshot "+s.Metadata.String())
-	out = append(out, strings.Split(string(bytes.TrimSpace(s.Data)), ",")...)
-	files, err := os.ReadDir(filepath.Join(member, "snap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		out = append(out, "snap file "+f.Name())
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/etcd/etcdtest"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
@@ -353,6 +354,13 @@ func TestRestoreBuildsDataFolder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// A data folder on a disk of its own: filled in place.
+		{"empty mount point", func(t *testing.T, dataDir string) {
+			if err := os.MkdirAll(dataDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			etcdtest.BindMount(t, dataDir)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := filepath.Join(t.TempDir(), "var", "lib")
@@ -377,6 +385,9 @@ func TestRestoreBuildsDataFolder(t *testing.T) {
 			}
 			if names := entries(t, parent); len(names) != 1 || names[0] != "etcd" {
 				t.Errorf("next to the data folder: %v, want only etcd", names)
+			}
+			if names := entries(t, dataDir); len(names) != 1 || names[0] != "member" {
+				t.Errorf("in the data folder: %v, want only member", names)
 			}
 		})
 	}

@@ -2,12 +2,16 @@ package pki
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // ErrMissing reports that the certificate to renew does not exist.
@@ -116,4 +120,28 @@ func RenewKubeconfigCert(cfg *kubeadm.ClusterConfiguration, path, certDir string
 		return nil, err
 	}
 	return cert, nil
+}
+
+// KeyAlgorithmOf names the algorithm kubeadm makes keys like pub with;
+// ok is false for a key no algorithm of kubeadm's makes.
+func KeyAlgorithmOf(pub crypto.PublicKey) (alg kubeadm.EncryptionAlgorithmType, ok bool) {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		switch k.N.BitLen() {
+		case 2048:
+			return v1beta4.EncryptionAlgorithmRSA2048, true
+		case 3072:
+			return v1beta4.EncryptionAlgorithmRSA3072, true
+		case 4096:
+			return v1beta4.EncryptionAlgorithmRSA4096, true
+		}
+	case *ecdsa.PublicKey:
+		switch k.Curve {
+		case elliptic.P256():
+			return v1beta4.EncryptionAlgorithmECDSAP256, true
+		case elliptic.P384():
+			return v1beta4.EncryptionAlgorithmECDSAP384, true
+		}
+	}
+	return "", false
 }

@@ -3,11 +3,12 @@
 // policy, the plan (which component runs which version and what it would
 // become), the replacement of static Pod manifests with a
 // backup and a rollback when a component does not come back healthy, the
-// backup of etcd (a copy of its data folder and a snapshot through its API)
-// the refresh of the kubelet's configuration file, and the migration of
+// refresh of the kubelet's configuration file, and the migration of
 // what older kubeadm left on a node (the kubelet's CRI socket flag, the
 // Node's CRI socket annotation).
 //
-// The upgrade commands' phases (internal/phases/upgradephases) call into
-// this package; it knows nothing of flags or of the phase runner.
+// RunPlan is "kubeadm upgrade plan" once its flags are read. The upgrade
+// commands' phases (internal/phases/upgradephases) call into this package;
+// it knows nothing of flags or of the phase runner. The copies of etcd's
+// data folder an upgrade makes and puts back are internal/etcd's.
 package upgrade

@@ -214,9 +214,11 @@ func TestOnlyMainExits(t *testing.T) {
 func TestWritesAreAtomic(t *testing.T) {
 	allowed := map[string]string{
 		module + "/internal/atomicfile": "the helper itself",
-		// The etcd data backup of an upgrade is copied file by file
-		// (O_EXCL) into a new dated folder; the copy is only a backup.
-		module + "/internal/upgrade": "etcd data backup",
+		// etcd's data folder is copied file by file (O_EXCL) into a new
+		// folder of its own: the backup before an upgrade (put back by
+		// its rollback), and the content a restore moves aside from a
+		// mount point.
+		module + "/internal/etcd": "etcd data folder copies",
 		// The renewal's lock file is opened to hold a flock; nothing is
 		// written to it.
 		module + "/internal/certrenewal": "renewal lock file",

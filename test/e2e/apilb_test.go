@@ -137,8 +137,9 @@ func TestNodeLocalAPILoadBalancer(t *testing.T) {
 	}
 	waitUpstreams(three, 60*time.Second, cp1, cp2, cp3, w1, w2)
 
-	// The workers' kubelets go through the balancer.
-	for _, w := range []*testbed.Node{w1, w2} {
+	// Every kubelet goes through its node's balancer, the control-plane
+	// nodes' too (theirs prefer their own API server).
+	for _, w := range []*testbed.Node{cp1, cp2, cp3, w1, w2} {
 		kc, err := clientcmd.LoadFromFile(w.HostPath("/etc/kubernetes/kubelet.conf"))
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +169,9 @@ func TestNodeLocalAPILoadBalancer(t *testing.T) {
 	}
 	local("get", "nodes")
 
-	outage := func(name string, stop func()) {
+	// outage stops something, then checks the nodes named in ready stay
+	// Ready, and that a new Deployment runs on the workers.
+	outage := func(name string, stop func(), ready ...string) {
 		t.Helper()
 		loop := startRequestLoop(t, w1)
 		time.Sleep(3 * time.Second)
@@ -176,10 +179,10 @@ func TestNodeLocalAPILoadBalancer(t *testing.T) {
 		// Longer than the node monitor's grace period (40 s): a worker
 		// that lost the API server would turn NotReady meanwhile.
 		time.Sleep(50 * time.Second)
-		for _, w := range []string{"w1", "w2"} {
-			st := local("get", "node", w, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		for _, n := range ready {
+			st := local("get", "node", n, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 			if st != "True" {
-				t.Errorf("%s: %s is %q, want Ready", name, w, st)
+				t.Errorf("%s: %s is %q, want Ready", name, n, st)
 			}
 		}
 		dep := "lb-" + strings.ReplaceAll(name, " ", "-")
@@ -210,11 +213,13 @@ func TestNodeLocalAPILoadBalancer(t *testing.T) {
 
 	manifest := cp1.HostPath("/etc/kubernetes/manifests/kube-apiserver.yaml")
 	parked := cp1.HostPath("/etc/kubernetes/kube-apiserver.yaml.parked")
+	// cp1 itself stays Ready: its kubelet reaches cp2's and cp3's API
+	// servers through its balancer.
 	outage("api server stopped", func() {
 		if err := os.Rename(manifest, parked); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}, "cp1", "cp2", "cp3", "w1", "w2")
 
 	// Back: cp1's API server is healthy again in the workers' balancers.
 	if err := os.Rename(parked, manifest); err != nil {
@@ -260,7 +265,7 @@ func TestNodeLocalAPILoadBalancer(t *testing.T) {
 		if err := cp1.Down(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}, "cp2", "cp3", "w1", "w2")
 }
 
 // servedTo reads, in the last report line of the node's balancer log,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -369,50 +370,78 @@ func mountsBelow(t *testing.T, n *testbed.Node, dir string) []string {
 }
 
 // TestUpgradeKilled kills "kubeadm upgrade apply" at three points and
-// checks that apply run again ends as an uninterrupted apply to the same
-// version: the same manifests (byte for byte), kubeadm-config and
-// kubelet-config, kubelet configuration files and addon images, the
-// control plane running the target version and Ready, etcd healthy, no
-// temporary file left. One node is enough for each point, and one cluster
-// serves them all: after an uninterrupted upgrade from
-// testbed.UpgradeFromVersion and an uninterrupted downgrade back (apply
-// --force takes a cluster to an older patch release through the same
-// phases), which give the two end states to compare with, the killed
-// applies alternate between the two versions. The points: etcd's new
-// manifest written, after its backup (etcd is given an older image tag
-// first so that apply upgrades it); kube-apiserver's new manifest written,
-// while the kubelet restarts it; while the configuration is uploaded,
-// after the whole control plane was replaced. The certificates compared
-// are what they say (subject, issuer, names, usages, key), not their
-// serials and dates: every apply renews them.
+// "kubeadm upgrade node" at two, and checks that the command run again
+// ends as an uninterrupted one to the same version: the same manifests
+// (byte for byte), kubeadm-config and kubelet-config, kubelet
+// configuration files and addon images, the control plane running the
+// target version and Ready, etcd healthy, no temporary file left. The
+// versions are the test bed's upgrade, testbed.UpgradeFromVersion to
+// testbed.KubernetesVersion, and back: apply --force takes a cluster one
+// release back through the same phases, so one cluster serves every point.
+//
+// Apply, on node1 alone: an uninterrupted upgrade and an uninterrupted
+// downgrade give the two end states to compare with; the killed applies
+// alternate between the versions. The points: etcd's new manifest
+// written, after its backup; kube-apiserver's new manifest written, while
+// the kubelet restarts it; while the configuration is uploaded, after the
+// whole control plane was replaced. For the first, etcd must be older
+// than the target's: the etcd image it runs is given an older tag (see
+// etcdBehind) unless the target's etcd is newer anyway, as in a minor
+// upgrade, and the test checks that apply wrote etcd's manifest.
+//
+// Node: node2 then joins as a second control-plane node, and each apply on
+// node1 leaves it behind; its "upgrade node" (the last control-plane
+// node's, which also upgrades the addons) is run uninterrupted once, then
+// killed while its kube-apiserver restarts and after CoreDNS was upgraded
+// (kube-proxy not yet). Run again, it must end as the uninterrupted run to
+// the same version did, and a further run must change nothing.
+//
+// The certificates compared are what they say (subject, issuer, names,
+// usages, key), not their serials and dates: every apply renews them.
 func TestUpgradeKilled(t *testing.T) {
-	longTest(t, "20 minutes")
+	longTest(t, "30 minutes")
 	from, to := requireUpgradeToolchains(t)
 	c := manageCluster(t, from.UpgradeCluster(to, "upkilled", clusterStateDir("upkilled"), testWriter{t}))
 	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1")
+	nodes, err := c.Up(ctx, "node1", "node2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n1 := nodes[0]
+	n1, n2 := nodes[0], nodes[1]
 	t.Cleanup(func() {
 		if t.Failed() {
-			dumpControlPlane(t, n1)
+			dumpControlPlane(t, n1, n2)
 		}
 	})
-	if err := n1.WriteCNIConfig(); err != nil {
-		t.Fatal(err)
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	// etcd is never taken back to an older image: once an apply to `to`
+	// ran, every end state has to's etcd (the newer of the two).
+	wantEtcd := imageRef(t, to, "etcd")
+	if older, err := etcdTagLess(upgrade.ImageTag(wantEtcd), upgrade.ImageTag(imageRef(t, from, "etcd"))); err != nil || older {
+		t.Fatalf("the etcd of %s (%s) is older than the etcd of %s, or unreadable (%v)", to.KubernetesVersion, wantEtcd, from.KubernetesVersion, err)
+	}
+	// The tag etcdBehind gives to's etcd image must not be a real
+	// image's.
+	if older, err := etcdTagBefore(upgrade.ImageTag(wantEtcd)); err != nil || "registry.k8s.io/etcd:"+older == imageRef(t, from, "etcd") {
+		t.Fatalf("no tag older than %s to give it that is not %s's etcd (%q, %v)", wantEtcd, from.KubernetesVersion, older, err)
+	}
+
 	initCfg := filepath.Join(n1.Dir, "kubeadm.yaml")
 	writeFile(t, initCfg, testbed.InitConfig(n1, from.KubernetesVersion, ""))
-	r := run(t, n1, "kubeadm", "init", "--config", initCfg, ignoreFindings())
+	r := run(t, n1, "kubeadm", "init", "--config", initCfg, "--upload-certs", ignoreFindings())
 	if r.Code != 0 {
 		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", from.KubernetesVersion, r.Code, r.Stdout, r.Stderr)
 	}
+	jc := parseJoinCommand(t, r.Stdout)
 	nodeReady(t, n1, "node1", 2*time.Minute)
 	// A setting of the administrator's that every apply must keep.
 	setKubeletConfigField(t, n1, "maxPods", "120")
 
+	// In node1's folder, which every node sees (host folders are visible).
 	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
 	writeFile(t, upgradeCfg, upgradeConfiguration("3m"))
 	etcdManifest := n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")
@@ -423,43 +452,46 @@ func TestUpgradeKilled(t *testing.T) {
 		}
 		return args
 	}
-	// checkUpgraded checks the cluster runs tc's version and returns its
-	// end state.
-	checkUpgraded := func(t *testing.T, tc *testbed.Toolchain) map[string]string {
+	// checkUpgraded checks that node n runs tc's control plane and
+	// returns its end state; addons says whether they must be at tc's
+	// version too (not while another control-plane node lags behind).
+	checkUpgraded := func(t *testing.T, n *testbed.Node, tc *testbed.Toolchain, addons bool) map[string]string {
 		t.Helper()
-		checkControlPlaneAt(t, n1, n1, tc)
-		eventually(t, 3*time.Minute, "etcd running "+etcdTag, func() error {
-			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", "etcd-node1", "-o", mirrorPodJSONPath), "registry.k8s.io/etcd:"+etcdTag+" true")
-		})
-		checkVoters(t, etcdMemberList(t, n1), 1)
-		mustRun(t, n1, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+		checkControlPlaneAt(t, n1, n, tc)
+		checkEtcdAt(t, n1, n, wantEtcd)
+		mustRun(t, n, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
 			"--cert=/etc/kubernetes/pki/apiserver-etcd-client.crt", "--key=/etc/kubernetes/pki/apiserver-etcd-client.key", "endpoint", "health")
 		if got := clusterVersion(t, n1); got != tc.KubernetesVersion {
 			t.Errorf("kubeadm-config says kubernetesVersion %q, want %s", got, tc.KubernetesVersion)
 		}
-		checkMaxPods(t, n1, "120")
-		checkKubeProxy(t, n1, tc)
-		kubectl(t, n1, "-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=3m")
-		nodeReady(t, n1, "node1", 2*time.Minute)
-		for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet"} {
-			noTempFiles(t, n1.HostPath(dir))
+		checkMaxPods(t, n, "120")
+		if addons {
+			checkKubeProxy(t, n1, tc)
+			if got, want := kubectl(t, n1, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.spec.template.spec.containers[0].image}"), imageRef(t, tc, "coredns"); got != want {
+				t.Errorf("CoreDNS Deployment image %q, want %s", got, want)
+			}
+			kubectl(t, n1, "-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=3m")
 		}
-		return upgradeState(t, n1)
+		nodeReady(t, n1, n.Name, 2*time.Minute)
+		for _, dir := range []string{"/etc/kubernetes", "/var/lib/kubelet"} {
+			noTempFiles(t, n.HostPath(dir))
+		}
+		return upgradeState(t, n)
 	}
-
-	// etcd's image given an older tag, so that apply upgrades etcd too.
-	olderEtcd := func(t *testing.T) {
+	// etcdReplaced checks, with our kubeadm, that an apply's output shows
+	// it wrote etcd's new manifest.
+	etcdReplaced := func(t *testing.T, out string) {
 		t.Helper()
-		began := time.Now()
-		runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
-		t.Logf("etcd runs %s again after %v", olderEtcdTag, time.Since(began).Round(time.Second))
+		if !otherKubeadm() && !strings.Contains(out, `Writing the new manifest to "/etc/kubernetes/manifests/etcd.yaml"`) {
+			t.Errorf("apply did not replace etcd's manifest:\n%s", out)
+		}
 	}
 
 	want := map[string]map[string]string{}
 	for _, tc := range []*testbed.Toolchain{to, from} {
 		t.Run("uninterrupted apply to "+tc.KubernetesVersion, func(t *testing.T) {
 			if tc == to {
-				olderEtcd(t)
+				etcdBehind(t, n1, etcdManifest, wantEtcd)
 			}
 			controlPlaneSettled(t, n1)
 			args := apply(tc)
@@ -468,7 +500,10 @@ func TestUpgradeKilled(t *testing.T) {
 				t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 			}
 			t.Logf("an uninterrupted apply to %s took %v", tc.KubernetesVersion, r.Took.Round(time.Millisecond))
-			want[tc.KubernetesVersion] = checkUpgraded(t, tc)
+			if tc == to {
+				etcdReplaced(t, r.Stdout)
+			}
+			want[tc.KubernetesVersion] = checkUpgraded(t, n1, tc, true)
 		})
 		if t.Failed() {
 			t.FailNow()
@@ -484,13 +519,20 @@ func TestUpgradeKilled(t *testing.T) {
 		{to: from, marker: `for the kubelet to restart "kube-apiserver"`},
 		{to: to, marker: `[upload-config] Storing the cluster configuration`},
 	} {
-		t.Run(p.to.KubernetesVersion+" killed at "+p.marker, func(t *testing.T) {
+		t.Run("apply to "+p.to.KubernetesVersion+" killed at "+p.marker, func(t *testing.T) {
 			if p.etcdToo {
-				olderEtcd(t)
+				etcdBehind(t, n1, etcdManifest, wantEtcd)
 			}
 			controlPlaneSettled(t, n1)
 			args := apply(p.to)
 			out := killAt(t, n1, p.marker, args...)
+			if p.etcdToo {
+				// The kill came during etcd's replacement: its new
+				// manifest is written.
+				if got := manifestImage(t, etcdManifest); got != wantEtcd {
+					t.Fatalf("after the kill etcd's manifest has image %s, want %s (apply did not replace etcd):\n%s", got, wantEtcd, tail(out, 20))
+				}
+			}
 			// As an administrator would, wait until the control plane
 			// answers again (see controlPlaneSettled).
 			controlPlaneSettled(t, n1)
@@ -499,7 +541,7 @@ func TestUpgradeKilled(t *testing.T) {
 				t.Fatalf("apply after the killed one: exit %d\nkilled run:\n%s\nstdout:\n%s\nstderr:\n%s", r.Code, tail(out, 20), r.Stdout, r.Stderr)
 			}
 			t.Logf("apply after the killed one took %v", r.Took.Round(time.Millisecond))
-			got := checkUpgraded(t, p.to)
+			got := checkUpgraded(t, n1, p.to, true)
 			if d := diffDigests(want[p.to.KubernetesVersion], got); len(d) > 0 {
 				t.Errorf("the end state differs from an uninterrupted apply's in %v\nkilled run:\n%s\nrun again:\n%s", d, tail(out, 20), r.Stdout)
 			}
@@ -508,6 +550,167 @@ func TestUpgradeKilled(t *testing.T) {
 			t.FailNow()
 		}
 	}
+
+	// upgrade node. node1 is at to's version now; node2 joins there.
+	t.Run("node2 joins", func(t *testing.T) {
+		r := run(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n2.Addr().String(), ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("control-plane join of node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		checkVoters(t, etcdMemberList(t, n1), 2)
+		nodeReady(t, n1, "node2", 2*time.Minute)
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	node := []string{"kubeadm", "upgrade", "node", "--config", upgradeCfg}
+	// applyOnNode1 takes the cluster to tc's version, node2 left behind.
+	applyOnNode1 := func(t *testing.T, tc *testbed.Toolchain) {
+		t.Helper()
+		controlPlaneSettled(t, n1)
+		args := apply(tc)
+		r := runWithin(t, 10*time.Minute, n1, args[0], args[1:]...)
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+		}
+		checkControlPlaneAt(t, n1, n1, tc)
+		controlPlaneSettled(t, n1)
+	}
+	// unchanged runs upgrade node once more on a converged node2 and
+	// checks it changes nothing.
+	unchanged := func(t *testing.T, tc *testbed.Toolchain, state map[string]string) {
+		t.Helper()
+		r := runWithin(t, 10*time.Minute, n2, node[0], node[1:]...)
+		if r.Code != 0 {
+			t.Fatalf("upgrade node run again: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stdout, "Writing the new manifest") {
+			t.Errorf("upgrade node run on a converged node replaced a manifest:\n%s", r.Stdout)
+		}
+		if d := diffDigests(state, checkUpgraded(t, n2, tc, true)); len(d) > 0 {
+			t.Errorf("upgrade node run on a converged node changed %v:\n%s", d, r.Stdout)
+		}
+	}
+	nodeWant := map[string]map[string]string{}
+	t.Run("uninterrupted upgrade node to "+from.KubernetesVersion, func(t *testing.T) {
+		applyOnNode1(t, from)
+		r := runWithin(t, 10*time.Minute, n2, node[0], node[1:]...)
+		if r.Code != 0 {
+			t.Fatalf("upgrade node on node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("an uninterrupted upgrade node to %s took %v", from.KubernetesVersion, r.Took.Round(time.Millisecond))
+		nodeWant[from.KubernetesVersion] = checkUpgraded(t, n2, from, true)
+		unchanged(t, from, nodeWant[from.KubernetesVersion])
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	for _, p := range []struct {
+		to     *testbed.Toolchain
+		marker string
+	}{
+		{to: to, marker: `for the kubelet to restart "kube-apiserver"`},
+		{to: from, marker: `[addons] Applied essential addon: CoreDNS`},
+	} {
+		t.Run("upgrade node to "+p.to.KubernetesVersion+" killed at "+p.marker, func(t *testing.T) {
+			applyOnNode1(t, p.to)
+			out := killAt(t, n2, p.marker, node...)
+			controlPlaneSettled(t, n1)
+			r := runWithin(t, 10*time.Minute, n2, node[0], node[1:]...)
+			if r.Code != 0 {
+				t.Fatalf("upgrade node after the killed one: exit %d\nkilled run:\n%s\nstdout:\n%s\nstderr:\n%s", r.Code, tail(out, 20), r.Stdout, r.Stderr)
+			}
+			t.Logf("upgrade node after the killed one took %v", r.Took.Round(time.Millisecond))
+			got := checkUpgraded(t, n2, p.to, true)
+			if w, ok := nodeWant[p.to.KubernetesVersion]; ok {
+				if d := diffDigests(w, got); len(d) > 0 {
+					t.Errorf("node2's end state differs from an uninterrupted upgrade node's in %v\nkilled run:\n%s\nrun again:\n%s", d, tail(out, 20), r.Stdout)
+				}
+			}
+			unchanged(t, p.to, got)
+		})
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+}
+
+// checkEtcdAt checks that node n's etcd runs image want, in its manifest
+// and in the container its kubelet runs. The container is read from the
+// mirror Pod's spec, not its status: for an image with two tags (see
+// etcdBehind) containerd reports the first of them as the container's
+// image, whichever the Pod named.
+func checkEtcdAt(t *testing.T, api, n *testbed.Node, want string) {
+	t.Helper()
+	if got := manifestImage(t, n.HostPath("/etc/kubernetes/manifests/etcd.yaml")); got != want {
+		t.Errorf("%s's etcd manifest has image %q, want %s", n.Name, got, want)
+	}
+	eventually(t, 3*time.Minute, "etcd of "+n.Name+" running "+want, func() error {
+		return expectOutput(kubectlTry(t, api, "-n", "kube-system", "get", "pod", "etcd-"+n.Name, "-o",
+			`jsonpath={.spec.containers[0].image} {.status.containerStatuses[0].ready}`), want+" true")
+	})
+}
+
+// etcdBehind makes node n's etcd older than the image want (a reference
+// of registry.k8s.io/etcd), so that an apply to the release that lists
+// want replaces etcd: a patch upgrade lists the same etcd on both sides.
+// When n's etcd runs an older tag already (a minor upgrade), it does
+// nothing; otherwise it gives the image n's etcd runs a tag older than
+// want's (etcdTagBefore) and points etcd's manifest at it. The binary
+// stays the same, so etcd's data needs no downgrade.
+func etcdBehind(t *testing.T, n *testbed.Node, manifest, want string) {
+	t.Helper()
+	cur, wantTag := upgrade.ImageTag(manifestImage(t, manifest)), upgrade.ImageTag(want)
+	behind, err := etcdTagLess(cur, wantTag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if behind {
+		return
+	}
+	older, err := etcdTagBefore(wantTag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	runEtcdTag(t, n, manifest, cur, older)
+	t.Logf("%s's etcd runs its image under the tag %s after %v", n.Name, older, time.Since(began).Round(time.Second))
+}
+
+// etcdTagLess compares two etcd image tags ("3.6.8-0") as kubeadm does.
+func etcdTagLess(a, b string) (bool, error) {
+	va, err := upgrade.EtcdTagVersion(a)
+	if err != nil {
+		return false, err
+	}
+	vb, err := upgrade.EtcdTagVersion(b)
+	if err != nil {
+		return false, err
+	}
+	return va.LessThan(vb), nil
+}
+
+// etcdTagBefore returns a tag that kubeadm reads as older than tag
+// ("X.Y.Z-N"): the previous patch release, or for X.Y.0 the first of
+// the previous minor release.
+func etcdTagBefore(tag string) (string, error) {
+	m := regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(-.*)?$`).FindStringSubmatch(tag)
+	if m == nil {
+		return "", fmt.Errorf("etcd image tag %q is not X.Y.Z[-N]", tag)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	patch, _ := strconv.Atoi(m[3])
+	switch {
+	case patch > 0:
+		patch--
+	case minor > 0:
+		minor, patch = minor-1, 0
+	default:
+		return "", fmt.Errorf("no etcd release before %q to tag", tag)
+	}
+	return fmt.Sprintf("%d.%d.%d%s", major, minor, patch, m[4]), nil
 }
 
 // controlPlaneSettled waits until the API server of node n answers and
@@ -602,4 +805,19 @@ func certSummary(t *testing.T, data string) string {
 	return fmt.Sprintf("subject=%s issuer=%s dns=%v ips=%v usage=%v ext=%v ca=%v key=%x valid=%v",
 		c.Subject, c.Issuer, c.DNSNames, c.IPAddresses, c.KeyUsage, c.ExtKeyUsage, c.IsCA, key[:8],
 		c.NotBefore.Before(now) && c.NotAfter.After(now.AddDate(0, 11, 0)))
+}
+
+func TestEtcdTagBefore(t *testing.T) {
+	for tag, want := range map[string]string{"3.6.8-0": "3.6.7-0", "3.7.0-0": "3.6.0-0", "3.6.1": "3.6.0", "3.0.0-0": "", "v3.6.8": ""} {
+		got, err := etcdTagBefore(tag)
+		if got != want || (err != nil) != (want == "") {
+			t.Errorf("etcdTagBefore(%q) = %q, %v; want %q", tag, got, err, want)
+		}
+		if want == "" {
+			continue
+		}
+		if older, err := etcdTagLess(got, tag); err != nil || !older {
+			t.Errorf("kubeadm does not read %s as older than %s (%v)", got, tag, err)
+		}
+	}
 }

@@ -15,16 +15,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	bolt "go.etcd.io/bbolt"
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/snap"
-	"go.etcd.io/etcd/server/v3/storage/wal"
-	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
-	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
+	"github.com/kubeadm-go/kubeadm/internal/etcd/etcdtest"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
 
@@ -112,7 +106,7 @@ func TestEtcdSnapshotRestoreThreeMembers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
-	if diff := cmp.Diff(etcdDataDump(t, ref), etcdDataDump(t, ours)); diff != "" {
+	if diff := cmp.Diff(etcdtest.DataDump(t, ref), etcdtest.DataDump(t, ours)); diff != "" {
 		t.Errorf("restored data folder differs from etcdutl's (-etcdutl +ours):\n%s", diff)
 	}
 	for _, f := range []string{"member/wal/0000000000000000-0000000000000000.wal", "member/snap/0000000000000001-0000000000000001.snap"} {
@@ -122,25 +116,32 @@ func TestEtcdSnapshotRestoreThreeMembers(t *testing.T) {
 			t.Errorf("%s differs from etcdutl's (%v)", f, err)
 		}
 	}
-	refMember, refCluster := etcdWALIDs(t, ref)
+	refMember, refCluster := etcdtest.WALIDs(t, ref)
 	t.Logf("etcdutl's restore: member %x, cluster %x", refMember, refCluster)
 
 	// The cluster is lost: the other members are gone.
 	for _, p := range procs {
 		p.stop()
 	}
+	// The member's data folder is a mount point (etcd on a disk of its
+	// own): the restore keeps the folder and builds the data in it.
+	unmount := etcdtest.BindMount(t, cp.HostPath("/var/lib/etcd"))
 	began := time.Now()
 	out, err = cp.KubeadmCommand("etcd", "snapshot", "restore", path, "--force").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubeadm etcd snapshot restore --force: %v\n%s", err, out)
 	}
 	t.Logf("kubeadm etcd snapshot restore --force (%v):\n%s", time.Since(began).Round(time.Millisecond), out)
+	if !strings.Contains(string(out), "is a mount point: moved its content to") {
+		t.Errorf("the restore did not say it kept the mount point:\n%s", out)
+	}
 	snapshotExpect(ctx, t, first, want)
 	etcdExpectIDs(ctx, t, first, refMember, refCluster)
 	snapshotPut(ctx, t, first, "restored/", 5)
 	if n := etcdCount(ctx, t, first, "restored/", false); n != 5 {
 		t.Errorf("%d keys under restored/, want 5", n)
 	}
+	unmount() // the swap below renames the folder
 
 	// etcd starts from etcdutl's folder as well, with the same IDs.
 	etcdSwapDataDir(ctx, t, cp, ref)
@@ -281,68 +282,4 @@ func etcdSwapDataDir(ctx context.Context, t *testing.T, cp *controlplane.Control
 		_, err := snapshotClient(t, snapshotEtcdConfig(cp, "https://"+client)).Get(callCtx, "health", clientv3.WithCountOnly())
 		return err
 	})
-}
-
-// etcdWALIDs returns the member and cluster IDs a data folder's
-// write-ahead log records.
-func etcdWALIDs(t *testing.T, dir string) (member, cluster uint64) {
-	t.Helper()
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(dir, "member", "wal"), &walpb.Snapshot{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	metadata, _, _, err := w.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md etcdserverpb.Metadata
-	if err := proto.Unmarshal(metadata, &md); err != nil {
-		t.Fatal(err)
-	}
-	return md.GetNodeID(), md.GetClusterID()
-}
-
-// etcdDataDump describes, as lines of text, what etcd reads from a data
-// folder: every bucket of the database, the log and the raft snapshot.
-func etcdDataDump(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	member := filepath.Join(dir, "member")
-	db, err := bolt.Open(filepath.Join(member, "snap", "db"), 0o400, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			out = append(out, fmt.Sprintf("bucket %s", name))
-			return b.ForEach(func(k, v []byte) error {
-				out = append(out, fmt.Sprintf("  %q = %q", k, v))
-				return nil
-			})
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), &walpb.Snapshot{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	metadata, state, entries, err := w.ReadAll()
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out = append(out, fmt.Sprintf("wal metadata %x", metadata), "wal state "+state.String())
-	for _, e := range entries {
-		out = append(out, "wal entry "+e.String())
-	}
-	s, err := snap.New(zap.NewNop(), filepath.Join(member, "snap")).Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out = append(out, "raft snapshot "+s.Metadata.String(), "raft snapshot data "+string(s.Data))
-	return out
 }

@@ -21,7 +21,7 @@ func LocalAPIServer(d *Data) string {
 }
 
 // InstallAPIServerLB puts the node-local API server load balancer on this
-// node (docs/decisions/011): the running kubeadm binary, the saved list
+// node (docs/decisions/009): the running kubeadm binary, the saved list
 // seeded with seed, and the static Pod manifest, preferring preferred
 // (this node's API server; "" on a worker). Under --dry-run only the
 // manifest is written, into the dry-run folder. Idempotent.

@@ -9,16 +9,8 @@ import (
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 )
-
-// renewalHost is a machine run by systemd whose commands all succeed.
-type renewalHost struct{ calls []string }
-
-func (h *renewalHost) Exists(p string) bool { return p == "/run/systemd/system" }
-func (h *renewalHost) Run(_ context.Context, name string, args ...string) ([]byte, error) {
-	h.calls = append(h.calls, name+" "+strings.Join(args, " "))
-	return nil, nil
-}
 
 func TestCertsRenewalPhase(t *testing.T) {
 	for _, tc := range []struct {
@@ -55,7 +47,7 @@ func TestCertsRenewalPhase(t *testing.T) {
 			if tc.dryRun {
 				d.DryRunDir = t.TempDir()
 			}
-			h := &renewalHost{}
+			h := &kubelettest.SystemdHost{}
 			p := certsRenewalPhase(h)
 			if err := p.Run(context.Background(), d); err != nil {
 				t.Fatal(err)
@@ -65,7 +57,7 @@ func TestCertsRenewalPhase(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got := strings.Join(h.calls, ","); got != tc.wantCalls {
+			if got := strings.Join(h.Calls, ","); got != tc.wantCalls {
 				t.Errorf("calls %q, want %q", got, tc.wantCalls)
 			}
 			for _, w := range tc.wantOut {

@@ -2,12 +2,9 @@ package initphases
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +16,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/csrapprover"
+	"github.com/kubeadm-go/kubeadm/internal/kubeadmbinary"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
@@ -274,7 +272,7 @@ func KubeletServingApproverManifest(d *Data) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := fileSum(exe)
+	sum, err := kubeadmbinary.SHA256(exe)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +355,7 @@ func installApproverBinary(d *Data) (string, error) {
 	if err := checkStatic(exe); err != nil {
 		return "", err
 	}
-	sum, err := fileSum(exe)
+	sum, err := kubeadmbinary.SHA256(exe)
 	if err != nil {
 		return "", err
 	}
@@ -365,28 +363,8 @@ func installApproverBinary(d *Data) (string, error) {
 		fmt.Fprintf(d.Out, "[dryrun] Would copy %q to %q for the approver's static Pod\n", exe, cis.ApproverBinary)
 		return sum, nil
 	}
-	dst := hostPath(d, cis.ApproverBinary)
-	if old, err := fileSum(dst); err == nil && old == sum {
-		return sum, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
-	}
-	src, err := os.Open(exe)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
-	h := sha256.New()
-	err = atomicfile.WriteWith(dst, 0o755, func(f *os.File) error {
-		_, err := io.Copy(io.MultiWriter(f, h), src)
-		return err
-	})
-	if err != nil {
-		return "", fmt.Errorf("copying kubeadm for the kubelet serving certificate approver: %w", err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
-		return "", fmt.Errorf("copying kubeadm for the kubelet serving certificate approver: %s changed while it was copied", exe)
+	if err := kubeadmbinary.Install(exe, hostPath(d, cis.ApproverBinary), sum); err != nil {
+		return "", fmt.Errorf("the kubeadm program of the kubelet serving certificate approver: %w", err)
 	}
 	return sum, nil
 }
@@ -416,18 +394,4 @@ func checkStatic(path string) error {
 		}
 	}
 	return nil
-}
-
-// fileSum is the hexadecimal SHA-256 of the file at path.
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
@@ -58,7 +59,9 @@ finished.`,
 				Long: `Once the kubelet has its own client certificate (` + KubeletDir + `/` + kubeletClientCertFile + `),
 rewrite kubelet.conf to use that file instead of the embedded certificate
 kubeadm made, and restart the kubelet, so that the kubelet's renewals take
-effect. Without that file nothing is changed.`,
+effect. Without that file the certificate is left as it is. With the
+NodeLocalAPILoadBalancer feature gate, kubelet.conf is also pointed at the
+node's API server load balancer (` + apilb.URL + `).`,
 				InheritFlags: kubeletFinalizeFlags(),
 				Run: func(ctx context.Context, d *Data) error {
 					return enableClientCertRotation(ctx, d, host, restart)
@@ -72,19 +75,26 @@ effect. Without that file nothing is changed.`,
 }
 
 // enableClientCertRotation points the current user of kubelet.conf at the
-// kubelet's rotating certificate file, then has restart restart the kubelet
-// (not under --dry-run). It is idempotent: a kubelet.conf that already does
-// is left alone and the kubelet is not restarted. Without the certificate
-// file (the kubelet has not bootstrapped, or does not rotate) it changes
-// nothing, silently at the default verbosity, as upstream kubeadm.
+// kubelet's rotating certificate file and, with the NodeLocalAPILoadBalancer
+// gate, its cluster at the node-local load balancer (docs/decisions/009),
+// then has restart restart the kubelet (not under --dry-run). It is
+// idempotent: a kubelet.conf that already does both is left alone and the
+// kubelet is not restarted. Without the certificate file (the kubelet has
+// not bootstrapped, or does not rotate) the user is left as it is,
+// silently at the default verbosity, as upstream kubeadm.
 func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host, restart *backgroundRestart) error {
 	pem := filepath.Join(d.KubeletDir, kubeletClientCertFile)
+	rotate := true
 	if _, err := os.Stat(pem); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			klog.V(1).Infof("[kubelet-finalize] %s does not exist: the kubelet's client certificate is not rotated, kubelet.conf is left as it is", pem)
-			return nil
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("looking for the kubelet's client certificate: %w", err)
 		}
-		return fmt.Errorf("looking for the kubelet's client certificate: %w", err)
+		klog.V(1).Infof("[kubelet-finalize] %s does not exist: the kubelet's client certificate is not rotated, kubelet.conf keeps its user", pem)
+		rotate = false
+	}
+	balancer := d.Cfg != nil && APIServerLBEnabled(d)
+	if !rotate && !balancer {
+		return nil
 	}
 	path := filepath.Join(d.KubeconfigDir, "kubelet.conf")
 	// Read as it is, without making its paths absolute: it is written back.
@@ -96,17 +106,34 @@ func enableClientCertRotation(ctx context.Context, d *Data, host kubelet.Host, r
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig file %s: %w", path, err)
 	}
-	_, user, err := kubeconfig.CurrentUser(path, cfg)
-	if err != nil {
-		return err
+	changed := false
+	if rotate {
+		_, user, err := kubeconfig.CurrentUser(path, cfg)
+		if err != nil {
+			return err
+		}
+		if user.ClientCertificate != pem || user.ClientKey != pem || len(user.ClientCertificateData) != 0 || len(user.ClientKeyData) != 0 {
+			fmt.Fprintf(d.Out, "[kubelet-finalize] Pointing %q at the client certificate and key the kubelet renews\n", path)
+			user.ClientCertificateData, user.ClientKeyData = nil, nil
+			user.ClientCertificate, user.ClientKey = pem, pem
+			changed = true
+		}
 	}
-	if user.ClientCertificate == pem && user.ClientKey == pem && len(user.ClientCertificateData) == 0 && len(user.ClientKeyData) == 0 {
-		klog.V(1).Infof("[kubelet-finalize] %s already uses %s", path, pem)
+	if balancer {
+		cluster, err := kubeconfig.CurrentCluster(path, cfg)
+		if err != nil {
+			return err
+		}
+		if cluster.Server != apilb.URL || cluster.TLSServerName != apilb.ServerName {
+			fmt.Fprintf(d.Out, "[kubelet-finalize] Pointing %q at the node-local API server load balancer %s\n", path, apilb.URL)
+			cluster.Server, cluster.TLSServerName = apilb.URL, apilb.ServerName
+			changed = true
+		}
+	}
+	if !changed {
+		klog.V(1).Infof("[kubelet-finalize] %s is already as the kubelet needs it", path)
 		return nil
 	}
-	fmt.Fprintf(d.Out, "[kubelet-finalize] Pointing %q at the client certificate and key the kubelet renews\n", path)
-	user.ClientCertificateData, user.ClientKeyData = nil, nil
-	user.ClientCertificate, user.ClientKey = pem, pem
 	if err := kubeconfig.WriteFile(path, cfg); err != nil {
 		return err
 	}

@@ -11,18 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/apilb"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 )
-
-// kfHost is a systemd machine that records the commands it is asked to run.
-type kfHost struct{ calls []string }
-
-func (h *kfHost) Exists(p string) bool { return p == "/run/systemd/system" }
-func (h *kfHost) Run(_ context.Context, name string, args ...string) ([]byte, error) {
-	h.calls = append(h.calls, strings.Join(append([]string{name}, args...), " "))
-	return nil, nil
-}
 
 // kubeletFinalizeData returns data whose kubelet.conf embeds a client
 // certificate, as kubeadm writes it before the TLS bootstrap.
@@ -76,13 +71,13 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
 		before := readFile(t, conf)
-		host, restart := &kfHost{}, &backgroundRestart{}
+		host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
 		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 			t.Fatal(err)
 		}
 		restart.wait(out)
-		if !bytes.Equal(readFile(t, conf), before) || out.Len() != 0 || len(host.calls) != 0 {
-			t.Errorf("changed something: output %q, commands %q", out, host.calls)
+		if !bytes.Equal(readFile(t, conf), before) || out.Len() != 0 || len(host.Calls) != 0 {
+			t.Errorf("changed something: output %q, commands %q", out, host.Calls)
 		}
 	})
 
@@ -90,7 +85,7 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		pem := writePEM(t, d)
 		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
-		host, restart := &kfHost{}, &backgroundRestart{}
+		host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
 		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 			t.Fatal(err)
 		}
@@ -113,8 +108,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 		if out.String() != wantOut {
 			t.Errorf("output %q, want only %q (the restart is silent when it works, as upstream's)", out, wantOut)
 		}
-		if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.calls, want) {
-			t.Errorf("commands %q, want %q", host.calls, want)
+		if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.Calls, want) {
+			t.Errorf("commands %q, want %q", host.Calls, want)
 		}
 
 		// Again: already done, nothing written or restarted.
@@ -124,8 +119,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 		restart.wait(out)
-		if !bytes.Equal(readFile(t, conf), after) || out.Len() != 0 || len(host.calls) != 3 {
-			t.Errorf("second run changed something: output %q, commands %q", out, host.calls)
+		if !bytes.Equal(readFile(t, conf), after) || out.Len() != 0 || len(host.Calls) != 3 {
+			t.Errorf("second run changed something: output %q, commands %q", out, host.Calls)
 		}
 	})
 
@@ -133,13 +128,52 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		d.DryRun = true
 		writePEM(t, d)
-		host, restart := &kfHost{}, &backgroundRestart{}
+		host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
 		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
 			t.Fatal(err)
 		}
 		restart.wait(out)
-		if len(host.calls) != 0 {
-			t.Errorf("commands %q under --dry-run", host.calls)
+		if len(host.Calls) != 0 {
+			t.Errorf("commands %q under --dry-run", host.Calls)
+		}
+	})
+
+	t.Run("with NodeLocalAPILoadBalancer kubelet.conf also names the balancer", func(t *testing.T) {
+		for _, rotated := range []bool{true, false} {
+			d, out := kubeletFinalizeData(t)
+			d.Cfg = &kubeadm.InitConfiguration{}
+			d.Cfg.FeatureGates = map[string]bool{apilb.FeatureGate: true}
+			if rotated {
+				writePEM(t, d)
+			}
+			conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
+			host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
+			if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
+				t.Fatal(err)
+			}
+			restart.wait(out)
+			cfg, err := clientcmd.LoadFromFile(conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := cfg.Clusters["kubernetes"]; c.Server != apilb.URL || c.TLSServerName != apilb.ServerName || string(c.CertificateAuthorityData) != "CA" {
+				t.Errorf("rotated=%v: cluster %+v, want the balancer %s checked as %q", rotated, c, apilb.URL, apilb.ServerName)
+			}
+			if user := cfg.AuthInfos["system:node:node1"]; rotated == (len(user.ClientCertificateData) != 0) {
+				t.Errorf("rotated=%v: user %+v", rotated, user)
+			}
+			if !strings.Contains(out.String(), "at the node-local API server load balancer "+apilb.URL) || len(host.Calls) != 3 {
+				t.Errorf("rotated=%v: output %q, commands %q", rotated, out, host.Calls)
+			}
+			// Again: nothing to do, no restart.
+			out.Reset()
+			if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
+				t.Fatal(err)
+			}
+			restart.wait(out)
+			if out.Len() != 0 || len(host.Calls) != 3 {
+				t.Errorf("rotated=%v: second run: output %q, commands %q", rotated, out, host.Calls)
+			}
 		}
 	})
 
@@ -150,7 +184,7 @@ func TestEnableClientCertRotation(t *testing.T) {
 		if err := os.Remove(conf); err != nil {
 			t.Fatal(err)
 		}
-		if err := enableClientCertRotation(ctx, d, &kfHost{}, &backgroundRestart{}); err == nil || !strings.Contains(err.Error(), conf) {
+		if err := enableClientCertRotation(ctx, d, &kubelettest.SystemdHost{}, &backgroundRestart{}); err == nil || !strings.Contains(err.Error(), conf) {
 			t.Errorf("error %v, want one naming %s", err, conf)
 		}
 	})
@@ -159,12 +193,12 @@ func TestEnableClientCertRotation(t *testing.T) {
 // slowRestartHost is a systemd machine whose "systemctl restart" waits for
 // release and then fails.
 type slowRestartHost struct {
-	kfHost
+	kubelettest.SystemdHost
 	release chan struct{}
 }
 
 func (h *slowRestartHost) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	if _, err := h.kfHost.Run(ctx, name, args...); err != nil {
+	if _, err := h.SystemdHost.Run(ctx, name, args...); err != nil {
 		return nil, err
 	}
 	if name == "systemctl" && args[0] == "restart" {
@@ -205,8 +239,8 @@ func TestKubeletFinalizeRestartsInTheBackground(t *testing.T) {
 	if want := "[kubelet-start] WARNING: unable to restart the kubelet service: systemctl restart kubelet: exit status 1: Job for kubelet.service failed.\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("output %q, want the restart's failure %q", out, want)
 	}
-	if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.calls, want) {
-		t.Errorf("commands %q, want %q", host.calls, want)
+	if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; !reflect.DeepEqual(host.Calls, want) {
+		t.Errorf("commands %q, want %q", host.Calls, want)
 	}
 	// A second Finish (nothing pending) prints nothing more.
 	n := out.Len()

@@ -152,8 +152,8 @@ func (d *Data) newClient(cfg *clientcmdapi.Config) (kubernetes.Interface, error)
 
 // InitConfig is the cluster's configuration as this node sees it: the
 // ClusterConfiguration and KubeletConfiguration stored in the cluster,
-// with this node's registration and (control-plane join) API endpoint
-// from the JoinConfiguration, defaulted like an init configuration.
+// defaulted like an init configuration, with this node's registration and
+// (control-plane join) API endpoint from the JoinConfiguration as it is.
 // Fetched once.
 func (d *Data) InitConfig(ctx context.Context) (*kubeadm.InitConfiguration, error) {
 	if d.initCfg != nil {
@@ -167,34 +167,12 @@ func (d *Data) InitConfig(ctx context.Context) (*kubeadm.InitConfiguration, erro
 	if err != nil {
 		return nil, err
 	}
-	docs.Init = initDocument(d.Cfg)
-	cfg, err := d.Env.InitConfiguration(ctx, docs, config.DefaultOptions{SkipAddress: !d.IsControlPlane()})
+	cfg, err := d.Env.NodeConfiguration(ctx, docs, config.JoinNode(d.Cfg))
 	if err != nil {
 		return nil, fmt.Errorf("the cluster's configuration: %w", err)
 	}
-	// Nothing of the init document's own defaults (a bootstrap token)
-	// belongs to a joining node.
-	cfg.BootstrapTokens = nil
 	d.initCfg = cfg
 	return cfg, nil
-}
-
-// initDocument expresses this node's part of the JoinConfiguration as an
-// InitConfiguration document.
-func initDocument(j *kubeadm.JoinConfiguration) *v1beta4.InitConfiguration {
-	v := config.JoinToV1beta4(j)
-	init := &v1beta4.InitConfiguration{
-		NodeRegistration: v.NodeRegistration,
-		Patches:          v.Patches,
-		Timeouts:         v.Timeouts,
-		DryRun:           v.DryRun,
-		SkipPhases:       v.SkipPhases,
-	}
-	if v.ControlPlane != nil {
-		init.LocalAPIEndpoint = v.ControlPlane.LocalAPIEndpoint
-		init.CertificateKey = v.ControlPlane.CertificateKey
-	}
-	return init
 }
 
 // InitView is the node seen as init sees one, so that the init phases that

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -167,15 +168,6 @@ func TestRefuseReadyNodeOfThisMachine(t *testing.T) {
 	}
 }
 
-// recordingHost is a machine run by systemd that records the commands run.
-type recordingHost struct{ runs []string }
-
-func (h *recordingHost) Exists(path string) bool { return path == "/run/systemd/system" }
-func (h *recordingHost) Run(_ context.Context, name string, args ...string) ([]byte, error) {
-	h.runs = append(h.runs, strings.Join(append([]string{name}, args...), " "))
-	return nil, nil
-}
-
 // A control-plane node's kubelet bootstraps through the cluster's endpoint;
 // once its Node is registered, kubelet.conf names the node's own API server
 // and the kubelet is restarted, once.
@@ -183,7 +175,7 @@ func TestPointKubeletAtLocalAPIServer(t *testing.T) {
 	dir := t.TempDir()
 	nodeCredentials(t, dir, "cp2", "https://lb.example:6443")
 	path := filepath.Join(dir, KubeletConf)
-	host := &recordingHost{}
+	host := &kubelettest.SystemdHost{}
 	c := fake.NewClientset()
 	d := &Data{
 		Cfg:           &kubeadm.JoinConfiguration{ControlPlane: &kubeadm.JoinControlPlane{}},
@@ -201,8 +193,8 @@ func TestPointKubeletAtLocalAPIServer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "did not register") {
 		t.Fatalf("without a Node: %v", err)
 	}
-	if server(t, path) != "https://lb.example:6443" || len(host.runs) != 0 {
-		t.Fatalf("changed without a Node: server %s, runs %v", server(t, path), host.runs)
+	if server(t, path) != "https://lb.example:6443" || len(host.Calls) != 0 {
+		t.Fatalf("changed without a Node: server %s, runs %v", server(t, path), host.Calls)
 	}
 	if _, err := c.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cp2"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -215,8 +207,8 @@ func TestPointKubeletAtLocalAPIServer(t *testing.T) {
 	if got := server(t, path); got != "https://10.0.0.2:6443" {
 		t.Errorf("server %s", got)
 	}
-	if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; strings.Join(host.runs, ";") != strings.Join(want, ";") {
-		t.Errorf("commands %v, want %v (once)", host.runs, want)
+	if want := []string{"systemctl status kubelet", "systemctl daemon-reload", "systemctl restart kubelet"}; strings.Join(host.Calls, ";") != strings.Join(want, ";") {
+		t.Errorf("commands %v, want %v (once)", host.Calls, want)
 	}
 }
 
@@ -260,24 +252,6 @@ func TestControlPlanePhasesPassOverWorkers(t *testing.T) {
 		if err != nil || ok {
 			t.Errorf("phase %s runs on a worker (ok=%v, err=%v)", p.Name, ok, err)
 		}
-	}
-}
-
-func TestInitDocumentTakesTheNodesPart(t *testing.T) {
-	j := &kubeadm.JoinConfiguration{
-		NodeRegistration: kubeadm.NodeRegistrationOptions{Name: "cp-2", CRISocket: "unix:///run/x.sock"},
-		ControlPlane: &kubeadm.JoinControlPlane{
-			LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.2", BindPort: 6443},
-			CertificateKey:   "k",
-		},
-	}
-	init := initDocument(j)
-	if init.NodeRegistration.Name != "cp-2" || init.LocalAPIEndpoint.AdvertiseAddress != "10.0.0.2" || init.CertificateKey != "k" {
-		t.Errorf("init document: %+v", init)
-	}
-	j.ControlPlane = nil
-	if init := initDocument(j); init.LocalAPIEndpoint.AdvertiseAddress != "" {
-		t.Errorf("a worker got an API endpoint: %+v", init.LocalAPIEndpoint)
 	}
 }
 

@@ -73,7 +73,8 @@ func runKubeletStart(ctx context.Context, d *Data) error {
 	// API server of its own node, which serves only once this node's etcd
 	// member has joined: the kubelet's certificate and Node registration
 	// then wait for nothing, and kubelet-wait-bootstrap points kubelet.conf
-	// at the node's own API server afterwards (see pointKubeletAtLocalAPIServer).
+	// at the node's own API server afterwards (see pointKubeletAtLocalAPIServer),
+	// or with NodeLocalAPILoadBalancer at the node's balancer.
 	if err := refuseReadyNode(ctx, d, cfg.NodeRegistration.Name, cluster.CertificateAuthorityData); err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func runKubeletStart(ctx context.Context, d *Data) error {
 // joins through (and, on a control-plane node, its own, which it prefers).
 // The kubelet makes its TLS bootstrap through the join address, since it
 // runs no Pod before it has its credentials; kubelet-wait-bootstrap then
-// points a worker's kubelet at the balancer.
+// points the kubelet at the balancer.
 func installAPIServerLB(ctx context.Context, d *Data, server string) error {
 	u, err := url.Parse(server)
 	if err != nil || u.Host == "" {
@@ -227,9 +228,10 @@ func holdsNodeCredentials(path, name string, ca []byte, now time.Time) error {
 // KubeletWaitBootstrapPhase waits until the kubelet has finished its TLS
 // bootstrap (it wrote kubelet.conf) and answers on its health port, then
 // removes bootstrap-kubelet.conf: the token it holds is not needed any
-// more. On a control-plane node it then points the kubelet at the node's
-// own API server (see pointKubeletAtLocalAPIServer). Within
-// timeouts.tlsBootstrap.
+// more. With NodeLocalAPILoadBalancer it then points the kubelet at the
+// node's balancer (see pointKubeletAtBalancer); otherwise, on a
+// control-plane node, at the node's own API server (see
+// pointKubeletAtLocalAPIServer). Within timeouts.tlsBootstrap.
 func KubeletWaitBootstrapPhase() workflow.Phase[*Data] {
 	return workflow.Phase[*Data]{
 		Name:  "kubelet-wait-bootstrap",
@@ -237,7 +239,9 @@ func KubeletWaitBootstrapPhase() workflow.Phase[*Data] {
 		Long: `Wait until the kubelet has finished its TLS bootstrap (it wrote kubelet.conf)
 and is healthy, then remove bootstrap-kubelet.conf. On a control-plane node,
 once the kubelet has registered its Node, point kubelet.conf at the node's
-own API server and restart the kubelet.`,
+own API server and restart the kubelet. With the NodeLocalAPILoadBalancer
+feature gate, point kubelet.conf of any node at the node's API server load
+balancer instead, and restart the kubelet.`,
 		InheritFlags: withFlags("control-plane", "cri-socket"),
 		Run:          runKubeletWaitBootstrap,
 	}
@@ -246,7 +250,7 @@ own API server and restart the kubelet.`,
 func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	if d.DryRun {
 		fmt.Fprintln(d.Out, "[dryrun] Would wait for the kubelet to finish its TLS bootstrap")
-		if cfg, err := d.InitConfig(ctx); err == nil && !d.IsControlPlane() && apilb.Enabled(cfg.FeatureGates) {
+		if cfg, err := d.InitConfig(ctx); err == nil && apilb.Enabled(cfg.FeatureGates) {
 			fmt.Fprintf(d.Out, "[dryrun] Would point %q at the node-local API server load balancer %s and restart the kubelet\n", filepath.Join(d.KubeconfigDir, KubeletConf), apilb.URL)
 		}
 		return nil
@@ -281,21 +285,25 @@ func runKubeletWaitBootstrap(ctx context.Context, d *Data) error {
 	if err := os.Remove(filepath.Join(d.KubeconfigDir, BootstrapKubeletConf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing the bootstrap kubeconfig: %w", err)
 	}
-	if d.IsControlPlane() {
-		return pointKubeletAtLocalAPIServer(ctx, d, kubeletConf, deadline)
-	}
 	if apilb.Enabled(cfg.FeatureGates) {
 		return pointKubeletAtBalancer(ctx, d, kubeletConf)
+	}
+	if d.IsControlPlane() {
+		return pointKubeletAtLocalAPIServer(ctx, d, kubeletConf, deadline)
 	}
 	return nil
 }
 
-// pointKubeletAtBalancer makes a worker's kubelet reach the API servers
-// through the node-local load balancer (NodeLocalAPILoadBalancer): the
-// kubelet wrote kubelet.conf naming the API server it joined through; its
-// server becomes the balancer's address, checked against the name every
-// API server certificate carries, and the kubelet is restarted. A
-// kubelet.conf that names the balancer already is left alone.
+// pointKubeletAtBalancer makes the kubelet of a node, worker or control
+// plane, reach the API servers through the node-local load balancer
+// (NodeLocalAPILoadBalancer, docs/decisions/009): the kubelet wrote
+// kubelet.conf naming the API server it joined through; its server becomes
+// the balancer's address, checked against the name every API server
+// certificate carries, and the kubelet is restarted. On a control-plane
+// node the balancer prefers the node's own API server, so the kubelet
+// talks to it whenever it is healthy, as upstream's local mode, and to
+// another one when it is not. A kubelet.conf that names the balancer
+// already is left alone.
 func pointKubeletAtBalancer(ctx context.Context, d *Data, path string) error {
 	kc, err := kubeconfig.Load(path)
 	if err != nil {

@@ -17,19 +17,10 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/cri/critest"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
 )
-
-// fakeService is a kubelet service host on a systemd machine that records
-// what it is asked.
-type fakeService struct{ calls []string }
-
-func (f *fakeService) Exists(path string) bool { return path == "/run/systemd/system" }
-func (f *fakeService) Run(_ context.Context, name string, args ...string) ([]byte, error) {
-	f.calls = append(f.calls, name+" "+strings.Join(args, " "))
-	return nil, nil
-}
 
 // testNode lays out a node's files under a temporary root and returns Data
 // for resetting it.
@@ -63,7 +54,7 @@ func testNode(t *testing.T) (*Data, string) {
 		SystemRoot:    root,
 		Force:         true,
 		Out:           &bytes.Buffer{},
-		Service:       &fakeService{},
+		Service:       &kubelettest.SystemdHost{},
 		Mounts: func() ([]string, error) {
 			kl := filepath.Join(root, "var/lib/kubelet")
 			return []string{"/", kl, kl + "/pods/a/volumes/x", kl + "-other", kl + "/pods/a"}, nil
@@ -106,11 +97,11 @@ func TestCleanupNodeRemovesWhatKubeadmMade(t *testing.T) {
 	if strings.Join(unmounted[:2], ",") != strings.Join(wantUnmounted, ",") || len(unmounted) != 4 {
 		t.Errorf("unmounted %v, want deepest first %v", unmounted, wantUnmounted)
 	}
-	if calls := d.Service.(*fakeService).calls; len(calls) == 0 || calls[0] != "systemctl stop kubelet" {
+	if calls := d.Service.(*kubelettest.SystemdHost).Calls; len(calls) == 0 || calls[0] != "systemctl stop kubelet" {
 		t.Errorf("service calls %v, want the kubelet stopped", calls)
 	}
 	// The renewal timer is disabled once, by the run that found it.
-	if calls := strings.Join(d.Service.(*fakeService).calls, ","); strings.Count(calls, "systemctl disable --now kubeadm-certs-renewal.timer") != 1 {
+	if calls := strings.Join(d.Service.(*kubelettest.SystemdHost).Calls, ","); strings.Count(calls, "systemctl disable --now kubeadm-certs-renewal.timer") != 1 {
 		t.Errorf("service calls %v, want the renewal timer disabled once", calls)
 	}
 	if !strings.Contains(d.Out.(*bytes.Buffer).String(), "--cleanup-network") {
@@ -424,7 +415,7 @@ func TestCleanupNodeDryRunKeepsRenewal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "etc/systemd/system/kubeadm-certs-renewal.timer")); err != nil {
 		t.Error(err)
 	}
-	if calls := d.Service.(*fakeService).calls; len(calls) != 0 {
+	if calls := d.Service.(*kubelettest.SystemdHost).Calls; len(calls) != 0 {
 		t.Errorf("service calls %v", calls)
 	}
 }

@@ -12,8 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
@@ -46,6 +48,7 @@ func ApplyPhases() []workflow.Phase[*Data] {
 				{Name: "kubelet", Short: "Store the KubeletConfiguration in the kubelet-config ConfigMap", InheritFlags: []string{"config", "kubeconfig", "dry-run"}, Run: initRun(initphases.UploadConfigPhase(), "kubelet")},
 			},
 		},
+		kubeconfigPhase(),
 		kubeletConfigPhase(),
 		{
 			Name:         "bootstrap-token",
@@ -68,6 +71,7 @@ func NodePhases() []workflow.Phase[*Data] {
 			Run:          runNodePreflight,
 		},
 		controlPlanePhase("Upgrade the control plane instance of this node, if any"),
+		kubeconfigPhase(),
 		kubeletConfigPhase(),
 		addonPhase(),
 		postUpgradePhase(),
@@ -117,6 +121,11 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 // verification (kernel, cgroups) against the installed kubelet.
 func runNodeChecks(ctx context.Context, d *Data) error {
 	fmt.Fprintln(d.Out, "[upgrade/preflight] Running preflight checks")
+	if d.CertDir != "" && carotation.Rotating(d.CertDir) {
+		// Not ignorable: the upgraded controller manager would sign with
+		// ca.crt, a trust bundle by now, and its signers refuse a bundle.
+		return exitcode.PreflightError(fmt.Errorf("a CA rotation is under way on this node (%s holds the controller manager's signing CA): finish it before upgrading", filepath.Join(d.CertDir, carotation.Folder)))
+	}
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
@@ -314,7 +323,7 @@ func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.
 	}
 	copyDir := filepath.Join(dir, "etcd")
 	fmt.Fprintf(d.Out, "[upgrade/etcd] Copying etcd's data folder %q to %q\n", d.Cfg.Etcd.Local.DataDir, copyDir)
-	if err := upgrade.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
+	if err := etcd.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
 		return upgrade.Manifest{}, false, fmt.Errorf("backing up etcd's data before its upgrade: %w", err)
 	}
 	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, nil
@@ -332,7 +341,7 @@ func rollbackEtcdData(d *Data, component string, now time.Time) error {
 	if _, err := os.Stat(backup); err != nil {
 		return fmt.Errorf("etcd's data backup is missing: %w", err)
 	}
-	aside, err := upgrade.RestoreTree(backup, d.Cfg.Etcd.Local.DataDir, now.Format("2006-01-02-15-04-05"))
+	aside, err := etcd.RestoreTree(backup, d.Cfg.Etcd.Local.DataDir, now.Format("2006-01-02-15-04-05"))
 	if err != nil {
 		return err
 	}

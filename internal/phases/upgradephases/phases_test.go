@@ -47,6 +47,7 @@ func TestPhaseNames(t *testing.T) {
 				"preflight",
 				"control-plane",
 				"upload-config", "upload-config/all", "upload-config/kubeadm", "upload-config/kubelet",
+				"kubeconfig",
 				"kubelet-config",
 				"bootstrap-token",
 				"addon", "addon/all", "addon/coredns", "addon/kube-proxy",
@@ -59,6 +60,7 @@ func TestPhaseNames(t *testing.T) {
 			want: []string{
 				"preflight",
 				"control-plane",
+				"kubeconfig",
 				"kubelet-config",
 				"addon", "addon/all", "addon/coredns", "addon/kube-proxy",
 				"post-upgrade",
@@ -149,6 +151,23 @@ func TestNodeChecksRunSystemVerification(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "[WARNING SystemVerification]") {
 		t.Errorf("the ignored failure was not printed as a warning:\n%s", out.String())
+	}
+}
+
+// TestNodeChecksRefuseDuringCARotation: no upgrade while the controller
+// manager signs with the copy "certs rotate-ca" made, ignorable or not.
+func TestNodeChecksRefuseDuringCARotation(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "rotate-ca"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rotate-ca", "signer.crt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := &Data{Host: brokenKubeletHost{}, Out: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("all"), CertDir: dir}
+	err := runNodeChecks(context.Background(), d)
+	if err == nil || !strings.Contains(err.Error(), "a CA rotation is under way") {
+		t.Fatalf("got %v", err)
 	}
 }
 

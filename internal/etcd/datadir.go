@@ -1,4 +1,4 @@
-package upgrade
+package etcd
 
 import (
 	"errors"
@@ -12,8 +12,9 @@ import (
 
 // CopyTree copies the folder src to dst, which must not exist yet: folders,
 // regular files (synced) and symbolic links, with their modes. It is how
-// the etcd data folder is backed up before etcd is upgraded, and put back
-// when the upgrade is rolled back.
+// the etcd data folder is backed up before etcd is upgraded, put back when
+// the upgrade is rolled back, and moved aside by a restore when it is a
+// mount point.
 func CopyTree(src, dst string) error {
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("copying %s: %s exists already", src, dst)
@@ -86,7 +87,7 @@ func RestoreTree(backup, dst, suffix string) (aside string, err error) {
 	aside = dst + ".failed-" + suffix
 	err = os.Rename(dst, aside)
 	switch {
-	case errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV):
+	case cannotRename(err):
 		return RestoreTreeInPlace(backup, dst, suffix)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("moving %s aside: %w", dst, err)
@@ -102,30 +103,63 @@ func RestoreTree(backup, dst, suffix string) (aside string, err error) {
 // backup's copied in; dst gets the backup's mode.
 func RestoreTreeInPlace(backup, dst, suffix string) (aside string, err error) {
 	aside = dst + ".failed-" + suffix
-	if err := CopyTree(dst, aside); err != nil {
-		return "", fmt.Errorf("copying %s aside to %s: %w", dst, aside, err)
+	if err := MoveContent(dst, aside); err != nil {
+		return "", err
 	}
-	entries, err := os.ReadDir(dst)
+	return aside, CopyContent(backup, dst)
+}
+
+// cannotRename reports whether a rename failed because the folder is a
+// mount point (EBUSY) or the destination is on another file system
+// (EXDEV): the folder must then stay where it is and have its content
+// moved instead.
+func cannotRename(err error) bool {
+	return errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV)
+}
+
+// MoveContent moves the content of the folder dir, which stays where it is
+// (a mount point cannot be renamed), into the new folder dest: it is
+// copied (CopyTree), then removed from dir. When the copy fails, dir is
+// left as it was.
+func MoveContent(dir, dest string) error {
+	if err := CopyTree(dir, dest); err != nil {
+		return fmt.Errorf("copying %s aside to %s: %w", dir, dest, err)
+	}
+	if err := emptyDir(dir); err != nil {
+		return fmt.Errorf("emptying %s (copied to %s): %w", dir, dest, err)
+	}
+	return nil
+}
+
+// CopyContent copies every entry of the folder src into the folder dst,
+// which must hold none of them, and gives dst src's mode.
+func CopyContent(src, dst string) error {
+	entries, err := os.ReadDir(src)
 	if err != nil {
-		return aside, err
+		return err
 	}
 	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dst, e.Name())); err != nil {
-			return aside, fmt.Errorf("emptying %s (copied to %s): %w", dst, aside, err)
+		if err := CopyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return fmt.Errorf("copying %s back into %s: %w", src, dst, err)
 		}
 	}
-	entries, err = os.ReadDir(backup)
+	info, err := os.Stat(src)
 	if err != nil {
-		return aside, err
+		return err
+	}
+	return os.Chmod(dst, info.Mode().Perm())
+}
+
+// emptyDir removes everything the folder dir holds, and keeps dir.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
 	}
 	for _, e := range entries {
-		if err := CopyTree(filepath.Join(backup, e.Name()), filepath.Join(dst, e.Name())); err != nil {
-			return aside, fmt.Errorf("copying %s back into %s: %w", backup, dst, err)
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
 		}
 	}
-	info, err := os.Stat(backup)
-	if err != nil {
-		return aside, err
-	}
-	return aside, os.Chmod(dst, info.Mode().Perm())
+	return nil
 }

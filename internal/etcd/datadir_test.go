@@ -1,4 +1,4 @@
-package upgrade_test
+package etcd_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeadm-go/kubeadm/internal/upgrade"
+	"github.com/kubeadm-go/kubeadm/internal/etcd"
 )
 
 // treeEntry is one entry of a folder tree: a folder (data "/"), a symbolic
@@ -117,7 +117,7 @@ func TestCopyTree(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "backup"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := upgrade.CopyTree(src, dst); err != nil {
+	if err := etcd.CopyTree(src, dst); err != nil {
 		t.Fatalf("CopyTree: %v", err)
 	}
 	checkTree(t, dst, etcdTree("data v1"))
@@ -146,7 +146,7 @@ func TestCopyTreeRefusesExistingDestination(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = upgrade.CopyTree(src, dst)
+			err = etcd.CopyTree(src, dst)
 			if err == nil || !strings.Contains(err.Error(), "exists already") {
 				t.Fatalf("CopyTree onto an existing %s = %v, want an error", existing, err)
 			}
@@ -166,7 +166,7 @@ func TestCopyTreeRefusesExistingDestination(t *testing.T) {
 
 func TestCopyTreeMissingSource(t *testing.T) {
 	dir := t.TempDir()
-	if err := upgrade.CopyTree(filepath.Join(dir, "none"), filepath.Join(dir, "copy")); err == nil {
+	if err := etcd.CopyTree(filepath.Join(dir, "none"), filepath.Join(dir, "copy")); err == nil {
 		t.Fatal("CopyTree of a missing folder succeeded")
 	}
 }
@@ -180,7 +180,7 @@ func TestRestoreTree(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	aside, err := upgrade.RestoreTree(backup, data, "2026-05-01-10-00-00")
+	aside, err := etcd.RestoreTree(backup, data, "2026-05-01-10-00-00")
 	if err != nil {
 		t.Fatalf("RestoreTree: %v", err)
 	}
@@ -196,7 +196,7 @@ func TestRestoreTreeMissingData(t *testing.T) {
 	dir := t.TempDir()
 	backup, data := filepath.Join(dir, "backup"), filepath.Join(dir, "etcd")
 	writeTree(t, backup, etcdTree("before"))
-	aside, err := upgrade.RestoreTree(backup, data, "s")
+	aside, err := etcd.RestoreTree(backup, data, "s")
 	if err != nil {
 		t.Fatalf("RestoreTree without a data folder: %v", err)
 	}
@@ -214,7 +214,7 @@ func TestRestoreTreeAsideTaken(t *testing.T) {
 	// A non-empty folder where the data would be moved aside: the rename
 	// fails and nothing is touched.
 	writeTree(t, data+".failed-s", etcdTree("older failure"))
-	if _, err := upgrade.RestoreTree(backup, data, "s"); err == nil {
+	if _, err := etcd.RestoreTree(backup, data, "s"); err == nil {
 		t.Fatal("RestoreTree succeeded though the data could not be moved aside")
 	}
 	checkTree(t, data, etcdTree("after"))
@@ -234,7 +234,7 @@ func TestRestoreTreeInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aside, err := upgrade.RestoreTreeInPlace(backup, data, "s")
+	aside, err := etcd.RestoreTreeInPlace(backup, data, "s")
 	if err != nil {
 		t.Fatalf("RestoreTreeInPlace: %v", err)
 	}

@@ -1,0 +1,366 @@
+package carotation
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+)
+
+func TestPrepare(t *testing.T) {
+	cfg, l := testNode(t)
+	before := snapshot(t, l.CertDir)
+	var out bytes.Buffer
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, pki.Options{Now: testNow}, true, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := changed(before, snapshot(t, l.CertDir)); len(got) > 0 || !strings.Contains(out.String(), "Would make a new Kubernetes cluster CA") {
+		t.Fatalf("dry run changed %v\n%s", got, out.String())
+	}
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"rotate-ca/ca.crt", "rotate-ca/ca.key", "rotate-ca/front-proxy-ca.crt", "rotate-ca/front-proxy-ca.key"}
+	if got := changed(before, snapshot(t, l.CertDir)); !reflect.DeepEqual(got, want) {
+		t.Fatalf("changed %v, want %v", got, want)
+	}
+	for _, ca := range Rotated() {
+		s, err := ReadCA(l.CertDir, ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Next == nil || !s.Next.IsCA || s.Next.Subject.String() != s.Signer.Subject.String() || pki.PublicKeysEqual(s.Next.PublicKey, s.Signer.PublicKey) {
+			t.Errorf("%s: new CA %v", ca.Name, s.Next)
+		}
+		if alg, _ := pki.KeyAlgorithmOf(s.NextKey.Public()); alg != "ECDSA-P256" {
+			t.Errorf("%s: new key %s", ca.Name, alg)
+		}
+		if err := s.Next.CheckSignatureFrom(s.Next); err != nil {
+			t.Errorf("%s: not self-signed: %v", ca.Name, err)
+		}
+	}
+	// Again: nothing changes.
+	done := snapshot(t, l.CertDir)
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := changed(done, snapshot(t, l.CertDir)); len(got) > 0 {
+		t.Errorf("second run changed %v", got)
+	}
+	// Killed between the key and the certificate: the key is kept.
+	os.Remove(filepath.Join(l.CertDir, "rotate-ca/ca.crt"))
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadCA(l.CertDir, Rotated()[0])
+	if err != nil || s.Next == nil {
+		t.Fatalf("%v %v", s, err)
+	}
+	if got := changed(done, snapshot(t, l.CertDir)); !reflect.DeepEqual(got, []string{"rotate-ca/ca.crt"}) {
+		t.Errorf("after a crash changed %v", got)
+	}
+}
+
+func TestPrepareExternalCA(t *testing.T) {
+	cfg, l := testNode(t)
+	os.Remove(pki.KeyPath(l.CertDir, "front-proxy-ca"))
+	err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "front-proxy-ca.key) is not on this node") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// trustNode is a control-plane node after prepare, with its fakes.
+func trustNode(t *testing.T) (Layout, *fakeCluster, *fakeComponents, *ControlPlane, *bytes.Buffer) {
+	t.Helper()
+	cfg, l := testNode(t)
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	fc := newFakeCluster(t, l)
+	comps := &fakeComponents{cluster: fc, fail: map[string]error{}}
+	out := &bytes.Buffer{}
+	p := &ControlPlane{Layout: l, Client: fc.client, Components: comps, RestartKubelet: comps.kubelet, Out: out, Timeout: 2e9, Interval: 1e6}
+	return l, fc, comps, p, out
+}
+
+func TestTrustControlPlane(t *testing.T) {
+	l, fc, comps, p, out := trustNode(t)
+	ctx := context.Background()
+	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	front, _ := ReadCA(l.CertDir, Rotated()[1])
+	both := certsOf(cluster.Signer, cluster.Next)
+
+	before := snapshot(t, l.KubernetesDir)
+	p.DryRun = true
+	if err := p.Trust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.DryRun = false
+	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
+		t.Fatalf("dry run changed %v, restarted %v", got, comps.log)
+	}
+	for _, want := range []string{"Would write " + pki.CertPath(l.CertDir, "ca") + " (trust bundle of the cluster CA)", "Would restart kube-controller-manager", "Would restart kubelet"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run did not say %q:\n%s", want, out.String())
+		}
+	}
+
+	if err := p.Trust(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	wantChanged := []string{"admin.conf", "controller-manager.conf", "kubelet.conf", "manifests/kube-controller-manager.yaml",
+		"pki/ca.crt", "pki/front-proxy-ca.crt", "pki/rotate-ca/signer.crt", "pki/rotate-ca/signer.key", "scheduler.conf", "super-admin.conf"}
+	if got := changed(before, snapshot(t, l.KubernetesDir)); !reflect.DeepEqual(got, wantChanged) {
+		t.Errorf("changed %v\nwant    %v", got, wantChanged)
+	}
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "ca")); !got.Equal(both) {
+		t.Errorf("ca.crt holds %s", serials(got))
+	}
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "front-proxy-ca")); !got.Equal(certsOf(front.Signer, front.Next)) {
+		t.Errorf("front-proxy-ca.crt holds %s", serials(got))
+	}
+	if got := mustBundle(t, filepath.Join(l.Dir(), "signer.crt")); !got.Equal(certsOf(cluster.Signer)) {
+		t.Errorf("signer.crt holds %s", serials(got))
+	}
+	for _, k := range kubeconfigReaders {
+		if got, err := kubeconfigCAs(filepath.Join(l.KubernetesDir, k.file)); err != nil || !got.Equal(both) {
+			t.Errorf("%s trusts %s %v", k.file, serials(got), err)
+		}
+	}
+	m, _ := os.ReadFile(filepath.Join(l.ManifestDir, "kube-controller-manager.yaml"))
+	wantManifest := strings.NewReplacer("--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt", "--cluster-signing-cert-file=/etc/kubernetes/pki/rotate-ca/signer.crt",
+		"--cluster-signing-key-file=/etc/kubernetes/pki/ca.key", "--cluster-signing-key-file=/etc/kubernetes/pki/rotate-ca/signer.key").Replace(kcmManifest)
+	if string(m) != wantManifest {
+		t.Errorf("manifest:\n%s", m)
+	}
+	if want := []string{"replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	cm, _ := fc.client.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
+	info, _ := clientcmd.Load([]byte(cm.Data[bootstrapapi.KubeConfigKey]))
+	if got, _ := ParseBundle(info.Clusters[""].CertificateAuthorityData); !got.Equal(both) {
+		t.Errorf("cluster-info trusts %s", serials(got))
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir(), "pending-restarts")); !os.IsNotExist(err) {
+		t.Errorf("pending-restarts left: %v", err)
+	}
+
+	// Again: nothing changes, nothing restarts.
+	done := snapshot(t, l.KubernetesDir)
+	comps.log = nil
+	if err := p.Trust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := changed(done, snapshot(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
+		t.Errorf("second run changed %v, restarted %v", got, comps.log)
+	}
+}
+
+// A restart that fails leaves the restarts still owed recorded; the next
+// run makes them, though no file changes any more.
+func TestTrustResumesRestarts(t *testing.T) {
+	l, _, comps, p, out := trustNode(t)
+	ctx := context.Background()
+	comps.fail[Scheduler] = errDown
+	err := p.Trust(ctx)
+	if err == nil || !errors.Is(err, errDown) || !strings.Contains(err.Error(), "kube-scheduler did not come back") {
+		t.Fatalf("got %v", err)
+	}
+	pend, _ := os.ReadFile(filepath.Join(l.Dir(), "pending-restarts"))
+	if string(pend) != "kube-scheduler\nkubelet\n" {
+		t.Errorf("pending-restarts %q", pend)
+	}
+	done := snapshot(t, l.KubernetesDir)
+	delete(comps.fail, Scheduler)
+	comps.log = nil
+	if err := p.Trust(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if want := []string{"restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	if got := changed(done, snapshot(t, l.KubernetesDir)); !reflect.DeepEqual(got, []string{"pki/rotate-ca/pending-restarts (removed)"}) {
+		t.Errorf("changed %v", got)
+	}
+}
+
+// Killed after some files were written and before the pending list was
+// cleared: the next run writes the rest and restarts the controller
+// manager through the runtime (its manifest no longer changes).
+func TestTrustAfterCrash(t *testing.T) {
+	l, _, comps, p, _ := trustNode(t)
+	ctx := context.Background()
+	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	both := certsOf(cluster.Signer, cluster.Next)
+	if err := pendingPath(l.Dir()).write([]string{ControllerManager, Kubelet}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setSigningFlags(filepath.Join(l.ManifestDir, "kube-controller-manager.yaml"), "rotate-ca/signer.crt", "rotate-ca/signer.key", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeBundle(pki.CertPath(l.CertDir, "ca"), both, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Trust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"restart kube-controller-manager", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+}
+
+func TestTrustNeedsPrepare(t *testing.T) {
+	_, l := testNode(t)
+	p := &ControlPlane{Layout: l, Out: &bytes.Buffer{}}
+	if err := p.Trust(context.Background()); err == nil || !strings.Contains(err.Error(), "run the prepare phase first") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestTrustWaitsForPublication(t *testing.T) {
+	_, _, comps, p, _ := trustNode(t)
+	comps.cluster = &fakeCluster{client: comps.cluster.client, l: Layout{CertDir: t.TempDir()}} // publishes nothing new
+	p.Timeout = 50e6
+	err := p.Trust(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the new CAs were not published within") || !strings.Contains(err.Error(), "kube-root-ca.crt ca.crt lacks CA 2 of 2") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSigningFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	os.WriteFile(path, []byte(kcmManifest), 0o600)
+	if ch, err := setSigningFlags(path, "rotate-ca/signer.crt", "rotate-ca/signer.key", false); !ch || err != nil {
+		t.Fatal(ch, err)
+	}
+	if ch, err := setSigningFlags(path, "rotate-ca/signer.crt", "rotate-ca/signer.key", false); ch || err != nil {
+		t.Fatal("again:", ch, err)
+	}
+	if ch, err := setSigningFlags(path, "ca.crt", "ca.key", false); !ch || err != nil {
+		t.Fatal(ch, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != kcmManifest {
+		t.Errorf("back:\n%s", got)
+	}
+	os.WriteFile(path, []byte("apiVersion: v1\nkind: Pod\n"), 0o600)
+	if _, err := setSigningFlags(path, "ca.crt", "ca.key", false); err == nil {
+		t.Error("a manifest without the flags was accepted")
+	}
+}
+
+func TestTrustWorker(t *testing.T) {
+	_, l := testNode(t)
+	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	next, _ := pki.NewPrivateKey("ECDSA-P256")
+	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", Validity: 1e18}, next, testNow())
+	conf, caFile := filepath.Join(l.KubernetesDir, "kubelet.conf"), pki.CertPath(l.CertDir, "ca")
+	listed := certsOf(cluster.Signer)
+	var asked Bundle
+	restarts := 0
+	out := &bytes.Buffer{}
+	w := &Worker{KubeletConf: conf, CAFile: caFile, StateDir: l.Dir(), Out: out,
+		ClusterInfo: func(_ context.Context, server string, cas Bundle) (Bundle, error) {
+			asked = cas
+			return listed, nil
+		},
+		RestartKubelet: func(context.Context) error { restarts++; return nil },
+	}
+	ctx := context.Background()
+	// Before the control-plane nodes: nothing to do.
+	before := snapshot(t, l.KubernetesDir)
+	if err := w.Trust(ctx); err != nil || restarts != 0 || len(changed(before, snapshot(t, l.KubernetesDir))) > 0 || !strings.Contains(out.String(), "run this phase on the control-plane nodes first") {
+		t.Fatalf("%v, %d restarts\n%s", err, restarts, out)
+	}
+	listed = certsOf(cluster.Signer, nextCA)
+	if err := w.Trust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !asked.Equal(certsOf(cluster.Signer)) || restarts != 1 {
+		t.Errorf("asked trusting %s, %d restarts", serials(asked), restarts)
+	}
+	if got := mustBundle(t, caFile); !got.Equal(listed) {
+		t.Errorf("ca.crt %s", serials(got))
+	}
+	if got, _ := kubeconfigCAs(conf); !got.Equal(listed) {
+		t.Errorf("kubelet.conf %s", serials(got))
+	}
+	if want := []string{"kubelet.conf", "pki/ca.crt"}; !reflect.DeepEqual(changed(before, snapshot(t, l.KubernetesDir)), want) {
+		t.Errorf("changed %v", changed(before, snapshot(t, l.KubernetesDir)))
+	}
+	done := snapshot(t, l.KubernetesDir)
+	if err := w.Trust(ctx); err != nil || restarts != 1 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
+		t.Errorf("again: %v, %d restarts", err, restarts)
+	}
+}
+
+// A rewritten file keeps its owner and mode (a rootless control plane's
+// components own the files they read), and a copy takes its source's.
+func TestRewriteKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	_, l := testNode(t)
+	conf := filepath.Join(l.KubernetesDir, "controller-manager.conf")
+	key := pki.KeyPath(l.CertDir, "ca")
+	for _, p := range []string{conf, key} {
+		if err := os.Chown(p, 2001, 2002); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, 0o640)
+	}
+	cas, _ := kubeconfigCAs(conf)
+	extra, _ := ReadBundle(pki.CertPath(l.CertDir, "front-proxy-ca"))
+	if _, err := setKubeconfigCAs(conf, append(cas, extra...), false); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(l.Dir(), "signer.key")
+	if _, err := copyFile(key, to, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{conf, to} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Uid != 2001 || st.Gid != 2002 || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: owner %d:%d mode %v", p, st.Uid, st.Gid, fi.Mode())
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	cfg, l := testNode(t)
+	if got := Status(l.CertDir); got != nil {
+		t.Fatalf("no rotation: %q", got)
+	}
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"ca: the current CA signs, the new CA is not trusted yet (phase trust); 0 of its 2 certificates here are signed by the new CA",
+		"front-proxy-ca: the current CA signs, the new CA is not trusted yet (phase trust); 0 of its 1 certificates here are signed by the new CA",
+	}
+	if got := Status(l.CertDir); !reflect.DeepEqual(got, want) {
+		t.Errorf("after prepare:\n%q\nwant\n%q", got, want)
+	}
+	_, _, _, p, _ := trustNode(t)
+	if err := p.Trust(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := Status(p.CertDir); len(got) != 2 || !strings.HasPrefix(got[0], "ca: the current CA signs, both are trusted; 0 of its 2") {
+		t.Errorf("after trust: %q", got)
+	}
+}

@@ -1,0 +1,432 @@
+package carotation
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+)
+
+// Components restarts the control-plane components of this node.
+type Components interface {
+	// Running returns the ID of component's running container ("" for none).
+	Running(ctx context.Context, component string) (string, error)
+	// Restart stops component's container and waits until the kubelet
+	// runs a new one and it is healthy.
+	Restart(ctx context.Context, component string) error
+	// WaitReplaced waits until a container of component other than old
+	// runs and is healthy (the kubelet replaces it after its manifest
+	// changed).
+	WaitReplaced(ctx context.Context, component, old string) error
+}
+
+// The kubeconfig files of a control-plane node that trust the cluster CA,
+// and the component that reads each ("" for none).
+var kubeconfigReaders = []struct{ file, component string }{
+	{"admin.conf", ""},
+	{"super-admin.conf", ""},
+	{"controller-manager.conf", ControllerManager},
+	{"scheduler.conf", Scheduler},
+	{"kubelet.conf", Kubelet},
+}
+
+// The controller manager's flags that name the CA it signs with. Its
+// signer wants exactly one certificate in that file, so during a rotation
+// they name a copy of the signing CA in Folder (kubernetes/kubeadm#1350).
+const (
+	signingCertFlag = "--cluster-signing-cert-file="
+	signingKeyFlag  = "--cluster-signing-key-file="
+)
+
+// ControlPlane is the trust step on a control-plane node.
+type ControlPlane struct {
+	Layout
+	// Client reaches the API server as a cluster administrator.
+	Client     kubernetes.Interface
+	Components Components
+	// RestartKubelet restarts the kubelet and waits until it is healthy.
+	RestartKubelet func(ctx context.Context) error
+	// DryRun lists what would change and changes nothing.
+	DryRun bool
+	Out    io.Writer
+	// Timeout bounds the wait for the ConfigMaps the cluster publishes;
+	// Interval separates two looks (0: 1 s).
+	Timeout  time.Duration
+	Interval time.Duration
+}
+
+// change is one file the step writes, and the component that must read
+// it again.
+type change struct {
+	path, what, component string
+	// manifest: the kubelet replaces the component when it changes.
+	manifest bool
+	write    func(dryRun bool) (bool, error)
+}
+
+// Trust makes this control-plane node, and the cluster objects, trust the
+// current and the new CAs (phase trust):
+//
+//  1. the controller manager signs with a copy of the signing CA in
+//     Folder (its manifest's flags changed), since ca.crt becomes a bundle;
+//  2. ca.crt and front-proxy-ca.crt hold the current and the new CA, which
+//     the API server and the kubelet read again by themselves;
+//  3. the kubeconfig files' certificate-authority-data holds both;
+//  4. the controller manager (root CA it publishes), the scheduler and the
+//     kubelet (their kubeconfig) restart, one at a time, each healthy
+//     before the next;
+//  5. cluster-info holds both, and the step waits until every
+//     kube-root-ca.crt ConfigMap and extension-apiserver-authentication
+//     do.
+//
+// It only adds trust, never removes any, so it may run at any time of a
+// rotation; run again it changes nothing.
+func (p *ControlPlane) Trust(ctx context.Context) error {
+	cluster, err := ReadCA(p.CertDir, Rotated()[0])
+	if err != nil {
+		return err
+	}
+	front, err := ReadCA(p.CertDir, Rotated()[1])
+	if err != nil {
+		return err
+	}
+	for _, s := range []*CAState{cluster, front} {
+		if s.Next == nil && p.DryRun {
+			fmt.Fprintf(p.Out, "[rotate-ca] Would make this node and the cluster trust the new CAs of the prepare phase beside the current ones (none made yet, so nothing more is compared)\n")
+			return nil
+		}
+		if s.Next == nil {
+			return fmt.Errorf("no new %s in %s: run the prepare phase first", s.CA.Description, p.Dir())
+		}
+	}
+	clusterWant := bundleOf(append(slices.Clone(cluster.Trusted), cluster.Next)...)
+	frontWant := bundleOf(append(slices.Clone(front.Trusted), front.Next)...)
+
+	manifest := staticpod.ManifestPath(p.ManifestDir, ControllerManager)
+	sCrt, sKey := filepath.Join(p.CertDir, signerCert), filepath.Join(p.CertDir, signerKey)
+	changes := []change{
+		{sCrt, "the controller manager's signing CA", "", false, func(dry bool) (bool, error) {
+			return copyFile(pki.CertPath(p.CertDir, cluster.CA.BaseName), sCrt, Bundle{cluster.Signer}.PEM(), dry)
+		}},
+		{sKey, "the controller manager's signing key", "", false, func(dry bool) (bool, error) {
+			return copyFile(pki.KeyPath(p.CertDir, cluster.CA.BaseName), sKey, nil, dry)
+		}},
+		{pki.CertPath(p.CertDir, cluster.CA.BaseName), "trust bundle of the cluster CA", ControllerManager, false, func(dry bool) (bool, error) {
+			return writeBundle(pki.CertPath(p.CertDir, cluster.CA.BaseName), clusterWant, dry)
+		}},
+		{pki.CertPath(p.CertDir, front.CA.BaseName), "trust bundle of the front proxy CA", "", false, func(dry bool) (bool, error) {
+			return writeBundle(pki.CertPath(p.CertDir, front.CA.BaseName), frontWant, dry)
+		}},
+	}
+	for _, k := range kubeconfigReaders {
+		path := filepath.Join(p.KubernetesDir, k.file)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		cur, err := kubeconfigCAs(path)
+		if err != nil {
+			return err
+		}
+		want := bundleOf(append(cur, clusterWant...)...)
+		changes = append(changes, change{path, "certificate-authority-data", k.component, false, func(dry bool) (bool, error) {
+			return setKubeconfigCAs(path, want, dry)
+		}})
+	}
+	// The manifest last: the controller manager the kubelet starts for it
+	// reads the files above.
+	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag, ControllerManager, true, func(dry bool) (bool, error) {
+		return setSigningFlags(manifest, signerCert, signerKey, dry)
+	}})
+	return p.apply(ctx, changes, clusterWant, frontWant)
+}
+
+// apply makes the changes, the restarts they need, and the cluster
+// objects trust clusterWant and frontWant.
+func (p *ControlPlane) apply(ctx context.Context, changes []change, clusterWant, frontWant Bundle) error {
+	pending := pendingPath(p.Dir())
+	need, err := pending.read()
+	if err != nil {
+		return err
+	}
+	var due []change
+	for _, c := range changes {
+		differs, err := c.write(true)
+		if err != nil {
+			return err
+		}
+		if differs {
+			due = append(due, c)
+			if c.component != "" && !slices.Contains(need, c.component) {
+				need = append(need, c.component)
+			}
+		}
+	}
+	if p.DryRun {
+		for _, c := range due {
+			fmt.Fprintf(p.Out, "[rotate-ca] Would write %s (%s)\n", c.path, c.what)
+		}
+		for _, c := range restartOrder {
+			if slices.Contains(need, c) {
+				fmt.Fprintf(p.Out, "[rotate-ca] Would restart %s\n", c)
+			}
+		}
+		fmt.Fprintf(p.Out, "[rotate-ca] Would make the cluster-info ConfigMap trust %d cluster CAs and wait until the cluster publishes them\n", len(clusterWant))
+		return nil
+	}
+	if err := pending.write(need); err != nil {
+		return fmt.Errorf("recording the restarts to make: %w", err)
+	}
+	oldCM := ""
+	for _, c := range due {
+		if c.manifest {
+			if oldCM, err = p.Components.Running(ctx, ControllerManager); err != nil {
+				return err
+			}
+		}
+		if _, err := c.write(false); err != nil {
+			return fmt.Errorf("writing %s: %w", c.path, err)
+		}
+		fmt.Fprintf(p.Out, "[rotate-ca] Wrote %s (%s)\n", c.path, c.what)
+	}
+	manifestChanged := oldCM != ""
+	for _, comp := range restartOrder {
+		if !slices.Contains(need, comp) {
+			continue
+		}
+		switch {
+		case comp == Kubelet:
+			fmt.Fprintf(p.Out, "[rotate-ca] Restarting the kubelet\n")
+			err = p.RestartKubelet(ctx)
+		case comp == ControllerManager && manifestChanged:
+			fmt.Fprintf(p.Out, "[rotate-ca] Waiting for the kubelet to start %s on its changed manifest\n", comp)
+			err = p.Components.WaitReplaced(ctx, comp, oldCM)
+		default:
+			fmt.Fprintf(p.Out, "[rotate-ca] Restarting %s\n", comp)
+			err = p.Components.Restart(ctx, comp)
+		}
+		if err != nil {
+			return fmt.Errorf("%s did not come back: %w (run the phase again once it is healthy)", comp, err)
+		}
+		need = slices.DeleteFunc(need, func(s string) bool { return s == comp })
+		if err := pending.write(need); err != nil {
+			return err
+		}
+	}
+	if err := TrustInClusterInfo(ctx, p.Client, clusterWant, p.Out); err != nil {
+		return err
+	}
+	return p.waitPublished(ctx, clusterWant, frontWant)
+}
+
+// TrustInClusterInfo makes the kube-public/cluster-info ConfigMap, which
+// joining nodes and the trust step of workers read, trust every CA of
+// want too (the bootstrap signer signs it again by itself).
+func TrustInClusterInfo(ctx context.Context, c kubernetes.Interface, want Bundle, out io.Writer) error {
+	for attempt := 0; ; attempt++ {
+		cm, err := c.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading the cluster-info ConfigMap: %w", err)
+		}
+		cfg, err := clientcmd.Load([]byte(cm.Data[bootstrapapi.KubeConfigKey]))
+		if err != nil {
+			return fmt.Errorf("the cluster-info ConfigMap: %w", err)
+		}
+		if len(cfg.Clusters) != 1 {
+			return fmt.Errorf("the cluster-info ConfigMap names %d clusters, not one", len(cfg.Clusters))
+		}
+		changed := false
+		for _, cl := range cfg.Clusters {
+			cur, err := ParseBundle(cl.CertificateAuthorityData)
+			if err != nil {
+				return fmt.Errorf("the cluster-info ConfigMap's CA: %w", err)
+			}
+			merged := bundleOf(append(cur, want...)...)
+			if !merged.Equal(cur) {
+				cl.CertificateAuthorityData, changed = merged.PEM(), true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		data, err := clientcmd.Write(*cfg)
+		if err != nil {
+			return err
+		}
+		cm.Data[bootstrapapi.KubeConfigKey] = string(data)
+		_, err = c.CoreV1().ConfigMaps(metav1.NamespacePublic).Update(ctx, cm, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("updating the cluster-info ConfigMap: %w", err)
+		}
+		fmt.Fprintf(out, "[rotate-ca] The cluster-info ConfigMap trusts the new cluster CA too\n")
+		return nil
+	}
+}
+
+// waitPublished waits until the controller manager published clusterWant
+// in every kube-root-ca.crt ConfigMap and the API server both bundles in
+// extension-apiserver-authentication.
+func (p *ControlPlane) waitPublished(ctx context.Context, clusterWant, frontWant Bundle) error {
+	interval := p.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
+	fmt.Fprintf(p.Out, "[rotate-ca] Waiting until every kube-root-ca.crt ConfigMap and extension-apiserver-authentication trust the new CAs\n")
+	var last error
+	for {
+		if last = p.published(ctx, clusterWant, frontWant); last == nil {
+			fmt.Fprintf(p.Out, "[rotate-ca] The cluster trusts the current and the new CAs\n")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the new CAs were not published within %v: %w", p.Timeout, last)
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (p *ControlPlane) published(ctx context.Context, clusterWant, frontWant Bundle) error {
+	cms, err := p.Client.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
+	if err != nil {
+		return err
+	}
+	nss, err := p.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, cm := range cms.Items {
+		if cm.Name != "kube-root-ca.crt" {
+			continue
+		}
+		have[cm.Namespace] = true
+		if err := holds(cm, "ca.crt", clusterWant); err != nil {
+			return err
+		}
+	}
+	for _, ns := range nss.Items {
+		if !have[ns.Name] && ns.Status.Phase == corev1.NamespaceActive {
+			return fmt.Errorf("namespace %s has no kube-root-ca.crt ConfigMap yet", ns.Name)
+		}
+	}
+	auth, err := p.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if err := holds(*auth, "client-ca-file", clusterWant); err != nil {
+		return err
+	}
+	return holds(*auth, "requestheader-client-ca-file", frontWant)
+}
+
+// holds checks that key of cm holds every certificate of want.
+func holds(cm corev1.ConfigMap, key string, want Bundle) error {
+	got, err := ParseBundle([]byte(cm.Data[key]))
+	if err != nil {
+		return fmt.Errorf("%s/%s %s: %w", cm.Namespace, cm.Name, key, err)
+	}
+	for i, c := range want {
+		if !got.Contains(c) {
+			return fmt.Errorf("%s/%s %s lacks CA %d of %d (serial %s)", cm.Namespace, cm.Name, key, i+1, len(want), c.SerialNumber)
+		}
+	}
+	return nil
+}
+
+// copyFile makes to hold data (nil: what from holds), with the mode and
+// owner of from; it reports whether it had to write.
+func copyFile(from, to string, data []byte, dryRun bool) (bool, error) {
+	if data == nil {
+		var err error
+		if data, err = boundedread.ReadFile(from, boundedread.MaxFile); err != nil {
+			return false, err
+		}
+	}
+	if cur, err := boundedread.ReadFile(to, boundedread.MaxFile); err == nil && bytes.Equal(cur, data) {
+		return false, nil
+	}
+	if dryRun {
+		return true, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(to), pki.CertDirMode); err != nil {
+		return false, err
+	}
+	return true, rewrite(to, data, from, pki.KeyMode)
+}
+
+// setSigningFlags makes the controller manager's manifest at path name
+// cert and key (relative to the folder of the CA it names now, which
+// kubeadm mounts into its Pod) as its signing CA, changing only those two
+// lines of the file; it reports whether it had to write.
+func setSigningFlags(path, cert, key string, dryRun bool) (bool, error) {
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+	if err != nil {
+		return false, err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	found := 0
+	changed := false
+	for i, l := range lines {
+		for _, f := range []struct{ flag, rel string }{{signingCertFlag, cert}, {signingKeyFlag, key}} {
+			at := strings.Index(l, f.flag)
+			if at < 0 {
+				continue
+			}
+			found++
+			value := strings.TrimRight(l[at+len(f.flag):], "\r\n")
+			want := filepath.Join(signingBase(value, cert, key), f.rel)
+			if value != want {
+				lines[i] = l[:at+len(f.flag)] + want + l[at+len(f.flag)+len(value):]
+				changed = true
+			}
+		}
+	}
+	if found != 2 {
+		return false, fmt.Errorf("%s: no %s and %s flags to point at the signing CA", path, strings.TrimSuffix(signingCertFlag, "="), strings.TrimSuffix(signingKeyFlag, "="))
+	}
+	if !changed || dryRun {
+		return changed, nil
+	}
+	return true, rewrite(path, []byte(strings.Join(lines, "")), path, 0o600)
+}
+
+// The controller manager's signing CA during a rotation, relative to the
+// certificate folder.
+var (
+	signerCert = filepath.Join(Folder, "signer.crt")
+	signerKey  = filepath.Join(Folder, "signer.key")
+)
+
+// signingBase is the certificate folder a signing flag's value lies in:
+// its folder, less Folder when it names a file in there.
+func signingBase(value, cert, key string) string {
+	for _, rel := range []string{cert, key, signerCert, signerKey, "ca.crt", "ca.key"} {
+		if strings.HasSuffix(value, "/"+rel) {
+			return strings.TrimSuffix(value, "/"+rel)
+		}
+	}
+	return filepath.Dir(value)
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/phases/rotatecaphases"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/podrestart"
+	"github.com/kubeadm-go/kubeadm/internal/workflow"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// ---- certs rotate-ca ----
+
+type rotateCAOptions struct {
+	configPath string
+	certDir    string
+	kubeconfig string
+	dryRun     bool
+}
+
+func newRotateCACmd(streams Streams, env certsEnv) *cobra.Command {
+	o := &rotateCAOptions{}
+	runner := &workflow.Runner[*rotatecaphases.Data]{
+		Phases: rotatecaphases.Phases(),
+		NewData: func(cmd *cobra.Command, _ []string) (*rotatecaphases.Data, error) {
+			return o.data(cmd.Context(), streams, env)
+		},
+	}
+	cmd := &cobra.Command{
+		Use:   "rotate-ca",
+		Short: "Replace the cluster CA and the front proxy CA without stopping the cluster",
+		Long: `Replace the cluster CA and the front proxy CA in steps that never leave a
+client or component without trust: make the new CAs, then trust the current
+and the new ones everywhere (CA files, kubeconfig files, the kubelets, the
+cluster-info and kube-root-ca.crt ConfigMaps).
+
+Run it on the first control-plane node, copy the folder rotate-ca of the
+certificate folder to the other control-plane nodes, then run the trust
+phase on each of them and on every other node. Each phase looks at what
+the files and the cluster hold and changes only what is missing: run again,
+or after a crash, it carries on where it stopped.
+
+This version makes and trusts the new CAs; it does not yet sign with them
+or drop the current ones (see docs/certificate-authority-rotation.md).`,
+		Example: `  # On the first control-plane node
+  kubeadm certs rotate-ca
+  # Then on every other node, control-plane nodes first
+  kubeadm certs rotate-ca phase trust`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runner.Run(cmd.Context(), args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.configPath, "config", "", "Path to a kubeadm configuration file (default: the cluster's, from the kubeadm-config ConfigMap).")
+	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
+	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
+	f.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what each phase would change.")
+	runner.BindToCommand(cmd)
+	return cmd
+}
+
+func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEnv) (*rotatecaphases.Data, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	manifests := filepath.Join(env.kubernetesDir, "manifests")
+	_, err := os.Stat(filepath.Join(manifests, "kube-apiserver.yaml"))
+	controlPlane := err == nil
+	d := &rotatecaphases.Data{
+		Layout:        carotation.Layout{CertDir: o.certDir, KubernetesDir: env.kubernetesDir, ManifestDir: manifests},
+		KubeletConf:   filepath.Join(env.kubernetesDir, "kubelet.conf"),
+		KubeletCAFile: pki.CertPath(o.certDir, pki.CAName),
+		ControlPlane:  controlPlane,
+		DryRun:        o.dryRun,
+		Out:           streams.Out,
+		KeyOptions:    pki.Options{Now: env.now, NewKey: env.newKey},
+		Timeout:       v1beta4.DefaultControlPlaneComponentHealthCheck,
+	}
+	if controlPlane {
+		src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "rotate-ca", certDir: o.certDir}
+		cc, err := loadCertsConfig(ctx, env.loadEnv(streams.Err), o.configPath, false, src)
+		if err != nil {
+			return nil, err
+		}
+		d.Cfg = &cc.cfg.ClusterConfiguration
+		d.CertDir = cc.certDir(o.certDir)
+		if t := cc.cfg.Timeouts; t != nil && t.ControlPlaneComponentHealthCheck != nil && t.ControlPlaneComponentHealthCheck.Duration > 0 {
+			d.Timeout = t.ControlPlaneComponentHealthCheck.Duration
+		}
+	}
+	d.Client = func(context.Context) (kubernetes.Interface, error) {
+		newClient := env.clusterClient
+		if newClient == nil {
+			newClient = func(path string) (kubernetes.Interface, error) {
+				c, _, err := apiclient.FromKubeconfig(path, v1beta4.DefaultKubernetesAPICall)
+				return c, err
+			}
+		}
+		c, err := newClient(o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("reaching the cluster through %s: %w", o.kubeconfig, err)
+		}
+		return c, nil
+	}
+	d.Components = func(ctx context.Context) (carotation.Components, func(), error) {
+		return realComponents(ctx, d.ManifestDir, d.Timeout)
+	}
+	kr := &carotation.KubeletRestarter{Host: kubelet.OSHost{}, HealthURL: carotation.DefaultKubeletHealthURL, Timeout: d.Timeout}
+	d.RestartKubelet = kr.Restart
+	return d, nil
+}
+
+// realComponents reaches the control-plane components of this node
+// through the container runtime its kubelet uses.
+func realComponents(ctx context.Context, manifestDir string, timeout time.Duration) (carotation.Components, func(), error) {
+	rt, err := dialKubeletRuntime(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := &carotation.NodeComponents{ManifestDir: manifestDir, Restarter: &podrestart.Restarter{Runtime: rt, Timeout: timeout}}
+	return n, func() { rt.Close() }, nil
+}

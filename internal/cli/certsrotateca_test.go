@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+)
+
+// TestCertsRotateCA runs the command as a user would on a control-plane
+// node: a dry run of the whole changes nothing and says what each phase
+// would do; prepare makes the new CAs; a dry run of trust lists the files
+// it would write and the restarts.
+func TestCertsRotateCA(t *testing.T) {
+	dir := t.TempDir()
+	env := certsTestEnv(dir)
+	cfgPath := certsTestConfig(t, dir, "")
+	cfg := certsTestTree(t, env, cfgPath)
+	// The tree's kubeconfig files embed the cluster CA, as kubeadm's do.
+	ca, err := os.ReadFile(pki.CertPath(cfg.CertificatesDir, "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range pki.KubeconfigTable() {
+		path := filepath.Join(env.kubernetesDir, k.File)
+		kc, err := clientcmd.LoadFromFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range kc.Clusters {
+			c.CertificateAuthorityData = ca
+		}
+		if err := clientcmd.WriteToFile(*kc, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifests := filepath.Join(env.kubernetesDir, "manifests")
+	if err := os.MkdirAll(manifests, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	kcm := "spec:\n  containers:\n  - command:\n    - kube-controller-manager\n    - --cluster-signing-cert-file=" + cfg.CertificatesDir + "/ca.crt\n    - --cluster-signing-key-file=" + cfg.CertificatesDir + "/ca.key\n"
+	for name, data := range map[string]string{"kube-apiserver.yaml": "spec: {}\n", "kube-controller-manager.yaml": kcm} {
+		if err := os.WriteFile(filepath.Join(manifests, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := func() map[string]string {
+		out := map[string]string{}
+		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				b, _ := os.ReadFile(p)
+				out[p] = string(b)
+			}
+			return nil
+		})
+		return out
+	}
+	before := snap()
+	out, code := runCerts(t, env, "rotate-ca", "--dry-run", "--config", cfgPath)
+	if code != 0 || !strings.Contains(out, "Would make a new Kubernetes cluster CA in "+filepath.Join(cfg.CertificatesDir, "rotate-ca/ca.crt")) ||
+		!strings.Contains(out, "Would make this node and the cluster trust the new CAs") {
+		t.Fatalf("dry run: code %d\n%s", code, out)
+	}
+	if after := snap(); len(after) != len(before) {
+		t.Fatalf("the dry run wrote files")
+	}
+	out, code = runCerts(t, env, "rotate-ca", "phase", "prepare", "--config", cfgPath)
+	if code != 0 || !strings.Contains(out, "Made the new front proxy CA") {
+		t.Fatalf("prepare: code %d\n%s", code, out)
+	}
+	if s, err := carotation.ReadCA(cfg.CertificatesDir, carotation.Rotated()[0]); err != nil || s.Next == nil {
+		t.Fatalf("no new CA: %v", err)
+	}
+	made := snap()
+	out, code = runCerts(t, env, "rotate-ca", "phase", "trust", "--dry-run", "--config", cfgPath)
+	for _, want := range []string{
+		"Would write " + pki.CertPath(cfg.CertificatesDir, "ca") + " (trust bundle of the cluster CA)",
+		"Would write " + filepath.Join(env.kubernetesDir, "admin.conf") + " (certificate-authority-data)",
+		"Would write " + filepath.Join(manifests, "kube-controller-manager.yaml") + " (flags --cluster-signing-cert-file= and --cluster-signing-key-file=)",
+		"Would restart kube-controller-manager", "Would restart kube-scheduler", "Would restart kubelet",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("trust dry run: code %d, no %q:\n%s", code, want, out)
+		}
+	}
+	if after := snap(); len(after) != len(made) {
+		t.Errorf("the trust dry run wrote files")
+	}
+}

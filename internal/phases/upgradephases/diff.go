@@ -1,0 +1,74 @@
+package upgradephases
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+	"github.com/kubeadm-go/kubeadm/internal/upgrade"
+)
+
+// DiffRequest is what "kubeadm upgrade diff" was asked.
+type DiffRequest struct {
+	Env     config.Environment
+	Upgrade *kubeadm.UpgradeConfiguration
+	Client  kubernetes.Interface
+	// Target is the version to compare with, resolved.
+	Target string
+	// ContextLines is how many unchanged lines surround each change.
+	ContextLines int
+	Out, Err     io.Writer
+}
+
+// Diff prints, as unified diffs, how "upgrade apply" to r.Target would
+// change this node's manifests of kube-apiserver, kube-controller-manager
+// and kube-scheduler. It changes nothing.
+func Diff(ctx context.Context, r DiffRequest) error {
+	up := r.Upgrade
+	d := &Data{
+		Upgrade: up, KubernetesDir: initphases.KubernetesDir, ManifestDir: initphases.ManifestsDir, KubeletDir: initphases.KubeletDir,
+		Out: io.Discard, Err: r.Err, ImagePullPolicy: string(up.Apply.ImagePullPolicy), ImagePullSerial: ptr.Deref(up.Apply.ImagePullSerial, true),
+	}
+	var err error
+	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
+		return err
+	}
+	cluster, err := upgrade.FetchClusterConfig(ctx, r.Client, up.Timeouts, io.Discard, false)
+	if err != nil {
+		return err
+	}
+	if d.Cfg, err = d.nodeConfig(ctx, r.Env, cluster, r.Target); err != nil {
+		return err
+	}
+	d.CertDir = d.Cfg.CertificatesDir
+	view := d.InitView()
+	for _, comp := range staticpod.ControlPlaneComponents() {
+		path := staticpod.ManifestPath(d.ManifestDir, comp)
+		old, err := boundedread.ReadFile(path, boundedread.MaxFile)
+		if err != nil {
+			return err
+		}
+		data, err := initphases.BuildManifest(view, comp)
+		if err != nil {
+			return err
+		}
+		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(data)),
+			FromFile: path, ToFile: "new manifest", Context: r.ContextLines,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(r.Out, text)
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+// TestRotateCATrust is the first half of a CA rotation on a cluster of a
+// control-plane node and a worker: "kubeadm certs rotate-ca" on the
+// control-plane node makes the new cluster and front proxy CAs and trusts
+// them beside the current ones everywhere, the trust phase on the worker
+// makes its kubelet trust them, while a kubectl loop sees no failure and
+// the Pods keep running (the control-plane node's run is killed twice
+// first, while writing and while restarting, and converges when run
+// again); then every trust point holds both CAs, a second run changes
+// nothing, kube-proxy still follows the API, and a new node joins with the
+// hash of the current CA.
+func TestRotateCATrust(t *testing.T) {
+	if otherKubeadm() {
+		t.Skip("CA rotation is ours only")
+	}
+	c := newCluster(t, "e2eca")
+	ctx := context.Background()
+	nodes, err := c.Up(ctx, "node1", "node2", "node3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
+	writeFile(t, cfg, testbed.InitConfig(n1, testbed.KubernetesVersion, ""))
+	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	jc := parseJoinCommand(t, r.Stdout)
+	mustRun(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	nodeReady(t, n1, "node1", 90*time.Second)
+	nodeReady(t, n1, "node2", 90*time.Second)
+	eventually(t, 90*time.Second, "kube-proxy running on node2", func() error {
+		return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=node2,status.phase=Running", "-o", "name"), "nonempty")
+	})
+	podsBefore := podRestarts(t, n1)
+
+	loop := startAPILoop(t, n1)
+	start := time.Now()
+	prep := run(t, n1, "kubeadm", "certs", "rotate-ca", "phase", "prepare")
+	if prep.Code != 0 {
+		loop.stop()
+		t.Fatalf("prepare: exit %d\n%s%s", prep.Code, prep.Stdout, prep.Stderr)
+	}
+	// Killed twice: while writing the files, and while restarting the
+	// components; each time a restart is owed.
+	pending := n1.HostPath("/etc/kubernetes/pki/rotate-ca/pending-restarts")
+	for _, marker := range []string{"pki/ca.crt (trust bundle", "Restarting kube-scheduler"} {
+		out := killAt(t, n1, marker, "kubeadm", "certs", "rotate-ca", "phase", "trust")
+		owed, err := os.ReadFile(pending)
+		t.Logf("killed after %q; restarts owed: %q", marker, owed)
+		if err != nil || len(owed) == 0 {
+			t.Errorf("killed after %q: no restart recorded as owed (%v):\n%s", marker, err, tail(out, 20))
+		}
+	}
+	cp := run(t, n1, "kubeadm", "certs", "rotate-ca")
+	cpTook := time.Since(start)
+	var worker result
+	if cp.Code == 0 {
+		worker = run(t, n2, "kubeadm", "certs", "rotate-ca", "phase", "trust")
+	}
+	took := time.Since(start)
+	time.Sleep(2 * time.Second) // the loop goes on a little after the runs
+	tries, failures := loop.stop()
+	t.Logf("control-plane node (prepare, trust killed twice, rotate-ca) took %v; the last run %v:\n%s%s", cpTook.Round(time.Millisecond), cp.Took.Round(time.Millisecond), cp.Stdout, cp.Stderr)
+	t.Logf("worker (trust) took %v:\n%s%s", worker.Took.Round(time.Millisecond), worker.Stdout, worker.Stderr)
+	t.Logf("both: %v; kubectl loop: %d tries, %d failed", took.Round(time.Millisecond), tries, len(failures))
+	if cp.Code != 0 || worker.Code != 0 {
+		t.Fatalf("rotate-ca failed: control plane exit %d, worker exit %d", cp.Code, worker.Code)
+	}
+	if len(failures) > 0 || tries < 10 {
+		t.Errorf("kubectl loop: %d tries, failures:\n%s", tries, strings.Join(failures, "\n"))
+	}
+
+	t.Run("every trust point holds both CAs", func(t *testing.T) {
+		cluster := caBundle(t, n1.HostPath("/etc/kubernetes/pki/ca.crt"))
+		next := caBundle(t, n1.HostPath("/etc/kubernetes/pki/rotate-ca/ca.crt"))
+		if len(cluster) != 2 || len(next) != 1 || !cluster[1].Equal(next[0]) {
+			t.Fatalf("ca.crt holds %d CAs, want the current and the new one", len(cluster))
+		}
+		if fp := caBundle(t, n1.HostPath("/etc/kubernetes/pki/front-proxy-ca.crt")); len(fp) != 2 {
+			t.Errorf("front-proxy-ca.crt holds %d CAs", len(fp))
+		}
+		for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf"} {
+			checkTrusts(t, "node1 "+f, kubeconfigCAData(t, mustRead(t, n1.HostPath("/etc/kubernetes/"+f))), cluster)
+		}
+		checkTrusts(t, "node2 kubelet.conf", kubeconfigCAData(t, mustRead(t, n2.HostPath("/etc/kubernetes/kubelet.conf"))), cluster)
+		checkTrusts(t, "node2 ca.crt", caBundle(t, n2.HostPath("/etc/kubernetes/pki/ca.crt")), cluster)
+		info := kubectl(t, n1, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "jsonpath={.data.kubeconfig}")
+		checkTrusts(t, "cluster-info", kubeconfigCAData(t, []byte(info)), cluster)
+		roots := kubectl(t, n1, "get", "configmap", "-A", "--field-selector", "metadata.name=kube-root-ca.crt", "-o", `jsonpath={range .items[*]}{.metadata.namespace}{"\n"}{end}`)
+		for _, ns := range strings.Fields(roots) {
+			data := kubectl(t, n1, "-n", ns, "get", "configmap", "kube-root-ca.crt", "-o", `jsonpath={.data.ca\.crt}`)
+			b, err := carotation.ParseBundle([]byte(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkTrusts(t, ns+"/kube-root-ca.crt", b, cluster)
+		}
+		check := mustRun(t, n1, "kubeadm", "certs", "check-expiration")
+		if !strings.Contains(check, "CA rotation under way (kubeadm certs rotate-ca):\n  ca: the current CA signs, both are trusted; 0 of its 2 certificates here are signed by the new CA\n") {
+			t.Errorf("check-expiration:\n%s", check)
+		}
+		m := string(mustRead(t, n1.HostPath("/etc/kubernetes/manifests/kube-controller-manager.yaml")))
+		if !strings.Contains(m, "--cluster-signing-cert-file=/etc/kubernetes/pki/rotate-ca/signer.crt") {
+			t.Errorf("the controller manager does not sign with the copy of the current CA:\n%s", m)
+		}
+	})
+
+	t.Run("Pods kept running", func(t *testing.T) {
+		after := podRestarts(t, n1)
+		for pod, n := range podsBefore {
+			if strings.HasPrefix(pod, "kube-controller-manager-") || strings.HasPrefix(pod, "kube-scheduler-") {
+				continue // restarted on purpose
+			}
+			if after[pod] != n {
+				t.Errorf("%s: %d restarts, %d before", pod, after[pod], n)
+			}
+		}
+	})
+
+	t.Run("a second run changes nothing", func(t *testing.T) {
+		d1, d2 := treeDigest(t, n1.HostPath("/etc/kubernetes")), treeDigest(t, n2.HostPath("/etc/kubernetes"))
+		r1 := run(t, n1, "kubeadm", "certs", "rotate-ca")
+		r2 := run(t, n2, "kubeadm", "certs", "rotate-ca", "phase", "trust")
+		if r1.Code != 0 || r2.Code != 0 {
+			t.Fatalf("exit %d %d\n%s%s\n%s%s", r1.Code, r2.Code, r1.Stdout, r1.Stderr, r2.Stdout, r2.Stderr)
+		}
+		if d := diffDigests(d1, treeDigest(t, n1.HostPath("/etc/kubernetes"))); len(d) > 0 {
+			t.Errorf("node1: changed %v\n%s", d, r1.Stdout)
+		}
+		if d := diffDigests(d2, treeDigest(t, n2.HostPath("/etc/kubernetes"))); len(d) > 0 {
+			t.Errorf("node2: changed %v\n%s", d, r2.Stdout)
+		}
+		for _, out := range []string{r1.Stdout, r2.Stdout} {
+			if strings.Contains(out, "Restarting") || strings.Contains(out, "Wrote") {
+				t.Errorf("second run:\n%s", out)
+			}
+		}
+	})
+
+	t.Run("kube-proxy on the worker follows a new Service", func(t *testing.T) {
+		kubectl(t, n1, "create", "service", "clusterip", "e2eca", "--tcp=80:80")
+		eventually(t, 60*time.Second, "kube-proxy programs default/e2eca on node2", func() error {
+			// A Service without endpoints is a REJECT rule of the filter
+			// table, not a nat one: look in every table.
+			r := run(t, n2, "iptables-save")
+			if !strings.Contains(r.Stdout, "default/e2eca") {
+				return fmt.Errorf("not in node2's rules yet")
+			}
+			return nil
+		})
+	})
+
+	t.Run("a new node joins with the current CA's hash", func(t *testing.T) {
+		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		nodeReady(t, n1, "node3", 90*time.Second)
+		cluster := caBundle(t, n1.HostPath("/etc/kubernetes/pki/ca.crt"))
+		checkTrusts(t, "node3 kubelet.conf", kubeconfigCAData(t, mustRead(t, n3.HostPath("/etc/kubernetes/kubelet.conf"))), cluster)
+	})
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func caBundle(t *testing.T, path string) carotation.Bundle {
+	t.Helper()
+	b, err := carotation.ReadBundle(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// kubeconfigCAData returns the CAs the kubeconfig's current cluster (or
+// its only cluster) trusts.
+func kubeconfigCAData(t *testing.T, data []byte) carotation.Bundle {
+	t.Helper()
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ""
+	if ctx := cfg.Contexts[cfg.CurrentContext]; ctx != nil {
+		name = ctx.Cluster
+	}
+	cl := cfg.Clusters[name]
+	if cl == nil {
+		for _, c := range cfg.Clusters {
+			cl = c
+		}
+	}
+	if cl == nil {
+		t.Fatal("no cluster in the kubeconfig")
+	}
+	b, err := carotation.ParseBundle(cl.CertificateAuthorityData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkTrusts checks that got holds exactly the CAs of want.
+func checkTrusts(t *testing.T, what string, got, want carotation.Bundle) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s trusts %d CAs, want %d", what, len(got), len(want))
+		return
+	}
+	for _, c := range want {
+		if !got.Contains(c) {
+			t.Errorf("%s does not trust CA serial %s", what, c.SerialNumber)
+		}
+	}
+}
+
+// podRestarts maps every Pod of the cluster to the sum of its containers'
+// restart counts.
+func podRestarts(t *testing.T, n *testbed.Node) map[string]int {
+	t.Helper()
+	out := kubectl(t, n, "get", "pods", "-A", "-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{range .status.containerStatuses[*]}{.restartCount}{" "}{end}{"\n"}{end}`)
+	m := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		sum := 0
+		for _, x := range f[1:] {
+			var v int
+			fmt.Sscan(x, &v)
+			sum += v
+		}
+		m[f[0]] = sum
+	}
+	return m
+}
