@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream bench bench-init integration testbed e2e e2e-full conformance
+.PHONY: build test compat upstream bench bench-init integration testbed testbed-base e2e e2e-full conformance
 
 # Built as upstream's release binaries are: static (no cgo), without the
 # symbol table and debug information, with module-relative paths. A static
@@ -38,11 +38,16 @@ integration:
 # Installs what the node test bed needs and builds upstream binaries, our
 # programs and the images, of the deployed version and of the one the
 # upgrade test starts from (slow only the first time). See docs/testbed.md.
+# testbed-base leaves out the release the upgrade tests start from.
 testbed:
 	$(GO) run ./hack/testbed prepare
 
-# End-to-end tests on real nodes of the test bed. Needs root.
-e2e: testbed
+testbed-base:
+	$(GO) run ./hack/testbed prepare --upgrade-from=
+
+# End-to-end tests on real nodes of the test bed, as CI runs them. Needs
+# root.
+e2e: testbed-base
 	KUBEADM_E2E=1 $(GO) test ./test/testbed/ ./test/e2e/ -count=1 -v -timeout 60m
 
 # Every end-to-end test, the long ones CI leaves out included (about an
@@ -55,7 +60,7 @@ e2e-full: testbed
 # [Serial] ones; reports in _artifacts/conformance/. About an hour here; see
 # docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.37.2/kubeadm
 # runs it on a cluster upstream's kubeadm makes.
-conformance: testbed
+conformance: testbed-base
 	KUBEADM_E2E=1 KUBEADM_E2E_CONFORMANCE=full $(GO) test ./test/e2e/ -run '^TestConformance$$' -count=1 -v -timeout 6h
 
 # Real kubeadm init, ours and upstream's side by side on fresh test-bed

@@ -39,6 +39,7 @@ func controlPlaneComponents() []string {
 // worker is probed through its Service from another node; the failed
 // probes are counted (docs/performance.md).
 func TestUpgrade(t *testing.T) {
+	longTest(t, "25 minutes with the first build of the older release")
 	from, to := requireUpgradeToolchains(t)
 	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
 	c := manageCluster(t, from.UpgradeCluster(to, "e2eu", clusterStateDir("e2eu"), testWriter{t}))
