@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +15,10 @@ import (
 // control-plane node and a worker made by our kubeadm, "upgrade plan",
 // then "upgrade apply" and "upgrade node" to the release the cluster
 // already runs, as an administrator re-applies a changed configuration.
-// Every phase runs (preflight, health checks, manifests rewritten and
-// their Pods restarted one by one, kubelet configuration, addons), with
-// no second release to build: the minor upgrade is TestUpgrade's, which
+// Every phase runs (preflight, health checks, the control-plane
+// manifests rewritten with a patch of the administrator's and their Pods
+// replaced one by one, kubelet configuration, addons), with no second
+// release to build: the minor upgrade is TestUpgrade's, which
 // takes about 25 minutes and runs with make e2e-full. A Deployment on
 // the worker is probed through its Service during all of it.
 func TestUpgradeReapply(t *testing.T) {
@@ -64,8 +66,18 @@ func TestUpgradeReapply(t *testing.T) {
 	}
 	p.mark(t, "plan")
 
+	// The administrator's change: an annotation patched into every
+	// control-plane manifest, so each component's Pod is replaced and
+	// waited for (unchanged manifests are left alone, as upstream's).
+	patches := filepath.Join(n1.Dir, "patches")
+	if err := os.MkdirAll(patches, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, comp := range controlPlaneComponents() {
+		writeFile(t, filepath.Join(patches, comp+"+merge.yaml"), "metadata:\n  annotations:\n    e2e.kubeadm-go/reapplied: \"yes\"\n")
+	}
 	cfg := filepath.Join(n1.Dir, "upgrade.yaml")
-	writeFile(t, cfg, upgradeConfiguration("3m"))
+	writeFile(t, cfg, strings.Replace(upgradeConfiguration("3m"), "apply:\n", "apply:\n  patches:\n    directory: "+patches+"\n", 1))
 	r = runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", v, "--yes", "--config", cfg)
 	if r.Code != 0 {
 		t.Fatalf("upgrade apply %s: exit %d\n%s\n%s", v, r.Code, r.Stdout, r.Stderr)
@@ -73,6 +85,15 @@ func TestUpgradeReapply(t *testing.T) {
 	t.Logf("upgrade apply took %v", r.Took)
 	if want := `[upgrade] SUCCESS! A control plane node of your cluster was upgraded to "` + v + `".`; !strings.Contains(r.Stdout, want) {
 		t.Errorf("upgrade apply does not end with %q:\n%s", want, r.Stdout)
+	}
+	for _, comp := range controlPlaneComponents() {
+		if m := readFile(t, n1.HostPath("/etc/kubernetes/manifests/"+comp+".yaml")); !strings.Contains(m, "e2e.kubeadm-go/reapplied") {
+			t.Errorf("%s's manifest lacks the patched annotation:\n%s", comp, m)
+		}
+		eventually(t, 3*time.Minute, comp+" restarted with the patch", func() error {
+			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", comp+"-node1", "-o",
+				`jsonpath={.metadata.annotations.e2e\.kubeadm-go/reapplied} {.status.containerStatuses[0].ready}`), "yes true")
+		})
 	}
 	checkControlPlaneAt(t, n1, n1, tc)
 	checkEtcdAt(t, n1, n1, imageRef(t, tc, "etcd"))
