@@ -513,14 +513,6 @@ func checkBackup(t *testing.T, n *testbed.Node, before map[string]string) {
 	t.Errorf("none of %v holds the manifests of %v as they were before the upgrade", dirs, controlPlaneComponents())
 }
 
-// The etcd image tag our kubeadm deploys for both versions of the test
-// bed, and an older tag TestUpgradeKilled gives the same image so that an
-// upgrade has an etcd to upgrade.
-const (
-	etcdTag      = "3.7.0-0"
-	olderEtcdTag = "3.6.9-0"
-)
-
 // runEtcdTag makes node n's etcd member run its image under the tag to
 // (a copy of tag from) and waits until it is ready again and the API
 // server answers.
