@@ -205,7 +205,6 @@ func (p *ControlPlane) waitDropped(ctx context.Context, clusterWant, frontWant B
 	return nil
 }
 
-
 // The ConfigMap in which the API server publishes the CAs it trusts for
 // client certificates and front proxies.
 const extensionAuthConfigMap = "extension-apiserver-authentication"

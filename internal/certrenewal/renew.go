@@ -89,8 +89,8 @@ type Renewer struct {
 	// DueWhat says in the log what it picks ("not signed by the new CA").
 	Due     func(c pki.ExpirationInfo) (bool, error)
 	DueWhat string
-	Now        func() time.Time
-	NewKey     pki.KeyGenerator
+	Now     func() time.Time
+	NewKey  pki.KeyGenerator
 	// Node restarts and watches the components; nil leaves them alone
 	// (they are then reported pending).
 	Node Node

@@ -33,7 +33,7 @@ type Data struct {
 	Client func(ctx context.Context) (kubernetes.Interface, error)
 	// Components restarts this node's control-plane components; the
 	// function it returns releases them.
-	Components     func(ctx context.Context) (carotation.Components, func(), error)
+	Components func(ctx context.Context) (carotation.Components, func(), error)
 	// Renewal restarts and watches the components for re-issued
 	// certificates (the automatic renewal's, decision 008); the function
 	// it returns releases them.
