@@ -21,8 +21,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	csrutil "k8s.io/client-go/util/certificate/csr"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // The Nodes' records of a rotation, written by each node's kubelet
@@ -242,11 +244,8 @@ func (k *KubeletCert) client(ctx context.Context) (kubernetes.Interface, error) 
 	if k.Client != nil {
 		return k.Client(ctx)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", k.KubeletConf)
-	if err != nil {
-		return nil, err
-	}
-	return kubernetes.NewForConfig(cfg)
+	c, _, err := apiclient.FromKubeconfig(k.KubeletConf, v1beta4.DefaultKubernetesAPICall)
+	return c, err
 }
 
 // issueThroughAPI asks for the certificate as the kubelet does.
