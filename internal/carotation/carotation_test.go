@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -300,7 +301,7 @@ func TestTrustWorker(t *testing.T) {
 	if got, _ := kubeconfigCAs(conf); !got.Equal(listed) {
 		t.Errorf("kubelet.conf %s", serials(got))
 	}
-	if n, _ := fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{}); n.Annotations[TrustedAnnotation] != CAHash(cluster.Signer)+","+CAHash(nextCA) {
+	if n, _ := fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{}); n.Annotations[TrustedAnnotation] != bootstraptoken.CACertHash(cluster.Signer)+","+bootstraptoken.CACertHash(nextCA) {
 		t.Errorf("the Node records trusting %q", n.Annotations[TrustedAnnotation])
 	}
 	if want := []string{"kubelet.conf", "pki/ca.crt"}; !reflect.DeepEqual(changed(before, snapshot(t, l.KubernetesDir)), want) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -60,7 +61,7 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 		return err
 	}
 	if !p.DryRun {
-		if err := checkNodes(ctx, p.Client, KubeletClientCAAnnotation, CAHash(cluster.Next), "sign"); err != nil {
+		if err := checkNodes(ctx, p.Client, KubeletClientCAAnnotation, bootstraptoken.CACertHash(cluster.Next), "sign"); err != nil {
 			return err
 		}
 	}

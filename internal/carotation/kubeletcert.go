@@ -3,9 +3,7 @@ package carotation
 import (
 	"context"
 	"crypto"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +20,7 @@ import (
 	csrutil "k8s.io/client-go/util/certificate/csr"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -42,13 +41,6 @@ const (
 	// Node's is not the new CA.
 	KubeletClientCAAnnotation = "kubeadm.kubernetes.io/rotate-ca-kubelet-client"
 )
-
-// CAHash is the pin of c, in the form of "kubeadm join
-// --discovery-token-ca-cert-hash".
-func CAHash(c *x509.Certificate) string {
-	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // The signer of the kubelets' client certificates, which the controller
 // manager signs with its cluster signing CA.
@@ -175,7 +167,7 @@ func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) erro
 			return err
 		}
 	}
-	return k.annotate(ctx, cred.cert.Subject.CommonName, KubeletClientCAAnnotation, CAHash(signing))
+	return k.annotate(ctx, cred.cert.Subject.CommonName, KubeletClientCAAnnotation, bootstraptoken.CACertHash(signing))
 }
 
 // RecordTrust records on this node's Node that its kubelet trusts cas.
@@ -189,7 +181,7 @@ func (k *KubeletCert) RecordTrust(ctx context.Context, cas Bundle) error {
 	}
 	var hashes []string
 	for _, c := range cas {
-		hashes = append(hashes, CAHash(c))
+		hashes = append(hashes, bootstraptoken.CACertHash(c))
 	}
 	return k.annotate(ctx, cred.cert.Subject.CommonName, TrustedAnnotation, strings.Join(hashes, ","))
 }

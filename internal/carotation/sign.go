@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
@@ -110,7 +111,7 @@ func (p *ControlPlane) Sign(ctx context.Context) error {
 		return err
 	}
 	if !p.DryRun && !cluster.Signer.Equal(cluster.Next) {
-		if err := checkNodes(ctx, p.Client, TrustedAnnotation, CAHash(cluster.Next), "trust"); err != nil {
+		if err := checkNodes(ctx, p.Client, TrustedAnnotation, bootstraptoken.CACertHash(cluster.Next), "trust"); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -136,7 +137,7 @@ func TestSignAndFinish(t *testing.T) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
 	n, _ := fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{})
-	if n.Annotations[KubeletClientCAAnnotation] != CAHash(cluster.Next) {
+	if n.Annotations[KubeletClientCAAnnotation] != bootstraptoken.CACertHash(cluster.Next) {
 		t.Errorf("Node annotations %v", n.Annotations)
 	}
 	if got := Status(l.CertDir, l.KubernetesDir); len(got) != 2 || got[0] != "ca: the new CA signs, both are trusted; signed by the new CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf; by the old CA: none" {
@@ -252,7 +253,7 @@ func TestSignAndFinishWaitForNodes(t *testing.T) {
 		t.Fatalf("a refused sign changed %v", got)
 	}
 	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
-	patch := []byte(`{"metadata":{"annotations":{"` + TrustedAnnotation + `":"` + CAHash(cluster.Signer) + "," + CAHash(cluster.Next) + `"}}}`)
+	patch := []byte(`{"metadata":{"annotations":{"` + TrustedAnnotation + `":"` + bootstraptoken.CACertHash(cluster.Signer) + "," + bootstraptoken.CACertHash(cluster.Next) + `"}}}`)
 	fc.client.CoreV1().Nodes().Patch(ctx, "node2", "application/merge-patch+json", patch, metav1.PatchOptions{})
 	if err := p.Sign(ctx); err != nil {
 		t.Fatalf("%v\n%s", err, out)

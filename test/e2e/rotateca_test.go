@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
@@ -245,7 +246,7 @@ func rotateCA(t *testing.T, full bool) {
 	t.Run("a new node joins with the signing CA's hash", func(t *testing.T) {
 		hash := jc.hash
 		if full {
-			hash = carotation.CAHash(newCA)
+			hash = bootstraptoken.CACertHash(newCA)
 		}
 		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", hash, ignoreFindings())
 		if r.Code != 0 {
