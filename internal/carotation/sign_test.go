@@ -3,6 +3,7 @@ package carotation
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"os"
 	"path/filepath"
@@ -324,4 +325,60 @@ func TestWorkerSignAndFinish(t *testing.T) {
 	if err := w.Finish(ctx); err != nil || restarts != 2 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
 		t.Errorf("second finish: %v, %d restarts", err, restarts)
 	}
+}
+
+// A kubelet.conf that embeds its client certificate (as init writes it
+// before the kubelet's first rotation) gets the new one embedded.
+func TestKubeletCertEmbedded(t *testing.T) {
+	_, l := testNode(t)
+	conf := filepath.Join(l.KubernetesDir, "kubelet.conf")
+	k := &KubeletCert{KubeletConf: conf}
+	cred, err := k.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, _ := os.ReadFile(cred.certFile)
+	cfg, _ := clientcmd.LoadFromFile(conf)
+	for _, ai := range cfg.AuthInfos {
+		ai.ClientCertificate, ai.ClientKey = "", ""
+		ai.ClientCertificateData, ai.ClientKeyData = pair, pair
+	}
+	if err := clientcmd.WriteToFile(*cfg, conf); err != nil {
+		t.Fatal(err)
+	}
+	fc := newFakeCluster(t, l)
+	restarts := 0
+	out := &bytes.Buffer{}
+	k = kubeletCert(l, fc.client, func(context.Context) error { restarts++; return nil }, out)
+	signing, _ := ReadCA(l.CertDir, Rotated()[0])
+	// The fake signer signs with ca.crt/ca.key: the CA that signs.
+	if err := k.Renew(context.Background(), signing.Signer); err != nil || restarts != 0 {
+		t.Fatalf("already signed by the signing CA: %v, %d restarts\n%s", err, restarts, out)
+	}
+	next, _ := pki.NewPrivateKey("ECDSA-P256")
+	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", IsCA: true, Validity: 1e18}, next, testNow())
+	if err := pki.WriteCertAndKey(l.CertDir, "rotate-ca/signer", nextCA, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Renew(context.Background(), nextCA); err != nil || restarts != 1 {
+		t.Fatalf("%v, %d restarts\n%s", err, restarts, out)
+	}
+	got, err := k.read()
+	if err != nil || !got.embedded || got.cert.CheckSignatureFrom(nextCA) != nil {
+		t.Errorf("kubelet.conf: embedded %v, %v", got != nil && got.embedded, err)
+	}
+	if _, err := tlsPairOf(conf); err != nil {
+		t.Errorf("the embedded pair does not match: %v", err)
+	}
+}
+
+// tlsPairOf checks that the kubeconfig's embedded certificate and key
+// belong together.
+func tlsPairOf(path string) (tls.Certificate, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	ai := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo]
+	return tls.X509KeyPair(ai.ClientCertificateData, ai.ClientKeyData)
 }
