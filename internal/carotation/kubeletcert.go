@@ -158,6 +158,9 @@ func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) erro
 		}
 		fmt.Fprintf(k.Out, "[rotate-ca] Wrote the kubelet's client certificate of the new CA to %s\n", where)
 	}
+	if done && len(need) == 0 {
+		fmt.Fprintf(k.Out, "[rotate-ca] The kubelet's client certificate is already of the CA that signs now (%s)\n", bootstraptoken.CACertHash(signing))
+	}
 	if len(need) > 0 {
 		fmt.Fprintf(k.Out, "[rotate-ca] Restarting the kubelet\n")
 		if err := k.RestartKubelet(ctx); err != nil {

@@ -75,7 +75,7 @@ func (w *Worker) Sign(ctx context.Context) error {
 // restarts it; then the rotation's folder of this node is removed. Run
 // again, it changes nothing.
 func (w *Worker) Finish(ctx context.Context) error {
-	cur, listed, err := w.listed(ctx)
+	_, listed, err := w.listed(ctx)
 	if err != nil {
 		return err
 	}
@@ -117,10 +117,8 @@ func (w *Worker) Finish(ctx context.Context) error {
 		}
 		return nil
 	}
-	if len(cur) > 1 || fileDiffers || len(need) > 0 {
-		if err := pending.write(need); err != nil {
-			return fmt.Errorf("recording the restarts to make: %w", err)
-		}
+	if err := pending.write(need); err != nil {
+		return fmt.Errorf("recording the restarts to make: %w", err)
 	}
 	if fileDiffers {
 		if _, err := writeBundle(w.CAFile, listed, false); err != nil {
