@@ -266,6 +266,19 @@ func rotateCA(t *testing.T, full bool) {
 func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time.Time) {
 	t.Helper()
 	signStart := time.Now()
+	// A dry run lists what sign would change, and changes nothing.
+	before := treeDigest(t, n1.HostPath("/etc/kubernetes"))
+	dry := mustRun(t, n1, "kubeadm", "certs", "rotate-ca", "phase", "sign", "--dry-run")
+	for _, want := range []string{"Would write /etc/kubernetes/pki/ca.key (the key of the new Kubernetes cluster CA)",
+		"Would re-issue apiserver with the new CA and have kube-apiserver use it",
+		"Would ask the cluster for a kubelet client certificate of the new CA (system:node:node1)"} {
+		if !strings.Contains(dry, want) {
+			t.Errorf("sign --dry-run does not say %q:\n%s", want, dry)
+		}
+	}
+	if d := diffDigests(before, treeDigest(t, n1.HostPath("/etc/kubernetes"))); len(d) > 0 {
+		t.Errorf("sign --dry-run changed %v", d)
+	}
 	out := killAt(t, n1, "[certs-renewal] Restarting kube-controller-manager", "kubeadm", "certs", "rotate-ca", "phase", "sign")
 	t.Logf("sign killed while restarting the controller manager:\n%s", tail(out, 30))
 	steps := []struct {
