@@ -146,6 +146,14 @@ func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, 
 	}
 	ownedField(warn, kind, "clientConnection.kubeconfig", k.ClientConnection.Kubeconfig != "",
 		&k.ClientConnection.Kubeconfig, KubeProxyKubeconfig, eq)
+	// kubeadm v1.37 names kube-proxy's default mode.
+	if k.Mode == "" {
+		k.Mode = kubeproxyv1alpha1.ProxyMode("iptables")
+	}
+	// kube-proxy deprecated its ipvs mode; kubeadm v1.37 warns of it.
+	if k.Mode == kubeproxyv1alpha1.ProxyMode("ipvs") && warn != nil {
+		warn("%s mode %q is deprecated in kube-proxy and will be removed; use \"nftables\" or \"iptables\"", kind, k.Mode)
+	}
 }
 
 // ptrEqual compares what two pointers point at (both nil: equal).

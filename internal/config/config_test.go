@@ -31,48 +31,14 @@ func fakeEnv() Environment {
 	}
 }
 
-func TestDecodeV1beta3ConvertsForward(t *testing.T) {
-	docs, err := Decode([]byte(`
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-kubernetesVersion: v1.36.1
-apiServer:
-  timeoutForControlPlane: 3m
-  extraArgs:
-    b: "2"
-    a: "1"
-etcd:
-  local:
-    extraArgs:
-      z: "26"
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: JoinConfiguration
-discovery:
-  timeout: 7m
-  bootstrapToken:
-    token: abcdef.0123456789abcdef
-    apiServerEndpoint: 192.0.2.1:6443
-    unsafeSkipCAVerification: true
-`), Strict)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(docs.Deprecations) != 2 {
-		t.Errorf("want a deprecation warning per v1beta3 document, got %q", docs.Deprecations)
-	}
-	args := docs.Cluster.APIServer.ExtraArgs
-	if len(args) != 2 || args[0].Name != "a" || args[1].Name != "b" {
-		t.Errorf("extraArgs not converted to a sorted list: %+v", args)
-	}
-	if got := docs.Cluster.Etcd.Local.ExtraArgs; len(got) != 1 || got[0].Value != "26" {
-		t.Errorf("etcd extraArgs: %+v", got)
-	}
-	if docs.Init == nil || docs.Init.Timeouts.ControlPlaneComponentHealthCheck.Duration.Minutes() != 3 {
-		t.Errorf("timeoutForControlPlane not moved to timeouts: %+v", docs.Init)
-	}
-	if docs.Join.Timeouts.Discovery.Duration.Minutes() != 7 {
-		t.Errorf("discovery.timeout not moved to timeouts")
+// kubeadm.k8s.io/v1beta3 was removed in v1.37: every kind of it is
+// refused, naming the release that can still migrate it.
+func TestDecodeRefusesV1beta3(t *testing.T) {
+	for _, kind := range []string{"InitConfiguration", "ClusterConfiguration", "JoinConfiguration"} {
+		_, err := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta3\nkind: "+kind+"\n"), Lenient)
+		if err == nil || !strings.Contains(err.Error(), "v1beta3") || !strings.Contains(err.Error(), "v1.36") {
+			t.Errorf("%s of v1beta3: %v, want an error naming v1beta3 and kubeadm v1.36", kind, err)
+		}
 	}
 }
 
@@ -238,9 +204,9 @@ func TestExternalEtcdHTTPEndpointsDefault(t *testing.T) {
 }
 
 func TestTooOldControlPlane(t *testing.T) {
-	docs, _ := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.34.2\n"), Strict)
+	docs, _ := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.35.9\n"), Strict)
 	_, err := fakeEnv().ClusterConfiguration(context.Background(), docs)
-	if err == nil || !strings.Contains(err.Error(), "1.35.0") {
+	if err == nil || !strings.Contains(err.Error(), "1.36.0") {
 		t.Fatalf("want a too-old error naming the minimum, got %v", err)
 	}
 }

@@ -127,13 +127,7 @@ type UpgradeConfiguration struct {
 }
 
 // KeyAlgorithm is the algorithm of the keys kubeadm makes for the cluster:
-// EncryptionAlgorithm, unless the deprecated PublicKeysECDSA feature gate
-// is on, which still means ECDSA P-256 whatever the field says (as with
-// upstream kubeadm, which keeps the gate and the field apart when it
-// migrates a v1beta3 file).
+// EncryptionAlgorithm.
 func (c *ClusterConfiguration) KeyAlgorithm() EncryptionAlgorithmType {
-	if c.FeatureGates["PublicKeysECDSA"] {
-		return v1beta4.EncryptionAlgorithmECDSAP256
-	}
 	return c.EncryptionAlgorithm
 }

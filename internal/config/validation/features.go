@@ -27,20 +27,19 @@ type FeatureGate struct {
 	Stage         FeatureStage
 }
 
-// KnownFeatureGates are the gates kubeadm v1.36 recognizes, by name, and
+// KnownFeatureGates are the gates kubeadm v1.37 recognizes, by name, and
 // CISHardening, which is this kubeadm's own (upstream refuses the name).
 // Any other name, including a different spelling or case, is refused. None
 // is locked in this release. Gates that were removed earlier (for example
 // ControlPlaneKubeletLocalMode, WaitForAllControlPlaneComponents,
-// EtcdLearnerMode, UpgradeAddonsBeforeControlPlane) are unknown names now.
+// EtcdLearnerMode, UpgradeAddonsBeforeControlPlane, and since v1.37
+// NodeLocalCRISocket and PublicKeysECDSA) are unknown names now.
 //
 // This table belongs to a future internal/features package once something
 // other than validation needs it (flag help, feature checks); keep one copy.
 var KnownFeatureGates = []FeatureGate{
 	{Name: "CISHardening", Default: false, Stage: FeatureAlpha},
 	{Name: "NodeLocalAPILoadBalancer", Default: false, Stage: FeatureAlpha},
-	{Name: "NodeLocalCRISocket", Default: true, Stage: FeatureGA},
-	{Name: "PublicKeysECDSA", Default: false, Stage: FeatureDeprecated},
 	{Name: "RootlessControlPlane", Default: false, Stage: FeatureAlpha},
 }
 
