@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -189,7 +190,7 @@ func initDefaults(components map[string]bool) ([]byte, error) {
 	i4, c4 := config.InitToV1beta4(&kubeadm.InitConfiguration{})
 	init.TypeMeta, cluster.TypeMeta = i4.TypeMeta, c4.TypeMeta
 	objs := []any{init, cluster}
-	objs = append(objs, componentDefaults(cluster, init.LocalAPIEndpoint.AdvertiseAddress, components)...)
+	objs = append(objs, componentDefaults(cluster, netip.MustParseAddr(placeholderAddress), components)...)
 	return config.MarshalDocuments(objs...)
 }
 
@@ -212,11 +213,11 @@ func joinDefaults(env config.Environment, components map[string]bool) ([]byte, e
 	cluster := &v1beta4.ClusterConfiguration{}
 	v1beta4.SetDefaults_ClusterConfiguration(cluster)
 	objs := []any{join}
-	objs = append(objs, componentDefaults(cluster, "", components)...)
+	objs = append(objs, componentDefaults(cluster, netip.Addr{}, components)...)
 	return config.MarshalDocuments(objs...)
 }
 
-func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertiseAddress string, components map[string]bool) []any {
+func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertise netip.Addr, components map[string]bool) []any {
 	if len(components) == 0 {
 		return nil
 	}
@@ -224,7 +225,8 @@ func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertiseAddress s
 		Networking:      cluster.Networking,
 		CertificatesDir: cluster.CertificatesDir,
 	}
-	config.DefaultComponentConfigs(internal, advertiseAddress, nil)
+	config.ParseNetworking(internal)
+	config.DefaultComponentConfigs(internal, advertise, nil)
 	var objs []any
 	if components[config.KindKubelet] {
 		objs = append(objs, internal.ComponentConfigs.Kubelet)

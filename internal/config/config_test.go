@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -235,20 +238,63 @@ func TestResolveErrorsPropagate(t *testing.T) {
 func TestNthServiceIP(t *testing.T) {
 	cases := map[string]string{
 		"10.96.0.0/12":                  "10.96.0.10",
+		"10.96.0.5/12":                  "10.96.0.10",
 		"fd00:10:96::/112":              "fd00:10:96::a",
 		"10.96.0.0/12,fd00:10:96::/112": "10.96.0.10",
+		"::ffff:10.96.0.0/108":          "10.96.0.10",
 	}
 	for in, want := range cases {
-		ip, err := DNSServiceIP(in)
+		subnets, err := ParseSubnets(in)
+		if err != nil {
+			t.Fatalf("ParseSubnets(%q): %v", in, err)
+		}
+		ip, err := DNSServiceIP(subnets)
 		if err != nil || ip.String() != want {
 			t.Errorf("DNSServiceIP(%q) = %v, %v; want %s", in, ip, err, want)
 		}
 	}
-	if _, err := DNSServiceIP("10.0.0.0/29"); err == nil {
+	if _, err := DNSServiceIP([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/29")}); err == nil {
 		t.Error("a /29 has no tenth address")
 	}
-	if _, err := DNSServiceIP("nope"); err == nil {
-		t.Error("expected a parse error")
+	if _, err := DNSServiceIP(nil); err == nil {
+		t.Error("expected an error without a service subnet")
+	}
+	for _, bad := range []string{"nope", "10.96.0.0/12,", "10.96.0.0/12, fd00::/112", ""} {
+		if got, err := ParseSubnets(bad); err == nil {
+			t.Errorf("ParseSubnets(%q) = %v, want an error", bad, got)
+		}
+	}
+}
+
+// TestSubnetsParsedOnce: defaulting leaves the subnets parsed in the
+// configuration, for the phases to use, and leaves a list that does not
+// parse empty for validation to report.
+func TestSubnetsParsedOnce(t *testing.T) {
+	docs := &Documents{Cluster: &v1beta4.ClusterConfiguration{Networking: v1beta4.Networking{
+		ServiceSubnet: "10.96.0.0/12,fd00:10:96::/112",
+		PodSubnet:     "192.168.0.0/16",
+	}}}
+	cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kubeadm.Subnets{
+		Service: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12"), netip.MustParsePrefix("fd00:10:96::/112")},
+		Pod:     []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")},
+	}
+	if !reflect.DeepEqual(cfg.Subnets, want) {
+		t.Errorf("subnets %v, want %v", cfg.Subnets, want)
+	}
+	if !cfg.AdvertiseIP.IsValid() || cfg.AdvertiseIP.String() != cfg.LocalAPIEndpoint.AdvertiseAddress {
+		t.Errorf("advertise address %v, want the parsed %q", cfg.AdvertiseIP, cfg.LocalAPIEndpoint.AdvertiseAddress)
+	}
+	docs.Cluster.Networking.PodSubnet = "192.168.0.0/16,"
+	cfg, err = fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Subnets.Pod != nil || len(cfg.Subnets.Service) != 2 {
+		t.Errorf("a pod subnet that does not parse: subnets %v, want the service subnets only", cfg.Subnets)
 	}
 }
 
@@ -284,6 +330,9 @@ func TestAdvertiseAddressCanonical(t *testing.T) {
 		}
 		if got := cfg.LocalAPIEndpoint.AdvertiseAddress; got != want {
 			t.Errorf("advertise address %q became %q, want %q", in, got, want)
+		}
+		if got := cfg.AdvertiseIP; got != netip.MustParseAddr(want) {
+			t.Errorf("advertise address %q was parsed as %v, want %s", in, got, want)
 		}
 	}
 }

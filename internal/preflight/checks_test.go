@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 )
 
 // checkCase is one run of one check: the messages it must produce. A
@@ -138,16 +141,16 @@ func TestProxyChecks(t *testing.T) {
 	var asked []string
 	recorder := &fakeHost{proxy: func(u *url.URL) (*url.URL, error) { asked = append(asked, u.String()); return nil, nil }}
 	runCases(t, []checkCase{
-		{name: "direct", check: HTTPProxy(&fakeHost{}, "192.0.2.2"), wantName: "HTTPProxy"},
-		{name: "address excluded", check: HTTPProxy(proxied, "192.0.2.2")},
-		{name: "address proxied", check: HTTPProxy(proxied, "192.0.2.3"),
+		{name: "direct", check: HTTPProxy(&fakeHost{}, netip.MustParseAddr("192.0.2.2")), wantName: "HTTPProxy"},
+		{name: "address excluded", check: HTTPProxy(proxied, netip.MustParseAddr("192.0.2.2"))},
+		{name: "address proxied", check: HTTPProxy(proxied, netip.MustParseAddr("192.0.2.3")),
 			wantWarns: []string{`connections to "https://192.0.2.3" would go through the proxy "http://proxy:3128"`}},
-		{name: "IPv6 address proxied", check: HTTPProxy(proxied, "fd00::3"), wantWarns: []string{`"https://[fd00::3]"`}},
-		{name: "service range excluded", check: HTTPProxyCIDR(proxied, "10.96.0.0/12"), wantName: "HTTPProxyCIDR"},
-		{name: "pod range proxied", check: HTTPProxyCIDR(proxied, "10.244.0.0/16"),
+		{name: "IPv6 address proxied", check: HTTPProxy(proxied, netip.MustParseAddr("fd00::3")), wantWarns: []string{`"https://[fd00::3]"`}},
+		{name: "service range excluded", check: HTTPProxyCIDR(proxied, netip.MustParsePrefix("10.96.0.0/12")), wantName: "HTTPProxyCIDR"},
+		{name: "pod range proxied", check: HTTPProxyCIDR(proxied, netip.MustParsePrefix("10.244.0.0/16")),
 			wantWarns: []string{`connections to "10.244.0.0/16" would go through the proxy "http://proxy:3128"`}},
-		{name: "bad range", check: HTTPProxyCIDR(proxied, "not-a-cidr"), wantErrs: []string{"not-a-cidr"}},
-		{name: "asks for the first address", check: HTTPProxyCIDR(recorder, "fd01::/108")},
+		{name: "range without a first address", check: HTTPProxyCIDR(proxied, netip.MustParsePrefix("10.0.0.1/32")), wantErrs: []string{"10.0.0.1/32"}},
+		{name: "asks for the first address", check: HTTPProxyCIDR(recorder, netip.MustParsePrefix("fd01::/108"))},
 	})
 	if want := []string{"https://[fd01::1]"}; !reflect.DeepEqual(asked, want) {
 		t.Errorf("asked the proxy about %v, want %v", asked, want)
@@ -168,7 +171,20 @@ func TestForwardingChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var names []string
-		for _, c := range ForwardingChecks(&fakeHost{}, tt.address, tt.service, tt.pod) {
+		addrs := []netip.Addr{netip.MustParseAddr(tt.address)}
+		for _, list := range []string{tt.service, tt.pod} {
+			if list == "" {
+				continue
+			}
+			subnets, err := config.ParseSubnets(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range subnets {
+				addrs = append(addrs, p.Addr())
+			}
+		}
+		for _, c := range ForwardingChecks(&fakeHost{}, addrs...) {
 			names = append(names, c.Name)
 		}
 		if !reflect.DeepEqual(names, tt.wantCheckNames) {
@@ -221,6 +237,8 @@ func TestInitChecksNamesAndOrder(t *testing.T) {
 		Endpoints: []string{"https://10.0.0.5:2379"},
 		CAFile:    "/etc/etcd/ca.crt", CertFile: "/etc/etcd/client.crt", KeyFile: "/etc/etcd/client.key",
 	}}
+	configtest.Parse(local)
+	configtest.Parse(&external)
 
 	common := func(port string, cidrs int) []string {
 		names := []string{"NumCPU", "Mem", "KubernetesVersion", "Firewalld", "Port-" + port, "Port-10259", "Port-10257",
@@ -276,5 +294,30 @@ func TestInstalledKubeletAsksOnce(t *testing.T) {
 	wg.Wait()
 	if h.commandN != 1 {
 		t.Errorf("kubelet --version ran %d times, want 1", h.commandN)
+	}
+}
+
+// TestJoinAddress: the forwarding checks of a join look at the discovery
+// endpoint's address when it is one, else at the node's parsed advertise
+// address, else take IPv4.
+func TestJoinAddress(t *testing.T) {
+	withEndpoint := func(ep string) *kubeadm.JoinConfiguration {
+		return &kubeadm.JoinConfiguration{Discovery: kubeadm.Discovery{BootstrapToken: &kubeadm.BootstrapTokenDiscovery{APIServerEndpoint: ep}}}
+	}
+	controlPlane := withEndpoint("lb.example.com:6443")
+	controlPlane.AdvertiseIP = netip.MustParseAddr("fd00::5")
+	for _, tt := range []struct {
+		cfg  *kubeadm.JoinConfiguration
+		want string
+	}{
+		{withEndpoint("[fd00::1]:6443"), "fd00::1"},
+		{withEndpoint("192.0.2.1:6443"), "192.0.2.1"},
+		{controlPlane, "fd00::5"},
+		{withEndpoint("lb.example.com:6443"), "0.0.0.0"},
+		{&kubeadm.JoinConfiguration{}, "0.0.0.0"},
+	} {
+		if got := joinAddress(tt.cfg); got.String() != tt.want {
+			t.Errorf("joinAddress(%+v) = %s, want %s", tt.cfg.Discovery.BootstrapToken, got, tt.want)
+		}
 	}
 }

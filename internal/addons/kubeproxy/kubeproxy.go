@@ -116,7 +116,7 @@ func Build(cfg *kubeadm.InitConfiguration) (*Addon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing the KubeProxyConfiguration as YAML: %w", err)
 	}
-	server, err := kubeconfig.ControlPlaneURL(cfg.ControlPlaneEndpoint, cfg.LocalAPIEndpoint, nil)
+	server, err := kubeconfig.ControlPlaneURL(cfg, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the API server address for kube-proxy: %w", err)
 	}
