@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -91,7 +92,9 @@ func trustNode(t *testing.T) (Layout, *fakeCluster, *fakeComponents, *ControlPla
 	fc := newFakeCluster(t, l)
 	comps := &fakeComponents{cluster: fc, fail: map[string]error{}}
 	out := &bytes.Buffer{}
-	p := &ControlPlane{Layout: l, Client: fc.client, Components: comps, RestartKubelet: comps.kubelet, Out: out, Timeout: 2e9, Interval: 1e6}
+	p := &ControlPlane{Layout: l, Client: fc.client, Components: comps, RestartKubelet: comps.kubelet, Out: out, Timeout: 2e9, Interval: 1e6,
+		Cfg: &cfg.ClusterConfiguration, KeyOptions: testOptions(), Renewal: &fakeRenewal{fail: map[string]error{}},
+		Kubelet: kubeletCert(l, fc.client, comps.kubelet, out)}
 	return l, fc, comps, p, out
 }
 
@@ -277,6 +280,8 @@ func TestTrustWorker(t *testing.T) {
 		},
 		RestartKubelet: func(context.Context) error { restarts++; return nil },
 	}
+	fc := newFakeCluster(t, l)
+	w.Kubelet = kubeletCert(l, fc.client, w.RestartKubelet, out)
 	ctx := context.Background()
 	// Before the control-plane nodes: nothing to do.
 	before := snapshot(t, l.KubernetesDir)
@@ -295,6 +300,9 @@ func TestTrustWorker(t *testing.T) {
 	}
 	if got, _ := kubeconfigCAs(conf); !got.Equal(listed) {
 		t.Errorf("kubelet.conf %s", serials(got))
+	}
+	if n, _ := fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{}); n.Annotations[TrustedAnnotation] != bootstraptoken.CACertHash(cluster.Signer)+","+bootstraptoken.CACertHash(nextCA) {
+		t.Errorf("the Node records trusting %q", n.Annotations[TrustedAnnotation])
 	}
 	if want := []string{"kubelet.conf", "pki/ca.crt"}; !reflect.DeepEqual(changed(before, snapshot(t, l.KubernetesDir)), want) {
 		t.Errorf("changed %v", changed(before, snapshot(t, l.KubernetesDir)))
@@ -343,24 +351,24 @@ func TestRewriteKeepsOwner(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	cfg, l := testNode(t)
-	if got := Status(l.CertDir); got != nil {
+	if got := Status(l.CertDir, l.KubernetesDir); got != nil {
 		t.Fatalf("no rotation: %q", got)
 	}
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		"ca: the current CA signs, the new CA is not trusted yet (phase trust); 0 of its 2 certificates here are signed by the new CA",
-		"front-proxy-ca: the current CA signs, the new CA is not trusted yet (phase trust); 0 of its 1 certificates here are signed by the new CA",
+		"ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf",
+		"front-proxy-ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: front-proxy-client",
 	}
-	if got := Status(l.CertDir); !reflect.DeepEqual(got, want) {
+	if got := Status(l.CertDir, l.KubernetesDir); !reflect.DeepEqual(got, want) {
 		t.Errorf("after prepare:\n%q\nwant\n%q", got, want)
 	}
 	_, _, _, p, _ := trustNode(t)
 	if err := p.Trust(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := Status(p.CertDir); len(got) != 2 || !strings.HasPrefix(got[0], "ca: the current CA signs, both are trusted; 0 of its 2") {
+	if got := Status(p.CertDir, p.KubernetesDir); len(got) != 2 || !strings.HasPrefix(got[0], "ca: the old CA signs, both are trusted; signed by the new CA: none; by the old CA: admin.conf,") {
 		t.Errorf("after trust: %q", got)
 	}
 }

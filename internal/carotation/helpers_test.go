@@ -1,8 +1,11 @@
 package carotation
 
 import (
+	"bytes"
 	"context"
+	"crypto"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -72,12 +75,30 @@ func testNode(t *testing.T) (*kubeadm.InitConfiguration, Layout) {
 	if _, _, err := pki.EnsureAll(context.Background(), cfg, l.CertDir, testOptions(), 2); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := pki.LoadCert(pki.CertPath(l.CertDir, "ca"))
+	ca, caKey, err := pki.LoadCertAndKey(l.CertDir, "ca")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range kubeconfigReaders {
-		writeKubeconfig(t, filepath.Join(dir, k.file), Bundle{ca})
+		kc, _ := pki.LookupKubeconfig(k.file)
+		key, _ := pki.NewPrivateKey(v1beta4.EncryptionAlgorithmECDSAP256)
+		cert, err := pki.NewSignedCert(kc.Spec(cfg), key.Public(), ca, caKey, testNow())
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyPEM, _ := pki.EncodeKeyPEM(key)
+		user := &clientcmdapi.AuthInfo{ClientCertificateData: pki.EncodeCertPEM(cert), ClientKeyData: keyPEM}
+		if kc.KubeletOwned {
+			// The kubelet's rotated pair: a dated file and a link to it.
+			kp := filepath.Join(dir, "kubelet-pki")
+			os.MkdirAll(kp, 0o700)
+			dated := filepath.Join(kp, "kubelet-client-2026-01-01-00-00-00.pem")
+			os.WriteFile(dated, append(pki.EncodeCertPEM(cert), keyPEM...), 0o600)
+			current := filepath.Join(kp, "kubelet-client-current.pem")
+			os.Symlink(dated, current)
+			user = &clientcmdapi.AuthInfo{ClientCertificate: current, ClientKey: current}
+		}
+		writeKubeconfigUser(t, filepath.Join(dir, k.file), Bundle{ca}, user)
 	}
 	if err := os.MkdirAll(l.ManifestDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -88,11 +109,11 @@ func testNode(t *testing.T) (*kubeadm.InitConfiguration, Layout) {
 	return cfg, l
 }
 
-func writeKubeconfig(t *testing.T, path string, cas Bundle) {
+func writeKubeconfigUser(t *testing.T, path string, cas Bundle, user *clientcmdapi.AuthInfo) {
 	t.Helper()
 	cfg := clientcmdapi.Config{
 		Clusters:       map[string]*clientcmdapi.Cluster{"kubernetes": {Server: "https://192.168.1.10:6443", CertificateAuthorityData: cas.PEM()}},
-		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"user": {ClientCertificate: "/var/lib/kubelet/pki/kubelet-client-current.pem"}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"user": user},
 		Contexts:       map[string]*clientcmdapi.Context{"user@kubernetes": {Cluster: "kubernetes", AuthInfo: "user"}},
 		CurrentContext: "user@kubernetes",
 	}
@@ -125,6 +146,7 @@ func newFakeCluster(t *testing.T, l Layout) *fakeCluster {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: bootstrapapi.ConfigMapClusterInfo, Namespace: metav1.NamespacePublic}, Data: map[string]string{bootstrapapi.KubeConfigKey: string(info)}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extension-apiserver-authentication", Namespace: metav1.NamespaceSystem}, Data: map[string]string{"client-ca-file": string(ca), "requestheader-client-ca-file": string(fp)}},
 	}
+	objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"}})
 	for _, ns := range []string{"default", "kube-system", "kube-public"} {
 		objs = append(objs,
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}},
@@ -239,3 +261,60 @@ func serials(b Bundle) string {
 }
 
 func certsOf(cs ...*x509.Certificate) Bundle { return Bundle(cs) }
+
+// fakeRenewal is the renewal's Node: it records restarts and waits.
+type fakeRenewal struct {
+	log  []string
+	fail map[string]error
+}
+
+func (f *fakeRenewal) Restart(_ context.Context, c string) error {
+	if err := f.fail[c]; err != nil {
+		return err
+	}
+	f.log = append(f.log, "restart "+c)
+	return nil
+}
+
+func (f *fakeRenewal) Reloaded(_ context.Context, c string, serves *x509.Certificate) error {
+	if err := f.fail[c]; err != nil {
+		return err
+	}
+	f.log = append(f.log, "reloaded "+c)
+	return nil
+}
+
+// issueWith is the controller manager's kubelet client signer: it signs a
+// CSR with the CA its signing files (in the rotation's folder, else
+// ca.crt/ca.key) hold now.
+func issueWith(l Layout) func(context.Context, []byte, crypto.Signer) ([]byte, error) {
+	return func(_ context.Context, csrPEM []byte, _ crypto.Signer) ([]byte, error) {
+		ca, key, err := pki.LoadCertAndKey(l.CertDir, "rotate-ca/signer")
+		if err != nil {
+			if ca, key, err = pki.LoadCertAndKey(l.CertDir, "ca"); err != nil {
+				return nil, err
+			}
+		}
+		block, _ := pem.Decode(csrPEM)
+		csr, err := x509.ParseCertificateRequest(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		spec := pki.CertSpec{CommonName: csr.Subject.CommonName, Organization: csr.Subject.Organization, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, Validity: 365 * 24 * time.Hour}
+		cert, err := pki.NewSignedCert(spec, csr.PublicKey, ca, key, testNow())
+		if err != nil {
+			return nil, err
+		}
+		return pki.EncodeCertPEM(cert), nil
+	}
+}
+
+// kubeletCert is the KubeletCert of the node of l, reaching the fake
+// cluster.
+func kubeletCert(l Layout, c kubernetes.Interface, restart func(context.Context) error, out *bytes.Buffer) *KubeletCert {
+	return &KubeletCert{
+		KubeletConf: filepath.Join(l.KubernetesDir, "kubelet.conf"), StateDir: l.Dir(),
+		Client: func(context.Context) (kubernetes.Interface, error) { return c, nil },
+		Issue:  issueWith(l), RestartKubelet: restart, Now: testNow, Timeout: 2e9, Out: out,
+	}
+}

@@ -63,7 +63,8 @@ type CAState struct {
 	CA pki.Cert
 	// Signer is the certificate whose key is in the CA's key file: the
 	// first of its certificate file, which may hold others after it (a
-	// trust bundle).
+	// trust bundle). During a sign step killed between the CA's two files
+	// it may be another of them.
 	Signer *x509.Certificate
 	Key    crypto.Signer
 	// Trusted is every certificate of its certificate file.
@@ -87,9 +88,16 @@ func ReadCA(certDir string, ca pki.Cert) (*CAState, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	s.Signer = s.Trusted[0]
-	if !pki.PublicKeysEqual(s.Signer.PublicKey, s.Key.Public()) {
-		return nil, fmt.Errorf("%s does not hold the key of the first certificate of %s", keyPath, pki.CertPath(certDir, ca.BaseName))
+	// The key's certificate is the first one, except for the instant the
+	// sign step has written the new key and not yet the reordered bundle.
+	for _, c := range s.Trusted {
+		if pki.PublicKeysEqual(c.PublicKey, s.Key.Public()) {
+			s.Signer = c
+			break
+		}
+	}
+	if s.Signer == nil {
+		return nil, fmt.Errorf("%s holds the key of no certificate of %s", keyPath, pki.CertPath(certDir, ca.BaseName))
 	}
 	next, nextKey, err := pki.LoadCertAndKey(certDir, nextBase(ca))
 	switch {

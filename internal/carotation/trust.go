@@ -20,7 +20,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
@@ -71,6 +73,15 @@ type ControlPlane struct {
 	// Interval separates two looks (0: 1 s).
 	Timeout  time.Duration
 	Interval time.Duration
+
+	// For the sign step: the cluster's configuration (validity and key
+	// algorithm of the re-issued certificates), how to make the keys, and
+	// the renewal's restarts and health waits (decision 008).
+	Cfg        *kubeadm.ClusterConfiguration
+	KeyOptions pki.Options
+	Renewal    certrenewal.Node
+	// Kubelet renews this node's kubelet client certificate.
+	Kubelet *KubeletCert
 }
 
 // change is one file the step writes, and the component that must read
@@ -107,6 +118,10 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 	front, err := ReadCA(p.CertDir, Rotated()[1])
 	if err != nil {
 		return err
+	}
+	if cluster.Next != nil && cluster.Signer.Equal(cluster.Next) {
+		fmt.Fprintf(p.Out, "[rotate-ca] The new CAs sign already (phase sign ran): nothing to trust\n")
+		return nil
 	}
 	for _, s := range []*CAState{cluster, front} {
 		if s.Next == nil && p.DryRun {
@@ -155,12 +170,26 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag, ControllerManager, true, func(dry bool) (bool, error) {
 		return setSigningFlags(manifest, signerCert, signerKey, dry)
 	}})
-	return p.apply(ctx, changes, clusterWant, frontWant)
+	return p.apply(ctx, changes, func(ctx context.Context) error {
+		if p.DryRun {
+			fmt.Fprintf(p.Out, "[rotate-ca] Would make the cluster-info ConfigMap trust %d cluster CAs and wait until the cluster publishes them\n", len(clusterWant))
+			return nil
+		}
+		if err := TrustInClusterInfo(ctx, p.Client, clusterWant, p.Out); err != nil {
+			return err
+		}
+		fmt.Fprintf(p.Out, "[rotate-ca] Waiting until every kube-root-ca.crt ConfigMap and extension-apiserver-authentication trust the new CAs\n")
+		if err := p.waitPublished(ctx, clusterWant, frontWant, holds); err != nil {
+			return err
+		}
+		fmt.Fprintf(p.Out, "[rotate-ca] The cluster trusts the current and the new CAs\n")
+		return p.kubelet().RecordTrust(ctx, clusterWant)
+	})
 }
 
-// apply makes the changes, the restarts they need, and the cluster
-// objects trust clusterWant and frontWant.
-func (p *ControlPlane) apply(ctx context.Context, changes []change, clusterWant, frontWant Bundle) error {
+// apply makes the changes and the restarts they need, then runs publish
+// (also in a dry run, to list what it would do).
+func (p *ControlPlane) apply(ctx context.Context, changes []change, publish func(ctx context.Context) error) error {
 	pending := pendingPath(p.Dir())
 	need, err := pending.read()
 	if err != nil {
@@ -188,8 +217,7 @@ func (p *ControlPlane) apply(ctx context.Context, changes []change, clusterWant,
 				fmt.Fprintf(p.Out, "[rotate-ca] Would restart %s\n", c)
 			}
 		}
-		fmt.Fprintf(p.Out, "[rotate-ca] Would make the cluster-info ConfigMap trust %d cluster CAs and wait until the cluster publishes them\n", len(clusterWant))
-		return nil
+		return publish(ctx)
 	}
 	if err := pending.write(need); err != nil {
 		return fmt.Errorf("recording the restarts to make: %w", err)
@@ -230,45 +258,51 @@ func (p *ControlPlane) apply(ctx context.Context, changes []change, clusterWant,
 			return err
 		}
 	}
-	if err := TrustInClusterInfo(ctx, p.Client, clusterWant, p.Out); err != nil {
-		return err
-	}
-	return p.waitPublished(ctx, clusterWant, frontWant)
+	return publish(ctx)
 }
 
 // TrustInClusterInfo makes the kube-public/cluster-info ConfigMap, which
 // joining nodes and the trust step of workers read, trust every CA of
 // want too (the bootstrap signer signs it again by itself).
 func TrustInClusterInfo(ctx context.Context, c kubernetes.Interface, want Bundle, out io.Writer) error {
+	changed, err := updateClusterInfo(ctx, c, func(cur Bundle) Bundle { return bundleOf(append(cur, want...)...) })
+	if changed {
+		fmt.Fprintf(out, "[rotate-ca] The cluster-info ConfigMap trusts the new cluster CA too\n")
+	}
+	return err
+}
+
+// updateClusterInfo makes the CAs of the kube-public/cluster-info
+// ConfigMap what change returns for them; it reports whether it wrote.
+func updateClusterInfo(ctx context.Context, c kubernetes.Interface, change func(cur Bundle) Bundle) (bool, error) {
 	for attempt := 0; ; attempt++ {
 		cm, err := c.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("reading the cluster-info ConfigMap: %w", err)
+			return false, fmt.Errorf("reading the cluster-info ConfigMap: %w", err)
 		}
 		cfg, err := clientcmd.Load([]byte(cm.Data[bootstrapapi.KubeConfigKey]))
 		if err != nil {
-			return fmt.Errorf("the cluster-info ConfigMap: %w", err)
+			return false, fmt.Errorf("the cluster-info ConfigMap: %w", err)
 		}
 		if len(cfg.Clusters) != 1 {
-			return fmt.Errorf("the cluster-info ConfigMap names %d clusters, not one", len(cfg.Clusters))
+			return false, fmt.Errorf("the cluster-info ConfigMap names %d clusters, not one", len(cfg.Clusters))
 		}
 		changed := false
 		for _, cl := range cfg.Clusters {
 			cur, err := ParseBundle(cl.CertificateAuthorityData)
 			if err != nil {
-				return fmt.Errorf("the cluster-info ConfigMap's CA: %w", err)
+				return false, fmt.Errorf("the cluster-info ConfigMap's CA: %w", err)
 			}
-			merged := bundleOf(append(cur, want...)...)
-			if !merged.Equal(cur) {
-				cl.CertificateAuthorityData, changed = merged.PEM(), true
+			if want := change(cur); !want.Equal(cur) {
+				cl.CertificateAuthorityData, changed = want.PEM(), true
 			}
 		}
 		if !changed {
-			return nil
+			return false, nil
 		}
 		data, err := clientcmd.Write(*cfg)
 		if err != nil {
-			return err
+			return false, err
 		}
 		cm.Data[bootstrapapi.KubeConfigKey] = string(data)
 		_, err = c.CoreV1().ConfigMaps(metav1.NamespacePublic).Update(ctx, cm, metav1.UpdateOptions{})
@@ -276,28 +310,23 @@ func TrustInClusterInfo(ctx context.Context, c kubernetes.Interface, want Bundle
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("updating the cluster-info ConfigMap: %w", err)
+			return false, fmt.Errorf("updating the cluster-info ConfigMap: %w", err)
 		}
-		fmt.Fprintf(out, "[rotate-ca] The cluster-info ConfigMap trusts the new cluster CA too\n")
-		return nil
+		return true, nil
 	}
 }
 
 // waitPublished waits until the controller manager published clusterWant
 // in every kube-root-ca.crt ConfigMap and the API server both bundles in
-// extension-apiserver-authentication.
-func (p *ControlPlane) waitPublished(ctx context.Context, clusterWant, frontWant Bundle) error {
-	interval := p.Interval
-	if interval <= 0 {
-		interval = time.Second
-	}
+// extension-apiserver-authentication, as check (holds, or holdsOnly)
+// compares them.
+func (p *ControlPlane) waitPublished(ctx context.Context, clusterWant, frontWant Bundle, check func(corev1.ConfigMap, string, Bundle) error) error {
+	interval := p.interval()
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
-	fmt.Fprintf(p.Out, "[rotate-ca] Waiting until every kube-root-ca.crt ConfigMap and extension-apiserver-authentication trust the new CAs\n")
 	var last error
 	for {
-		if last = p.published(ctx, clusterWant, frontWant); last == nil {
-			fmt.Fprintf(p.Out, "[rotate-ca] The cluster trusts the current and the new CAs\n")
+		if last = p.published(ctx, clusterWant, frontWant, check); last == nil {
 			return nil
 		}
 		select {
@@ -308,7 +337,7 @@ func (p *ControlPlane) waitPublished(ctx context.Context, clusterWant, frontWant
 	}
 }
 
-func (p *ControlPlane) published(ctx context.Context, clusterWant, frontWant Bundle) error {
+func (p *ControlPlane) published(ctx context.Context, clusterWant, frontWant Bundle, check func(corev1.ConfigMap, string, Bundle) error) error {
 	cms, err := p.Client.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
 	if err != nil {
 		return err
@@ -323,7 +352,7 @@ func (p *ControlPlane) published(ctx context.Context, clusterWant, frontWant Bun
 			continue
 		}
 		have[cm.Namespace] = true
-		if err := holds(cm, "ca.crt", clusterWant); err != nil {
+		if err := check(cm, "ca.crt", clusterWant); err != nil {
 			return err
 		}
 	}
@@ -336,10 +365,10 @@ func (p *ControlPlane) published(ctx context.Context, clusterWant, frontWant Bun
 	if err != nil {
 		return err
 	}
-	if err := holds(*auth, "client-ca-file", clusterWant); err != nil {
+	if err := check(*auth, "client-ca-file", clusterWant); err != nil {
 		return err
 	}
-	return holds(*auth, "requestheader-client-ca-file", frontWant)
+	return check(*auth, "requestheader-client-ca-file", frontWant)
 }
 
 // holds checks that key of cm holds every certificate of want.
@@ -429,4 +458,19 @@ func signingBase(value, cert, key string) string {
 		}
 	}
 	return filepath.Dir(value)
+}
+
+// interval separates two looks at the cluster's objects.
+func (p *ControlPlane) interval() time.Duration {
+	if p.Interval <= 0 {
+		return time.Second
+	}
+	return p.Interval
+}
+
+// kubelet is Kubelet with this step's dry run and output.
+func (p *ControlPlane) kubelet() *KubeletCert {
+	k := *p.Kubelet
+	k.DryRun, k.Out = p.DryRun, p.Out
+	return &k
 }

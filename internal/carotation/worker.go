@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,8 +30,119 @@ type Worker struct {
 	// server, trusting cas (nil: ReadClusterInfo).
 	ClusterInfo    func(ctx context.Context, server string, cas Bundle) (Bundle, error)
 	RestartKubelet func(ctx context.Context) error
-	DryRun         bool
-	Out            io.Writer
+	// Kubelet renews the kubelet's client certificate (sign step).
+	Kubelet *KubeletCert
+	DryRun  bool
+	Out     io.Writer
+}
+
+// listed reads the CAs cluster-info lists, trusting those kubelet.conf
+// trusts now.
+func (w *Worker) listed(ctx context.Context) (cur, listed Bundle, err error) {
+	_, cluster, err := loadKubeconfig(w.KubeletConf)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cur, err = kubeconfigCAs(w.KubeletConf); err != nil {
+		return nil, nil, err
+	}
+	read := w.ClusterInfo
+	if read == nil {
+		read = ReadClusterInfo
+	}
+	listed, err = read(ctx, cluster.Server, cur)
+	return cur, listed, err
+}
+
+// Sign gives the kubelet a client certificate of the CA that signs now,
+// the first CA cluster-info lists (the control-plane nodes' sign step put
+// it there), restarts it and records it on the Node (KubeletCert). Run
+// again, it changes nothing.
+func (w *Worker) Sign(ctx context.Context) error {
+	_, listed, err := w.listed(ctx)
+	if err != nil {
+		return err
+	}
+	if len(listed) < 2 {
+		fmt.Fprintf(w.Out, "[rotate-ca] cluster-info lists one CA: no rotation to sign for (run the trust and sign phases on the control-plane nodes first)\n")
+		return nil
+	}
+	return w.Kubelet.Renew(ctx, listed[0])
+}
+
+// Finish makes the kubelet trust only the CAs cluster-info lists, once
+// the control-plane nodes' finish step left the new CA alone there, and
+// restarts it; then the rotation's folder of this node is removed. Run
+// again, it changes nothing.
+func (w *Worker) Finish(ctx context.Context) error {
+	_, listed, err := w.listed(ctx)
+	if err != nil {
+		return err
+	}
+	if len(listed) > 1 {
+		return fmt.Errorf("cluster-info still lists %d CAs: run the finish phase on the control-plane nodes first", len(listed))
+	}
+	cred, err := w.Kubelet.read()
+	if err != nil {
+		return err
+	}
+	if cred.cert.CheckSignatureFrom(listed[0]) != nil {
+		return fmt.Errorf("the kubelet's client certificate is not signed by the CA cluster-info lists: run the sign phase on this node first")
+	}
+	pending := pendingPath(w.StateDir)
+	need, err := pending.read()
+	if err != nil {
+		return err
+	}
+	confDiffers, err := setKubeconfigCAs(w.KubeletConf, listed, true)
+	if err != nil {
+		return err
+	}
+	fileDiffers, err := writeBundle(w.CAFile, listed, true)
+	if err != nil {
+		return err
+	}
+	if confDiffers && !slices.Contains(need, Kubelet) {
+		need = append(need, Kubelet)
+	}
+	if w.DryRun {
+		if fileDiffers {
+			fmt.Fprintf(w.Out, "[rotate-ca] Would write %s (the kubelet's client CAs: the new one alone)\n", w.CAFile)
+		}
+		if confDiffers {
+			fmt.Fprintf(w.Out, "[rotate-ca] Would write %s (certificate-authority-data: the new CA alone)\n", w.KubeletConf)
+		}
+		if slices.Contains(need, Kubelet) {
+			fmt.Fprintf(w.Out, "[rotate-ca] Would restart the kubelet\n")
+		}
+		return nil
+	}
+	if err := pending.write(need); err != nil {
+		return fmt.Errorf("recording the restarts to make: %w", err)
+	}
+	if fileDiffers {
+		if _, err := writeBundle(w.CAFile, listed, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(w.Out, "[rotate-ca] Wrote %s (the kubelet's client CAs: the new one alone)\n", w.CAFile)
+	}
+	if confDiffers {
+		if _, err := setKubeconfigCAs(w.KubeletConf, listed, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(w.Out, "[rotate-ca] Wrote %s (certificate-authority-data: the new CA alone)\n", w.KubeletConf)
+	}
+	if slices.Contains(need, Kubelet) {
+		fmt.Fprintf(w.Out, "[rotate-ca] Restarting the kubelet\n")
+		if err := w.RestartKubelet(ctx); err != nil {
+			return fmt.Errorf("the kubelet did not come back: %w (run the phase again once it is healthy)", err)
+		}
+	}
+	if err := os.RemoveAll(w.StateDir); err != nil {
+		return fmt.Errorf("removing the rotation's folder: %w", err)
+	}
+	fmt.Fprintf(w.Out, "[rotate-ca] This node trusts the new CA alone\n")
+	return nil
 }
 
 // Trust makes kubelet.conf's certificate-authority-data and the kubelet's
@@ -116,6 +228,9 @@ func (w *Worker) Trust(ctx context.Context) error {
 		if err := pending.write(nil); err != nil {
 			return err
 		}
+	}
+	if err := w.Kubelet.RecordTrust(ctx, want); err != nil {
+		return err
 	}
 	fmt.Fprintf(w.Out, "[rotate-ca] This node trusts the %d CAs cluster-info lists\n", len(listed))
 	return nil

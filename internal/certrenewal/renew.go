@@ -84,8 +84,13 @@ type Renewer struct {
 	// StatusPath is the status file ("" for none).
 	StatusPath string
 	Window     time.Duration
-	Now        func() time.Time
-	NewKey     pki.KeyGenerator
+	// Due, when set, picks the certificates to renew in place of Window
+	// (a CA rotation renews every certificate its new CA has not signed);
+	// DueWhat says in the log what it picks ("not signed by the new CA").
+	Due     func(c pki.ExpirationInfo) (bool, error)
+	DueWhat string
+	Now     func() time.Time
+	NewKey  pki.KeyGenerator
 	// Node restarts and watches the components; nil leaves them alone
 	// (they are then reported pending).
 	Node Node
@@ -206,7 +211,13 @@ func (r *Renewer) run(ctx context.Context, rep *Report, now time.Time) error {
 			continue
 		}
 		cr := CertReport{Name: c.Name, ExpirationDate: metav1.NewTime(c.NotAfter.UTC()), UsedBy: UsedBy(c.Name)}
-		if c.NotAfter.Sub(now) >= r.Window {
+		isDue := c.NotAfter.Sub(now) < r.Window
+		if r.Due != nil {
+			if isDue, err = r.Due(c); err != nil {
+				return err
+			}
+		}
+		if !isDue {
 			rep.NotDue = append(rep.NotDue, cr)
 			continue
 		}
@@ -231,7 +242,9 @@ func (r *Renewer) run(ctx context.Context, rep *Report, now time.Time) error {
 		rep.Pending = pending
 		return &ExternalCAError{Due: external}
 	}
-	if len(dues) == 0 {
+	if len(dues) == 0 && r.Due != nil {
+		r.logf("No certificate %s: none renewed", r.DueWhat)
+	} else if len(dues) == 0 {
 		r.logf("Nothing expires within %v: no certificate renewed", r.Window)
 	}
 

@@ -291,3 +291,37 @@ func TestConcurrentRunRefused(t *testing.T) {
 		t.Errorf("after the lock was released: %v", err)
 	}
 }
+
+// Due picks the certificates instead of the window (a CA rotation's
+// choice): only those are renewed, whatever their expiry, and only their
+// components are made to use them.
+func TestRenewerDue(t *testing.T) {
+	cfg, dir := testTree(t)
+	node := &recordingNode{fail: map[string]bool{}}
+	var out bytes.Buffer
+	oldServer := serial(t, pki.CertPath(cfg.CertificatesDir, "etcd/server"))
+	oldAPI := serial(t, pki.CertPath(cfg.CertificatesDir, "apiserver"))
+	r := &Renewer{
+		Cfg: &cfg.ClusterConfiguration, CertDir: cfg.CertificatesDir, KubeconfigDir: dir,
+		BackupDir: filepath.Join(dir, "backup"), Window: DefaultWindow, Now: testNow, Node: node, Out: &out,
+		Due:     func(c pki.ExpirationInfo) (bool, error) { return c.Name == "apiserver", nil },
+		DueWhat: "picked",
+	}
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if len(rep.Renewed) != 1 || rep.Renewed[0].Name != "apiserver" || serial(t, pki.CertPath(cfg.CertificatesDir, "apiserver")) == oldAPI {
+		t.Errorf("renewed %+v", rep.Renewed)
+	}
+	if serial(t, pki.CertPath(cfg.CertificatesDir, "etcd/server")) != oldServer {
+		t.Error("a certificate Due did not pick was renewed")
+	}
+	if len(node.calls) != 1 || !strings.HasPrefix(node.calls[0], "reloaded kube-apiserver ") {
+		t.Errorf("calls %v", node.calls)
+	}
+	r.Due = func(pki.ExpirationInfo) (bool, error) { return false, nil }
+	if _, err := r.Run(context.Background()); err != nil || !strings.Contains(out.String(), "No certificate picked: none renewed") {
+		t.Errorf("%v\n%s", err, out.String())
+	}
+}

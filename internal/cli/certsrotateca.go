@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
+	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/rotatecaphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -41,22 +42,28 @@ func newRotateCACmd(streams Streams, env certsEnv) *cobra.Command {
 		Use:   "rotate-ca",
 		Short: "Replace the cluster CA and the front proxy CA without stopping the cluster",
 		Long: `Replace the cluster CA and the front proxy CA in steps that never leave a
-client or component without trust: make the new CAs, then trust the current
-and the new ones everywhere (CA files, kubeconfig files, the kubelets, the
-cluster-info and kube-root-ca.crt ConfigMaps).
+client or component without trust: make the new CAs (prepare), trust the
+current and the new ones everywhere (trust), sign with the new ones and
+re-issue every certificate they sign (sign), then drop the old ones (finish).
 
-Run it on the first control-plane node, copy the folder rotate-ca of the
-certificate folder to the other control-plane nodes, then run the trust
-phase on each of them and on every other node. Each phase looks at what
-the files and the cluster hold and changes only what is missing: run again,
-or after a crash, it carries on where it stopped.
-
-This version makes and trusts the new CAs; it does not yet sign with them
-or drop the current ones (see docs/certificate-authority-rotation.md).`,
-		Example: `  # On the first control-plane node
+On a cluster of one node, run it once. With more nodes, each phase runs on
+every node before the next starts: copy the folder rotate-ca of the
+certificate folder to the other control-plane nodes after prepare, then run
+"phase trust", "phase sign" and "phase finish" on each node, control-plane
+nodes first. A phase that needs another node to catch up first says which.
+Each phase looks at what the files and the cluster hold and changes only
+what is missing: run again, or after a crash, it carries on where it
+stopped. The etcd CA and the service-account key are not rotated (see
+docs/certificate-authority-rotation.md).`,
+		Example: `  # A cluster of one node
   kubeadm certs rotate-ca
-  # Then on every other node, control-plane nodes first
-  kubeadm certs rotate-ca phase trust`,
+
+  # More nodes: on the first control-plane node
+  kubeadm certs rotate-ca phase prepare
+  kubeadm certs rotate-ca phase trust
+  # then "phase trust" on every other node; then, node by node,
+  # control-plane nodes first, "phase sign", then "phase finish"
+  kubeadm certs rotate-ca phase sign --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runner.Run(cmd.Context(), args)
@@ -116,6 +123,13 @@ func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEn
 	}
 	d.Components = func(ctx context.Context) (carotation.Components, func(), error) {
 		return realComponents(ctx, d.ManifestDir, d.Timeout)
+	}
+	d.Renewal = func(ctx context.Context) (certrenewal.Node, func(), error) {
+		newNode := env.renewal.node
+		if newNode == nil {
+			newNode = realNode
+		}
+		return newNode(ctx, d.Timeout)
 	}
 	kr := &carotation.KubeletRestarter{Host: kubelet.OSHost{}, HealthURL: carotation.DefaultKubeletHealthURL, Timeout: d.Timeout}
 	d.RestartKubelet = kr.Restart

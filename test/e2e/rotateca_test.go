@@ -11,21 +11,38 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
 )
 
-// TestRotateCATrust is the first half of a CA rotation on a cluster of a
-// control-plane node and a worker: "kubeadm certs rotate-ca" on the
-// control-plane node makes the new cluster and front proxy CAs and trusts
-// them beside the current ones everywhere, the trust phase on the worker
-// makes its kubelet trust them, while a kubectl loop sees no failure and
-// the Pods keep running (the control-plane node's run is killed twice
-// first, while writing and while restarting, and converges when run
-// again); then every trust point holds both CAs, a second run changes
-// nothing, kube-proxy still follows the API, and a new node joins with the
-// hash of the current CA.
+// TestRotateCA is a whole CA rotation on a cluster of a control-plane
+// node and a worker, with a kubectl loop counting failed calls
+// throughout: "kubeadm certs rotate-ca" makes the new cluster and front
+// proxy CAs on the control-plane node, and the trust phase, there (killed
+// twice first, while writing and while restarting) and on the worker,
+// trusts them beside the current ones everywhere (the whole command
+// stops at sign while the worker has not); every trust point holds both
+// CAs and a second run changes nothing. Then sign (killed once on the
+// control-plane node while the renewal restarts the controller manager;
+// finish refused while the worker has not signed) and finish on both
+// nodes. Afterwards every certificate chains to the new CAs, no trust
+// point holds an old one, the controller manager's manifest is init's
+// again, both nodes are Ready, no Pod restarted but the controller
+// manager's and the scheduler's, kube-proxy follows the API, and a new
+// node joins with the new CA's hash. About 3 minutes.
+func TestRotateCA(t *testing.T) { rotateCA(t, true) }
+
+// TestRotateCATrust stops after the trust phase, where a new node joins
+// with the hash of the current CA while the cluster trusts both.
+// TestRotateCA covers the rest; this one is left to make e2e-full.
 func TestRotateCATrust(t *testing.T) {
+	longTest(t, "90 seconds")
+	rotateCA(t, false)
+}
+
+func rotateCA(t *testing.T, full bool) {
 	if otherKubeadm() {
 		t.Skip("CA rotation is ours only")
 	}
@@ -55,6 +72,7 @@ func TestRotateCATrust(t *testing.T) {
 		return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=node2,status.phase=Running", "-o", "name"), "nonempty")
 	})
 	podsBefore := podRestarts(t, n1)
+	kcmManifest := mustRead(t, n1.HostPath("/etc/kubernetes/manifests/kube-controller-manager.yaml"))
 
 	loop := startAPILoop(t, n1)
 	start := time.Now()
@@ -74,52 +92,43 @@ func TestRotateCATrust(t *testing.T) {
 			t.Errorf("killed after %q: no restart recorded as owed (%v):\n%s", marker, err, tail(out, 20))
 		}
 	}
+	// The whole command: prepare and trust converge, then sign refuses
+	// while the worker does not trust the new CA.
 	cp := run(t, n1, "kubeadm", "certs", "rotate-ca")
 	cpTook := time.Since(start)
 	var worker result
-	if cp.Code == 0 {
+	if cp.Code == 1 && strings.Contains(cp.Stderr, `the Nodes [node2] have not recorded the new CA`) {
 		worker = run(t, n2, "kubeadm", "certs", "rotate-ca", "phase", "trust")
 	}
 	took := time.Since(start)
-	time.Sleep(2 * time.Second) // the loop goes on a little after the runs
-	tries, failures := loop.stop()
 	t.Logf("control-plane node (prepare, trust killed twice, rotate-ca) took %v; the last run %v:\n%s%s", cpTook.Round(time.Millisecond), cp.Took.Round(time.Millisecond), cp.Stdout, cp.Stderr)
 	t.Logf("worker (trust) took %v:\n%s%s", worker.Took.Round(time.Millisecond), worker.Stdout, worker.Stderr)
-	t.Logf("both: %v; kubectl loop: %d tries, %d failed", took.Round(time.Millisecond), tries, len(failures))
-	if cp.Code != 0 || worker.Code != 0 {
-		t.Fatalf("rotate-ca failed: control plane exit %d, worker exit %d", cp.Code, worker.Code)
+	if !full {
+		time.Sleep(2 * time.Second) // the loop goes on a little after the runs
+		tries, failures := loop.stop()
+		t.Logf("both: %v; kubectl loop: %d tries, %d failed", took.Round(time.Millisecond), tries, len(failures))
+		if len(failures) > 0 || tries < 10 {
+			t.Errorf("kubectl loop: %d tries, failures:\n%s", tries, strings.Join(failures, "\n"))
+		}
 	}
-	if len(failures) > 0 || tries < 10 {
-		t.Errorf("kubectl loop: %d tries, failures:\n%s", tries, strings.Join(failures, "\n"))
+	if !strings.Contains(cp.Stdout, "The cluster trusts the current and the new CAs") || worker.Code != 0 {
+		loop.stop()
+		t.Fatalf("rotate-ca: control plane exit %d, worker exit %d", cp.Code, worker.Code)
 	}
 
+	newCA := caBundle(t, n1.HostPath("/etc/kubernetes/pki/rotate-ca/ca.crt"))[0]
+	newFront := caBundle(t, n1.HostPath("/etc/kubernetes/pki/rotate-ca/front-proxy-ca.crt"))[0]
 	t.Run("every trust point holds both CAs", func(t *testing.T) {
 		cluster := caBundle(t, n1.HostPath("/etc/kubernetes/pki/ca.crt"))
-		next := caBundle(t, n1.HostPath("/etc/kubernetes/pki/rotate-ca/ca.crt"))
-		if len(cluster) != 2 || len(next) != 1 || !cluster[1].Equal(next[0]) {
+		if len(cluster) != 2 || !cluster[1].Equal(newCA) {
 			t.Fatalf("ca.crt holds %d CAs, want the current and the new one", len(cluster))
 		}
 		if fp := caBundle(t, n1.HostPath("/etc/kubernetes/pki/front-proxy-ca.crt")); len(fp) != 2 {
 			t.Errorf("front-proxy-ca.crt holds %d CAs", len(fp))
 		}
-		for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf"} {
-			checkTrusts(t, "node1 "+f, kubeconfigCAData(t, mustRead(t, n1.HostPath("/etc/kubernetes/"+f))), cluster)
-		}
-		checkTrusts(t, "node2 kubelet.conf", kubeconfigCAData(t, mustRead(t, n2.HostPath("/etc/kubernetes/kubelet.conf"))), cluster)
-		checkTrusts(t, "node2 ca.crt", caBundle(t, n2.HostPath("/etc/kubernetes/pki/ca.crt")), cluster)
-		info := kubectl(t, n1, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "jsonpath={.data.kubeconfig}")
-		checkTrusts(t, "cluster-info", kubeconfigCAData(t, []byte(info)), cluster)
-		roots := kubectl(t, n1, "get", "configmap", "-A", "--field-selector", "metadata.name=kube-root-ca.crt", "-o", `jsonpath={range .items[*]}{.metadata.namespace}{"\n"}{end}`)
-		for _, ns := range strings.Fields(roots) {
-			data := kubectl(t, n1, "-n", ns, "get", "configmap", "kube-root-ca.crt", "-o", `jsonpath={.data.ca\.crt}`)
-			b, err := carotation.ParseBundle([]byte(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkTrusts(t, ns+"/kube-root-ca.crt", b, cluster)
-		}
+		checkTrustPoints(t, n1, []*testbed.Node{n1, n2}, cluster)
 		check := mustRun(t, n1, "kubeadm", "certs", "check-expiration")
-		if !strings.Contains(check, "CA rotation under way (kubeadm certs rotate-ca):\n  ca: the current CA signs, both are trusted; 0 of its 2 certificates here are signed by the new CA\n") {
+		if !strings.Contains(check, "CA rotation under way (kubeadm certs rotate-ca):\n  ca: the old CA signs, both are trusted; signed by the new CA: none; by the old CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf\n") {
 			t.Errorf("check-expiration:\n%s", check)
 		}
 		m := string(mustRead(t, n1.HostPath("/etc/kubernetes/manifests/kube-controller-manager.yaml")))
@@ -128,21 +137,13 @@ func TestRotateCATrust(t *testing.T) {
 		}
 	})
 
-	t.Run("Pods kept running", func(t *testing.T) {
-		after := podRestarts(t, n1)
-		for pod, n := range podsBefore {
-			if strings.HasPrefix(pod, "kube-controller-manager-") || strings.HasPrefix(pod, "kube-scheduler-") {
-				continue // restarted on purpose
-			}
-			if after[pod] != n {
-				t.Errorf("%s: %d restarts, %d before", pod, after[pod], n)
-			}
-		}
-	})
+	if !full {
+		t.Run("Pods kept running", func(t *testing.T) { checkPodRestarts(t, n1, podsBefore) })
+	}
 
 	t.Run("a second run changes nothing", func(t *testing.T) {
 		d1, d2 := treeDigest(t, n1.HostPath("/etc/kubernetes")), treeDigest(t, n2.HostPath("/etc/kubernetes"))
-		r1 := run(t, n1, "kubeadm", "certs", "rotate-ca")
+		r1 := run(t, n1, "kubeadm", "certs", "rotate-ca", "phase", "trust")
 		r2 := run(t, n2, "kubeadm", "certs", "rotate-ca", "phase", "trust")
 		if r1.Code != 0 || r2.Code != 0 {
 			t.Fatalf("exit %d %d\n%s%s\n%s%s", r1.Code, r2.Code, r1.Stdout, r1.Stderr, r2.Stdout, r2.Stderr)
@@ -160,6 +161,76 @@ func TestRotateCATrust(t *testing.T) {
 		}
 	})
 
+	if full {
+		signAndFinish(t, n1, n2, loop, start)
+		if t.Failed() {
+			return
+		}
+		t.Run("every certificate chains to the new CAs, nothing holds an old one", func(t *testing.T) {
+			checkTrustPoints(t, n1, []*testbed.Node{n1, n2}, carotation.Bundle{newCA})
+			if fp := caBundle(t, n1.HostPath("/etc/kubernetes/pki/front-proxy-ca.crt")); len(fp) != 1 || !fp[0].Equal(newFront) {
+				t.Errorf("front-proxy-ca.crt holds %d CAs", len(fp))
+			}
+			auth := kubectl(t, n1, "-n", "kube-system", "get", "configmap", "extension-apiserver-authentication", "-o", "json")
+			if strings.Count(auth, "BEGIN CERTIFICATE") != 2 {
+				t.Errorf("extension-apiserver-authentication holds %d CAs, want the new two:\n%s", strings.Count(auth, "BEGIN CERTIFICATE"), auth)
+			}
+			for _, name := range []string{"apiserver", "apiserver-kubelet-client", "front-proxy-client"} {
+				leaf := caBundle(t, n1.HostPath("/etc/kubernetes/pki/"+name+".crt"))[0]
+				ca := newCA
+				if name == "front-proxy-client" {
+					ca = newFront
+				}
+				if err := leaf.CheckSignatureFrom(ca); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+			for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf"} {
+				leaf, err := pki.ReadKubeconfigClientCert(n1.HostPath("/etc/kubernetes/" + f))
+				if err != nil || leaf.CheckSignatureFrom(newCA) != nil {
+					t.Errorf("%s: client certificate not of the new CA (%v)", f, err)
+				}
+			}
+			for _, n := range []*testbed.Node{n1, n2} {
+				r := run(t, n, "cat", "/var/lib/kubelet/pki/kubelet-client-current.pem")
+				b, err := carotation.ParseBundle([]byte(r.Stdout))
+				if err != nil || b[0].CheckSignatureFrom(newCA) != nil {
+					t.Errorf("%s: the kubelet's client certificate is not of the new CA (%v)", n.Name, err)
+				}
+			}
+			if got := mustRead(t, n1.HostPath("/etc/kubernetes/manifests/kube-controller-manager.yaml")); string(got) != string(kcmManifest) {
+				t.Errorf("the controller manager's manifest is not init's again:\n%s", got)
+			}
+			for _, n := range []*testbed.Node{n1, n2} {
+				if _, err := os.Stat(n.HostPath("/etc/kubernetes/pki/rotate-ca")); !os.IsNotExist(err) {
+					t.Errorf("%s: the rotation's folder is left (%v)", n.Name, err)
+				}
+			}
+			if a := kubectl(t, n1, "get", "nodes", "-o", "jsonpath={.items[*].metadata.annotations}"); strings.Contains(a, "rotate-ca") {
+				t.Errorf("Node annotations left: %s", a)
+			}
+			if check := mustRun(t, n1, "kubeadm", "certs", "check-expiration"); strings.Contains(check, "CA rotation") {
+				t.Errorf("check-expiration:\n%s", check)
+			}
+		})
+		t.Run("nodes Ready, Pods kept running", func(t *testing.T) {
+			nodeReady(t, n1, "node1", 30*time.Second)
+			nodeReady(t, n1, "node2", 30*time.Second)
+			checkPodRestarts(t, n1, podsBefore)
+		})
+		t.Run("a second finish changes nothing", func(t *testing.T) {
+			d1, d2 := treeDigest(t, n1.HostPath("/etc/kubernetes")), treeDigest(t, n2.HostPath("/etc/kubernetes"))
+			mustRun(t, n1, "kubeadm", "certs", "rotate-ca", "phase", "finish")
+			mustRun(t, n2, "kubeadm", "certs", "rotate-ca", "phase", "finish")
+			if d := diffDigests(d1, treeDigest(t, n1.HostPath("/etc/kubernetes"))); len(d) > 0 {
+				t.Errorf("node1: changed %v", d)
+			}
+			if d := diffDigests(d2, treeDigest(t, n2.HostPath("/etc/kubernetes"))); len(d) > 0 {
+				t.Errorf("node2: changed %v", d)
+			}
+		})
+	}
+
 	t.Run("kube-proxy on the worker follows a new Service", func(t *testing.T) {
 		kubectl(t, n1, "create", "service", "clusterip", "e2eca", "--tcp=80:80")
 		eventually(t, 60*time.Second, "kube-proxy programs default/e2eca on node2", func() error {
@@ -173,8 +244,12 @@ func TestRotateCATrust(t *testing.T) {
 		})
 	})
 
-	t.Run("a new node joins with the current CA's hash", func(t *testing.T) {
-		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	t.Run("a new node joins with the signing CA's hash", func(t *testing.T) {
+		hash := jc.hash
+		if full {
+			hash = bootstraptoken.CACertHash(newCA)
+		}
+		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", hash, ignoreFindings())
 		if r.Code != 0 {
 			t.Fatalf("join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -182,6 +257,96 @@ func TestRotateCATrust(t *testing.T) {
 		cluster := caBundle(t, n1.HostPath("/etc/kubernetes/pki/ca.crt"))
 		checkTrusts(t, "node3 kubelet.conf", kubeconfigCAData(t, mustRead(t, n3.HostPath("/etc/kubernetes/kubelet.conf"))), cluster)
 	})
+}
+
+// signAndFinish runs the second half of the rotation: sign on the
+// control-plane node (killed once while the renewal restarts the
+// controller manager), finish refused while the worker lags, sign on the
+// worker, finish on both; then it stops the loop and checks it.
+func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time.Time) {
+	t.Helper()
+	signStart := time.Now()
+	// A dry run lists what sign would change, and changes nothing.
+	before := treeDigest(t, n1.HostPath("/etc/kubernetes"))
+	dry := mustRun(t, n1, "kubeadm", "certs", "rotate-ca", "phase", "sign", "--dry-run")
+	for _, want := range []string{"Would write /etc/kubernetes/pki/ca.key (the key of the new Kubernetes cluster CA)",
+		"Would re-issue apiserver with the new CA and have kube-apiserver use it",
+		"Would ask the cluster for a kubelet client certificate of the new CA (system:node:node1)"} {
+		if !strings.Contains(dry, want) {
+			t.Errorf("sign --dry-run does not say %q:\n%s", want, dry)
+		}
+	}
+	if d := diffDigests(before, treeDigest(t, n1.HostPath("/etc/kubernetes"))); len(d) > 0 {
+		t.Errorf("sign --dry-run changed %v", d)
+	}
+	out := killAt(t, n1, "[certs-renewal] Restarting kube-controller-manager", "kubeadm", "certs", "rotate-ca", "phase", "sign")
+	t.Logf("sign killed while restarting the controller manager:\n%s", tail(out, 30))
+	steps := []struct {
+		n    *testbed.Node
+		args []string
+		fail string // the refusal expected, "" for success
+	}{
+		{n1, []string{"phase", "sign"}, ""},
+		{n1, []string{"phase", "finish"}, `the Nodes [node2] have not recorded the new CA`},
+		{n2, []string{"phase", "sign"}, ""},
+		{n1, nil, ""}, // the whole command: prepare, trust and sign change nothing, finish
+		{n2, []string{"phase", "finish"}, ""},
+	}
+	for _, s := range steps {
+		r := run(t, s.n, "kubeadm", append([]string{"certs", "rotate-ca"}, s.args...)...)
+		t.Logf("%s: rotate-ca %v took %v, exit %d:\n%s%s", s.n.Name, s.args, r.Took.Round(time.Millisecond), r.Code, r.Stdout, r.Stderr)
+		if s.fail == "" && r.Code != 0 || s.fail != "" && (r.Code != 1 || !strings.Contains(r.Stderr, s.fail)) {
+			loop.stop()
+			t.Fatalf("%s: rotate-ca %v: exit %d, want the refusal %q", s.n.Name, s.args, r.Code, s.fail)
+		}
+	}
+	t.Logf("sign and finish on both nodes took %v; the whole rotation %v", time.Since(signStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	time.Sleep(2 * time.Second) // the loop goes on a little after the runs
+	tries, failures := loop.stop()
+	t.Logf("kubectl loop through the whole rotation: %d tries, %d failed", tries, len(failures))
+	if len(failures) > 0 || tries < 10 {
+		t.Errorf("kubectl loop: %d tries, failures:\n%s", tries, strings.Join(failures, "\n"))
+	}
+}
+
+// checkTrustPoints checks that the kubeconfig files of cp, the kubelets'
+// kubeconfig and client CA file of nodes, cluster-info and every
+// kube-root-ca.crt trust exactly cluster.
+func checkTrustPoints(t *testing.T, cp *testbed.Node, nodes []*testbed.Node, cluster carotation.Bundle) {
+	t.Helper()
+	for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf"} {
+		checkTrusts(t, cp.Name+" "+f, kubeconfigCAData(t, mustRead(t, cp.HostPath("/etc/kubernetes/"+f))), cluster)
+	}
+	for _, n := range nodes {
+		checkTrusts(t, n.Name+" kubelet.conf", kubeconfigCAData(t, mustRead(t, n.HostPath("/etc/kubernetes/kubelet.conf"))), cluster)
+		checkTrusts(t, n.Name+" ca.crt", caBundle(t, n.HostPath("/etc/kubernetes/pki/ca.crt")), cluster)
+	}
+	info := kubectl(t, cp, "-n", "kube-public", "get", "configmap", "cluster-info", "-o", "jsonpath={.data.kubeconfig}")
+	checkTrusts(t, "cluster-info", kubeconfigCAData(t, []byte(info)), cluster)
+	roots := kubectl(t, cp, "get", "configmap", "-A", "--field-selector", "metadata.name=kube-root-ca.crt", "-o", `jsonpath={range .items[*]}{.metadata.namespace}{"\n"}{end}`)
+	for _, ns := range strings.Fields(roots) {
+		data := kubectl(t, cp, "-n", ns, "get", "configmap", "kube-root-ca.crt", "-o", `jsonpath={.data.ca\.crt}`)
+		b, err := carotation.ParseBundle([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTrusts(t, ns+"/kube-root-ca.crt", b, cluster)
+	}
+}
+
+// checkPodRestarts checks that no Pod but the controller manager's and
+// the scheduler's (restarted on purpose) restarted since before.
+func checkPodRestarts(t *testing.T, n *testbed.Node, before map[string]int) {
+	t.Helper()
+	after := podRestarts(t, n)
+	for pod, c := range before {
+		if strings.HasPrefix(pod, "kube-controller-manager-") || strings.HasPrefix(pod, "kube-scheduler-") {
+			continue // restarted on purpose
+		}
+		if after[pod] != c {
+			t.Errorf("%s: %d restarts, %d before", pod, after[pod], c)
+		}
+	}
 }
 
 func mustRead(t *testing.T, path string) []byte {

@@ -2,6 +2,7 @@ package rotatecaphases
 
 import (
 	"context"
+	"crypto"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
+	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -31,9 +33,18 @@ type Data struct {
 	Client func(ctx context.Context) (kubernetes.Interface, error)
 	// Components restarts this node's control-plane components; the
 	// function it returns releases them.
-	Components     func(ctx context.Context) (carotation.Components, func(), error)
+	Components func(ctx context.Context) (carotation.Components, func(), error)
+	// Renewal restarts and watches the components for re-issued
+	// certificates (the automatic renewal's, decision 008); the function
+	// it returns releases them.
+	Renewal        func(ctx context.Context) (certrenewal.Node, func(), error)
 	RestartKubelet func(ctx context.Context) error
 	ClusterInfo    func(ctx context.Context, server string, cas carotation.Bundle) (carotation.Bundle, error)
+	// KubeletClient reaches the API server as this node's kubelet, Issue
+	// has a kubelet client CSR signed (nil: through the kubelet's
+	// kubeconfig and the certificates API).
+	KubeletClient func(ctx context.Context) (kubernetes.Interface, error)
+	Issue         func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
 	// Timeout bounds each wait.
 	Timeout time.Duration
 }
@@ -41,9 +52,7 @@ type Data struct {
 var common = []string{"config", "cert-dir", "kubeconfig", "dry-run"}
 
 // Phases is the workflow of "kubeadm certs rotate-ca", in the order a
-// rotation takes. Only its first steps exist so far: making the new CAs
-// and trusting them everywhere; signing with them and dropping the old
-// ones are to come (docs/decisions/011-rotating-certificate-authorities.md).
+// rotation takes (docs/decisions/011-rotating-certificate-authorities.md).
 func Phases() []workflow.Phase[*Data] {
 	return []workflow.Phase[*Data]{
 		{
@@ -76,6 +85,41 @@ current ones.`,
 			InheritFlags: common,
 			Run:          runTrust,
 		},
+		{
+			Name:  "sign",
+			Short: "Make the new CAs sign: re-issue this node's certificates and the kubelet's",
+			Long: `On a control-plane node: the new CAs become the signing ones (ca.key,
+front-proxy-ca.key, the controller manager's signing CA; the CA files list
+them first and still trust the previous ones); cluster-info lists the new
+cluster CA first; every certificate and kubeconfig client certificate the
+previous CAs signed is re-issued by the new ones, keeping its subject and
+names, and the components are made to use them one at a time, each healthy
+before the next, as "kubeadm certs renew expiring" does.
+
+On every node: the kubelet asks the cluster for a client certificate of the
+new CA, as its own rotation does, restarts on it, and its Node records it.
+
+Run it on the control-plane nodes first, then on every other node.`,
+			InheritFlags: common,
+			Run:          runSign,
+		},
+		{
+			Name:  "finish",
+			Short: "Drop the previous CAs from every trust point",
+			Long: `On a control-plane node: refuses while a certificate of this node, or the
+kubelet client certificate of a Node, is not of the new CAs; then the CA
+files and kubeconfig files trust the new CAs alone, the controller manager
+signs with ca.crt and ca.key again, the controller manager, the scheduler
+and the kubelet restart one at a time, cluster-info and
+extension-apiserver-authentication list the new CAs alone, the phase waits
+until every kube-root-ca.crt ConfigMap does, and the rotation's folder is
+removed.
+
+On any other node (after the control-plane nodes): the kubelet trusts the
+new CA alone and restarts.`,
+			InheritFlags: common,
+			Run:          runFinish,
+		},
 	}
 }
 
@@ -88,15 +132,49 @@ func runPrepare(ctx context.Context, d *Data) error {
 
 func runTrust(ctx context.Context, d *Data) error {
 	if !d.ControlPlane {
-		w := &carotation.Worker{
-			KubeletConf: d.KubeletConf, CAFile: d.KubeletCAFile, StateDir: d.Dir(),
-			ClusterInfo: d.ClusterInfo, RestartKubelet: d.RestartKubelet, DryRun: d.DryRun, Out: d.Out,
-		}
-		return w.Trust(ctx)
+		return d.worker().Trust(ctx)
 	}
+	return d.controlPlane(ctx, false, (*carotation.ControlPlane).Trust)
+}
+
+func runSign(ctx context.Context, d *Data) error {
+	if !d.ControlPlane {
+		return d.worker().Sign(ctx)
+	}
+	return d.controlPlane(ctx, true, (*carotation.ControlPlane).Sign)
+}
+
+func runFinish(ctx context.Context, d *Data) error {
+	if !d.ControlPlane {
+		return d.worker().Finish(ctx)
+	}
+	return d.controlPlane(ctx, false, (*carotation.ControlPlane).Finish)
+}
+
+func (d *Data) kubeletCert() *carotation.KubeletCert {
+	return &carotation.KubeletCert{
+		KubeletConf: d.KubeletConf, StateDir: d.Dir(), Client: d.KubeletClient, Issue: d.Issue,
+		RestartKubelet: d.RestartKubelet, NewKey: d.KeyOptions.NewKey, Now: d.KeyOptions.Now,
+		Timeout: d.Timeout, DryRun: d.DryRun, Out: d.Out,
+	}
+}
+
+func (d *Data) worker() *carotation.Worker {
+	return &carotation.Worker{
+		KubeletConf: d.KubeletConf, CAFile: d.KubeletCAFile, StateDir: d.Dir(),
+		ClusterInfo: d.ClusterInfo, RestartKubelet: d.RestartKubelet, Kubelet: d.kubeletCert(),
+		DryRun: d.DryRun, Out: d.Out,
+	}
+}
+
+// controlPlane runs step on this control-plane node, with the cluster and
+// the components reached (not in a dry run), and the renewal's
+// restarts when renewal is set.
+func (d *Data) controlPlane(ctx context.Context, renewal bool, step func(*carotation.ControlPlane, context.Context) error) error {
 	p := &carotation.ControlPlane{
 		Layout: d.Layout, RestartKubelet: d.RestartKubelet,
 		DryRun: d.DryRun, Out: d.Out, Timeout: d.Timeout,
+		Cfg: d.Cfg, KeyOptions: d.KeyOptions, Kubelet: d.kubeletCert(),
 	}
 	if !d.DryRun {
 		client, err := d.Client(ctx)
@@ -110,6 +188,14 @@ func runTrust(ctx context.Context, d *Data) error {
 		}
 		defer release()
 		p.Components = comps
+		if renewal {
+			node, release, err := d.Renewal(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			p.Renewal = node
+		}
 	}
-	return p.Trust(ctx)
+	return step(p, ctx)
 }

@@ -15,7 +15,7 @@ func TestPhaseNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"prepare", "trust"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"prepare", "trust", "sign", "finish"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("phases %v, want %v", names, want)
 	}
 }

@@ -1,0 +1,245 @@
+package carotation
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+)
+
+func orNobody(component string) string {
+	if component == "" {
+		return "its users"
+	}
+	return component
+}
+
+// Finish drops the previous CAs on this control-plane node and in the
+// cluster (phase finish):
+//
+//  1. it refuses while a certificate of this node, or a Node's kubelet
+//     client certificate (KubeletClientCAAnnotation), is not of the new
+//     CA yet;
+//  2. ca.crt, front-proxy-ca.crt and the kubeconfig files trust the new
+//     CA alone; the controller manager's manifest names ca.crt and ca.key
+//     again, as init writes it; the controller manager, the scheduler and
+//     the kubelet restart one at a time;
+//  3. cluster-info and extension-apiserver-authentication list the new
+//     CAs alone, and the step waits until every kube-root-ca.crt does;
+//  4. the Nodes' records and the rotation's folder are removed.
+//
+// After the folder is gone there is nothing left to finish: run again, it
+// changes nothing.
+func (p *ControlPlane) Finish(ctx context.Context) error {
+	if _, err := os.Stat(p.Dir()); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(p.Out, "[rotate-ca] No rotation under way (no %s): nothing to finish\n", p.Dir())
+		return nil
+	}
+	cluster, front, err := p.readBoth()
+	if err == nil {
+		err = p.signed(cluster, front)
+	}
+	if err != nil && p.DryRun {
+		fmt.Fprintf(p.Out, "[rotate-ca] Would drop the old CAs, once this is done: %v\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !p.DryRun {
+		if err := checkNodes(ctx, p.Client, KubeletClientCAAnnotation, bootstraptoken.CACertHash(cluster.Next), "sign"); err != nil {
+			return err
+		}
+	}
+	clusterWant, frontWant := Bundle{cluster.Next}, Bundle{front.Next}
+	manifest := filepath.Join(p.ManifestDir, ControllerManager+".yaml")
+	changes := []change{
+		{pki.CertPath(p.CertDir, cluster.CA.BaseName), "the new cluster CA alone", ControllerManager, false, func(dry bool) (bool, error) {
+			return writeBundle(pki.CertPath(p.CertDir, cluster.CA.BaseName), clusterWant, dry)
+		}},
+		{pki.CertPath(p.CertDir, front.CA.BaseName), "the new front proxy CA alone", "", false, func(dry bool) (bool, error) {
+			return writeBundle(pki.CertPath(p.CertDir, front.CA.BaseName), frontWant, dry)
+		}},
+	}
+	for _, k := range kubeconfigReaders {
+		path := filepath.Join(p.KubernetesDir, k.file)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		changes = append(changes, change{path, "certificate-authority-data: the new CA alone", k.component, false, func(dry bool) (bool, error) {
+			return setKubeconfigCAs(path, clusterWant, dry)
+		}})
+	}
+	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag + " back to ca.crt and ca.key", ControllerManager, true, func(dry bool) (bool, error) {
+		return setSigningFlags(manifest, "ca.crt", "ca.key", dry)
+	}})
+	return p.apply(ctx, changes, func(ctx context.Context) error {
+		if p.DryRun {
+			fmt.Fprintf(p.Out, "[rotate-ca] Would check that every Node's kubelet uses a client certificate of the new CA\n")
+			fmt.Fprintf(p.Out, "[rotate-ca] Would make cluster-info and extension-apiserver-authentication list the new CAs alone, wait until every kube-root-ca.crt does, and remove %s\n", p.Dir())
+			return nil
+		}
+		changed, err := updateClusterInfo(ctx, p.Client, func(Bundle) Bundle { return clusterWant })
+		if err != nil {
+			return err
+		}
+		if changed {
+			fmt.Fprintf(p.Out, "[rotate-ca] The cluster-info ConfigMap lists the new cluster CA alone\n")
+		}
+		fmt.Fprintf(p.Out, "[rotate-ca] Waiting until every kube-root-ca.crt ConfigMap and extension-apiserver-authentication hold the new CAs alone\n")
+		if err := p.waitDropped(ctx, clusterWant, frontWant); err != nil {
+			return err
+		}
+		if err := p.forgetNodes(ctx); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(p.Dir()); err != nil {
+			return fmt.Errorf("removing the rotation's folder: %w", err)
+		}
+		fmt.Fprintf(p.Out, "[rotate-ca] Removed %s: the rotation is finished on this node\n", p.Dir())
+		return nil
+	})
+}
+
+// signed checks that the sign step made the new CAs sign every
+// certificate of this node.
+func (p *ControlPlane) signed(cluster, front *CAState) error {
+	if !cluster.Signer.Equal(cluster.Next) || !front.Signer.Equal(front.Next) {
+		return fmt.Errorf("the new CAs do not sign yet: run the sign phase first")
+	}
+	left, err := p.leftToSign(map[string]*x509.Certificate{cluster.CA.Name: cluster.Next, front.CA.Name: front.Next})
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%v are not signed by the new CAs yet: run the sign phase first", left)
+	}
+	cred, err := p.Kubelet.read()
+	if err != nil {
+		return err
+	}
+	if cred.cert.CheckSignatureFrom(cluster.Next) != nil {
+		return fmt.Errorf("the kubelet's client certificate is not signed by the new CA yet: run the sign phase first")
+	}
+	return nil
+}
+
+// checkNodes fails, naming them, while some Node's annotation key does
+// not name the CA hash; then run the phase named on those nodes.
+func checkNodes(ctx context.Context, c kubernetes.Interface, key, hash, phase string) error {
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing the Nodes: %w", err)
+	}
+	var left []string
+	for _, n := range nodes.Items {
+		if !slices.Contains(strings.Split(n.Annotations[key], ","), hash) {
+			left = append(left, n.Name)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("the Nodes %v have not recorded the new CA (annotation %s): run \"kubeadm certs rotate-ca phase %s\" on those nodes first", left, key, phase)
+	}
+	return nil
+}
+
+// forgetNodes removes the rotation's annotations from every Node.
+func (p *ControlPlane) forgetNodes(ctx context.Context) error {
+	nodes, err := p.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing the Nodes: %w", err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + TrustedAnnotation + `":null,"` + KubeletClientCAAnnotation + `":null}}}`)
+	for _, n := range nodes.Items {
+		_, a := n.Annotations[TrustedAnnotation]
+		_, b := n.Annotations[KubeletClientCAAnnotation]
+		if !a && !b {
+			continue
+		}
+		if _, err := p.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("removing the rotation's annotations from the Node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitDropped makes cluster trust objects list want alone: the API server
+// merges what extension-apiserver-authentication holds with its own CAs
+// and never drops one before it expires, so the step writes it back
+// until the API server, having read the new CA files, leaves it so.
+func (p *ControlPlane) waitDropped(ctx context.Context, clusterWant, frontWant Bundle) error {
+	check := func(cm corev1.ConfigMap, key string, want Bundle) error {
+		err := holdsOnly(cm, key, want)
+		if err != nil && cm.Name == extensionAuthConfigMap {
+			if werr := p.dropFromAuth(ctx, clusterWant, frontWant); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		return err
+	}
+	// Twice, a few looks apart: an API server that had not read its CA
+	// files yet when the ConfigMap was written puts the old CA back.
+	for range 2 {
+		if err := p.waitPublished(ctx, clusterWant, frontWant, check); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(3 * p.interval()):
+		}
+	}
+	return nil
+}
+
+// The ConfigMap in which the API server publishes the CAs it trusts for
+// client certificates and front proxies.
+const extensionAuthConfigMap = "extension-apiserver-authentication"
+
+// holdsOnly checks that key of cm holds exactly the certificates of want.
+func holdsOnly(cm corev1.ConfigMap, key string, want Bundle) error {
+	if err := holds(cm, key, want); err != nil {
+		return err
+	}
+	got, _ := ParseBundle([]byte(cm.Data[key]))
+	if len(got) != len(want) {
+		return fmt.Errorf("%s/%s %s still holds %d CAs, not %d", cm.Namespace, cm.Name, key, len(got), len(want))
+	}
+	return nil
+}
+
+// dropFromAuth writes the two CA keys of extension-apiserver-authentication
+// as clusterWant and frontWant when they hold more.
+func (p *ControlPlane) dropFromAuth(ctx context.Context, clusterWant, frontWant Bundle) error {
+	cms := p.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem)
+	cm, err := cms.Get(ctx, extensionAuthConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	changed := false
+	for key, want := range map[string]Bundle{"client-ca-file": clusterWant, "requestheader-client-ca-file": frontWant} {
+		if _, ok := cm.Data[key]; ok && holdsOnly(*cm, key, want) != nil {
+			cm.Data[key] = string(want.PEM())
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}

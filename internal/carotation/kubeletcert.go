@@ -1,0 +1,344 @@
+package carotation
+
+import (
+	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	csrutil "k8s.io/client-go/util/certificate/csr"
+
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
+)
+
+// The Nodes' records of a rotation, written by each node's kubelet
+// credential (a kubelet may change its own Node) and removed by the
+// control plane's finish step. CAs are named by their hash
+// (sha256:<hex of the public key info>, as join's CA pins).
+const (
+	// TrustedAnnotation: the CAs the kubelet trusts, comma-separated;
+	// set by the trust step. The control plane's sign step refuses while
+	// a Node's lacks the new CA: its kubelet could not reach an API
+	// server serving a certificate of the new CA.
+	TrustedAnnotation = "kubeadm.kubernetes.io/rotate-ca-trusted"
+	// KubeletClientCAAnnotation: the CA of the kubelet's client
+	// certificate; set by the sign step. The finish step refuses while a
+	// Node's is not the new CA.
+	KubeletClientCAAnnotation = "kubeadm.kubernetes.io/rotate-ca-kubelet-client"
+)
+
+// The signer of the kubelets' client certificates, which the controller
+// manager signs with its cluster signing CA.
+const kubeletClientSigner = certificatesv1.KubeAPIServerClientKubeletSignerName
+
+// KubeletCert gives the kubelet of this node a client certificate of the
+// CA that signs now, as the kubelet's own rotation would: a CSR made with
+// its current credential, which the controller manager approves (a node
+// renewing its own certificate) and signs.
+type KubeletCert struct {
+	// KubeletConf is the kubelet's kubeconfig (/etc/kubernetes/kubelet.conf);
+	// its user names the certificate: the kubelet's rotated pair
+	// (kubelet-client-current.pem, a link), another file, or embedded data.
+	KubeletConf string
+	// StateDir holds the restarts still owed (the rotation's folder).
+	StateDir string
+	// Client reaches the API server as this node's kubelet (nil: through
+	// KubeletConf).
+	Client func(ctx context.Context) (kubernetes.Interface, error)
+	// Issue has the CSR in PEM form signed and returns the certificate in
+	// PEM form (nil: through the certificates API, with Client).
+	Issue          func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
+	RestartKubelet func(ctx context.Context) error
+	// NewKey makes the new key (nil: pki.NewPrivateKey); Now dates the
+	// new file of the kubelet's rotated pair (nil: time.Now).
+	NewKey  pki.KeyGenerator
+	Now     func() time.Time
+	Timeout time.Duration
+	DryRun  bool
+	Out     io.Writer
+}
+
+// kubeletCred is where the kubelet's client credential lies.
+type kubeletCred struct {
+	cert                *x509.Certificate
+	embedded            bool
+	certFile, keyFile   string
+	cfgPath, authInfoNm string
+}
+
+func (k *KubeletCert) read() (*kubeletCred, error) {
+	cfg, _, err := loadKubeconfig(k.KubeletConf)
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.Contexts[cfg.CurrentContext].AuthInfo
+	ai := cfg.AuthInfos[name]
+	if ai == nil {
+		return nil, fmt.Errorf("%s: no user %q", k.KubeletConf, name)
+	}
+	c := &kubeletCred{cfgPath: k.KubeletConf, authInfoNm: name}
+	data := ai.ClientCertificateData
+	if len(data) > 0 {
+		c.embedded = true
+	} else if ai.ClientCertificate != "" {
+		c.certFile, c.keyFile = abs(k.KubeletConf, ai.ClientCertificate), abs(k.KubeletConf, ai.ClientKey)
+		if data, err = boundedread.ReadFile(c.certFile, boundedread.MaxFile); err != nil {
+			return nil, err
+		}
+	} else {
+		return nil, fmt.Errorf("%s: the user %q has no client certificate", k.KubeletConf, name)
+	}
+	b, err := ParseBundle(data)
+	if err != nil {
+		return nil, fmt.Errorf("the kubelet's client certificate (%s): %w", k.KubeletConf, err)
+	}
+	c.cert = b[0]
+	return c, nil
+}
+
+func abs(kubeconfig, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(kubeconfig), p)
+}
+
+// Renew makes the kubelet's client certificate one signed by signing (the
+// CA that signs now) and records it on the Node: when it already is,
+// only a restart a killed run owed and the Node's record are made. A
+// certificate the cluster issues that signing did not sign (the
+// controller manager has not read its new signing CA yet) is asked for
+// again until Timeout.
+func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) error {
+	cred, err := k.read()
+	if err != nil {
+		return err
+	}
+	pending := pendingPath(k.StateDir)
+	need, err := pending.read()
+	if err != nil {
+		return err
+	}
+	done := cred.cert.CheckSignatureFrom(signing) == nil
+	if k.DryRun {
+		if !done {
+			fmt.Fprintf(k.Out, "[rotate-ca] Would ask the cluster for a kubelet client certificate of the new CA (%s), write it where %s names it and restart the kubelet\n", cred.cert.Subject.CommonName, k.KubeletConf)
+		} else if len(need) > 0 {
+			fmt.Fprintf(k.Out, "[rotate-ca] Would restart the kubelet\n")
+		}
+		return nil
+	}
+	if !done {
+		certPEM, key, err := k.request(ctx, cred.cert, signing)
+		if err != nil {
+			return err
+		}
+		if err := pending.write(append(need, Kubelet)); err != nil {
+			return fmt.Errorf("recording the restarts to make: %w", err)
+		}
+		need = append(need, Kubelet)
+		where, err := k.install(cred, certPEM, key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(k.Out, "[rotate-ca] Wrote the kubelet's client certificate of the new CA to %s\n", where)
+	}
+	if done && len(need) == 0 {
+		fmt.Fprintf(k.Out, "[rotate-ca] The kubelet's client certificate is already of the CA that signs now (%s)\n", bootstraptoken.CACertHash(signing))
+	}
+	if len(need) > 0 {
+		fmt.Fprintf(k.Out, "[rotate-ca] Restarting the kubelet\n")
+		if err := k.RestartKubelet(ctx); err != nil {
+			return fmt.Errorf("the kubelet did not come back: %w (run the phase again once it is healthy)", err)
+		}
+		if err := pending.write(nil); err != nil {
+			return err
+		}
+	}
+	return k.annotate(ctx, cred.cert.Subject.CommonName, KubeletClientCAAnnotation, bootstraptoken.CACertHash(signing))
+}
+
+// RecordTrust records on this node's Node that its kubelet trusts cas.
+func (k *KubeletCert) RecordTrust(ctx context.Context, cas Bundle) error {
+	if k.DryRun {
+		return nil
+	}
+	cred, err := k.read()
+	if err != nil {
+		return err
+	}
+	var hashes []string
+	for _, c := range cas {
+		hashes = append(hashes, bootstraptoken.CACertHash(c))
+	}
+	return k.annotate(ctx, cred.cert.Subject.CommonName, TrustedAnnotation, strings.Join(hashes, ","))
+}
+
+// request has a certificate like cur, with a new key of cur's algorithm,
+// issued by signing.
+func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificate) ([]byte, crypto.Signer, error) {
+	alg, ok := pki.KeyAlgorithmOf(cur.PublicKey)
+	if !ok {
+		return nil, nil, fmt.Errorf("the kubelet's client certificate has a key of a kind kubeadm does not make")
+	}
+	newKey := k.NewKey
+	if newKey == nil {
+		newKey = pki.NewPrivateKey
+	}
+	key, err := newKey(alg)
+	if err != nil {
+		return nil, nil, err
+	}
+	csr, err := pki.NewCSR(pki.CertSpec{CommonName: cur.Subject.CommonName, Organization: cur.Subject.Organization}, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	issue := k.Issue
+	if issue == nil {
+		issue = k.issueThroughAPI
+	}
+	ctx, cancel := context.WithTimeout(ctx, k.Timeout)
+	defer cancel()
+	fmt.Fprintf(k.Out, "[rotate-ca] Asking the cluster for a kubelet client certificate of the new CA (%s)\n", cur.Subject.CommonName)
+	for {
+		certPEM, err := issue(ctx, pki.EncodeCSRPEM(csr), key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("asking for the kubelet's client certificate: %w", err)
+		}
+		b, err := ParseBundle(certPEM)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the issued kubelet client certificate: %w", err)
+		}
+		if b[0].CheckSignatureFrom(signing) == nil {
+			return certPEM, key, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("the cluster still issues kubelet client certificates of another CA after %v: run the sign phase on the control-plane nodes first", k.Timeout)
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func (k *KubeletCert) client(ctx context.Context) (kubernetes.Interface, error) {
+	if k.Client != nil {
+		return k.Client(ctx)
+	}
+	c, _, err := apiclient.FromKubeconfig(k.KubeletConf, v1beta4.DefaultKubernetesAPICall)
+	return c, err
+}
+
+// issueThroughAPI asks for the certificate as the kubelet does.
+func (k *KubeletCert) issueThroughAPI(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error) {
+	c, err := k.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
+	name, uid, err := csrutil.RequestCertificateWithContext(ctx, c, csrPEM, "", kubeletClientSigner, nil, usages, key)
+	if err != nil {
+		return nil, err
+	}
+	return csrutil.WaitForCertificate(ctx, c, name, uid)
+}
+
+// install writes the new pair where the kubelet's kubeconfig names its
+// credential: a new dated file of the kubelet's rotated pair and the link
+// to it moved, a file replaced, or the kubeconfig's data.
+func (k *KubeletCert) install(c *kubeletCred, certPEM []byte, key crypto.Signer) (string, error) {
+	keyPEM, err := pki.EncodeKeyPEM(key)
+	if err != nil {
+		return "", err
+	}
+	if c.embedded {
+		cfg, _, err := loadKubeconfig(c.cfgPath)
+		if err != nil {
+			return "", err
+		}
+		ai := cfg.AuthInfos[c.authInfoNm]
+		ai.ClientCertificateData, ai.ClientKeyData = certPEM, keyPEM
+		data, err := clientcmd.Write(*cfg)
+		if err != nil {
+			return "", err
+		}
+		return c.cfgPath, rewrite(c.cfgPath, data, c.cfgPath, pki.KeyMode)
+	}
+	if c.certFile != c.keyFile {
+		if err := rewrite(c.keyFile, keyPEM, c.keyFile, pki.KeyMode); err != nil {
+			return "", err
+		}
+		return c.certFile, rewrite(c.certFile, certPEM, c.certFile, pki.CertMode)
+	}
+	pair := append(append([]byte{}, certPEM...), keyPEM...)
+	fi, err := os.Lstat(c.certFile)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		return c.certFile, rewrite(c.certFile, pair, c.certFile, pki.KeyMode)
+	}
+	// The kubelet's own rotation: a dated file, and the "-current" link
+	// moved to it.
+	target, err := filepath.EvalSymlinks(c.certFile)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now
+	if k.Now != nil {
+		now = k.Now
+	}
+	prefix := strings.TrimSuffix(filepath.Base(c.certFile), "-current.pem")
+	dated := filepath.Join(filepath.Dir(target), prefix+"-"+now().UTC().Format("2006-01-02-15-04-05")+".pem")
+	if err := rewrite(dated, pair, target, pki.KeyMode); err != nil {
+		return "", err
+	}
+	tmp := filepath.Join(filepath.Dir(c.certFile), "."+filepath.Base(c.certFile)+".new")
+	_ = os.Remove(tmp)
+	if err := os.Symlink(dated, tmp); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, c.certFile); err != nil {
+		return "", err
+	}
+	return dated, nil
+}
+
+// annotate sets key to value on this node's Node (named by the kubelet
+// certificate's common name, system:node:<name>) when it differs.
+func (k *KubeletCert) annotate(ctx context.Context, commonName, key, value string) error {
+	node, ok := strings.CutPrefix(commonName, "system:node:")
+	if !ok {
+		return fmt.Errorf("the kubelet's client certificate is for %q, not a node", commonName)
+	}
+	c, err := k.client(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the Node %s: %w", node, err)
+	}
+	if n.Annotations[key] == value {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
+	if _, err := c.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("recording the rotation's step on the Node %s: %w", node, err)
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package carotation
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+)
+
+// readBoth reads the cluster CA and the front proxy CA; both must have
+// their new CA made.
+func (p *ControlPlane) readBoth() (cluster, front *CAState, err error) {
+	var out [2]*CAState
+	for i, ca := range Rotated() {
+		s, err := ReadCA(p.CertDir, ca)
+		if err != nil {
+			return nil, nil, err
+		}
+		if s.Next == nil {
+			return nil, nil, fmt.Errorf("no new %s in %s: run the prepare and trust phases first", ca.Description, p.Dir())
+		}
+		out[i] = s
+	}
+	return out[0], out[1], nil
+}
+
+// leafCert reads the certificate named info.Name: a certificate file or
+// the client certificate of a kubeconfig file; nil for one neither table
+// knows.
+func (p *ControlPlane) leafCert(name string) (*x509.Certificate, error) {
+	if k, ok := pki.LookupKubeconfig(name); ok {
+		return pki.ReadKubeconfigClientCert(filepath.Join(p.KubernetesDir, k.File))
+	}
+	if c, ok := pki.LookupCert(name); ok {
+		return pki.LoadCert(pki.CertPath(p.CertDir, c.BaseName))
+	}
+	return nil, nil
+}
+
+// notSignedBy returns the Renewer's choice of certificates for the sign
+// step: those of a rotated CA that its new CA (next, by CA name) has not
+// signed.
+func (p *ControlPlane) notSignedBy(next map[string]*x509.Certificate) func(pki.ExpirationInfo) (bool, error) {
+	return func(info pki.ExpirationInfo) (bool, error) {
+		n := next[info.CAName]
+		if n == nil || info.Missing {
+			return false, nil
+		}
+		c, err := p.leafCert(info.Name)
+		if err != nil || c == nil {
+			return false, err
+		}
+		return c.CheckSignatureFrom(n) != nil, nil
+	}
+}
+
+// leftToSign lists the certificates and kubeconfig files of this node
+// that a rotated CA's new CA has not signed yet.
+func (p *ControlPlane) leftToSign(next map[string]*x509.Certificate) ([]string, error) {
+	certs, _, err := pki.CheckExpiration(p.Cfg, p.CertDir, p.KubernetesDir)
+	if err != nil {
+		return nil, err
+	}
+	due := p.notSignedBy(next)
+	var out []string
+	for _, c := range certs {
+		d, err := due(c)
+		if err != nil {
+			return nil, err
+		}
+		if d {
+			out = append(out, c.Name)
+		}
+	}
+	return out, nil
+}
+
+// Sign makes the new CAs sign on this control-plane node (phase sign):
+//
+//  1. ca.key and front-proxy-ca.key become the new keys, and ca.crt and
+//     front-proxy-ca.crt list the new CA first (the current one stays
+//     trusted after it); the controller manager's copy of its signing CA
+//     becomes the new CA, which it reads again by itself;
+//  2. cluster-info lists the new cluster CA first: the CA that signs;
+//  3. every certificate and kubeconfig client certificate of this node
+//     that a rotated CA signed is re-issued by its new CA, and the
+//     components made to use them one at a time, by the automatic
+//     renewal's code (decision 008): its restarts, health waits and
+//     roll-back, and its record of the restarts owed;
+//  4. the kubelet gets a client certificate of the new CA (KubeletCert)
+//     and restarts, and its Node records it.
+//
+// The trust step must have run. Run again, it changes nothing.
+func (p *ControlPlane) Sign(ctx context.Context) error {
+	cluster, front, err := p.readBoth()
+	if err == nil {
+		err = p.trusted(cluster, front)
+	}
+	if err != nil && p.DryRun {
+		fmt.Fprintf(p.Out, "[rotate-ca] Would make the new CAs sign, once this is done: %v\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !p.DryRun && !cluster.Signer.Equal(cluster.Next) {
+		if err := checkNodes(ctx, p.Client, TrustedAnnotation, bootstraptoken.CACertHash(cluster.Next), "trust"); err != nil {
+			return err
+		}
+	}
+	return p.sign(ctx, cluster, front)
+}
+
+// trusted checks that the trust step made this node trust the new CAs.
+func (p *ControlPlane) trusted(cluster, front *CAState) error {
+	for _, s := range []*CAState{cluster, front} {
+		if !s.Trusted.Contains(s.Next) {
+			return fmt.Errorf("%s does not trust the new %s yet: run the trust phase first", pki.CertPath(p.CertDir, s.CA.BaseName), s.CA.Description)
+		}
+	}
+	for _, k := range kubeconfigReaders {
+		path := filepath.Join(p.KubernetesDir, k.file)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		cur, err := kubeconfigCAs(path)
+		if err != nil {
+			return err
+		}
+		if !cur.Contains(cluster.Next) {
+			return fmt.Errorf("%s does not trust the new cluster CA yet: run the trust phase first", path)
+		}
+	}
+	return nil
+}
+
+func (p *ControlPlane) sign(ctx context.Context, cluster, front *CAState) error {
+	var changes []change
+	for _, s := range []*CAState{cluster, front} {
+		keyPath, crtPath := pki.KeyPath(p.CertDir, s.CA.BaseName), pki.CertPath(p.CertDir, s.CA.BaseName)
+		nextKey := pki.KeyPath(p.CertDir, nextBase(s.CA))
+		want := bundleOf(append(Bundle{s.Next}, s.Trusted...)...)
+		// The key first: a run killed between the two leaves a key whose
+		// certificate is in the bundle, which ReadCA accepts.
+		changes = append(changes,
+			change{keyPath, "the key of the new " + s.CA.Description, "", false, func(dry bool) (bool, error) {
+				return copyFile(nextKey, keyPath, nil, dry)
+			}},
+			change{crtPath, "the new " + s.CA.Description + " first", "", false, func(dry bool) (bool, error) {
+				return writeBundle(crtPath, want, dry)
+			}})
+	}
+	sCrt, sKey := filepath.Join(p.CertDir, signerCert), filepath.Join(p.CertDir, signerKey)
+	changes = append(changes,
+		change{sKey, "the controller manager's signing key: the new one", "", false, func(dry bool) (bool, error) {
+			return copyFile(pki.KeyPath(p.CertDir, nextBase(cluster.CA)), sKey, nil, dry)
+		}},
+		change{sCrt, "the controller manager's signing CA: the new one", "", false, func(dry bool) (bool, error) {
+			return copyFile(pki.CertPath(p.CertDir, nextBase(cluster.CA)), sCrt, Bundle{cluster.Next}.PEM(), dry)
+		}})
+	next := map[string]*x509.Certificate{cluster.CA.Name: cluster.Next, front.CA.Name: front.Next}
+	return p.apply(ctx, changes, func(ctx context.Context) error {
+		if p.DryRun {
+			left, err := p.leftToSign(next)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(p.Out, "[rotate-ca] Would list the new cluster CA first in the cluster-info ConfigMap\n")
+			for _, name := range left {
+				fmt.Fprintf(p.Out, "[rotate-ca] Would re-issue %s with the new CA and have %s use it\n", name, orNobody(certrenewal.UsedBy(name)))
+			}
+			return p.kubelet().Renew(ctx, cluster.Next)
+		}
+		changed, err := updateClusterInfo(ctx, p.Client, func(cur Bundle) Bundle {
+			return bundleOf(append(Bundle{cluster.Next}, cur...)...)
+		})
+		if err != nil {
+			return err
+		}
+		if changed {
+			fmt.Fprintf(p.Out, "[rotate-ca] The cluster-info ConfigMap lists the new cluster CA first\n")
+		}
+		r := &certrenewal.Renewer{
+			Cfg:           p.Cfg,
+			CertDir:       p.CertDir,
+			KubeconfigDir: p.KubernetesDir,
+			BackupDir:     filepath.Join(p.Dir(), "sign-backup"),
+			StatusPath:    filepath.Join(p.Dir(), "sign-status.json"),
+			Now:           p.KeyOptions.Now,
+			NewKey:        p.KeyOptions.NewKey,
+			Node:          p.Renewal,
+			Out:           p.Out,
+			Due:           p.notSignedBy(next),
+			DueWhat:       "left that the previous CA signed",
+		}
+		if _, err := r.Run(ctx); err != nil {
+			return err
+		}
+		return p.kubelet().Renew(ctx, cluster.Next)
+	})
+}

@@ -1,0 +1,384 @@
+package carotation
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
+)
+
+// signNode is a control-plane node after prepare and trust.
+func signNode(t *testing.T) (Layout, *fakeCluster, *fakeComponents, *ControlPlane, *bytes.Buffer) {
+	t.Helper()
+	l, fc, comps, p, out := trustNode(t)
+	if err := p.Trust(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	comps.log = nil
+	out.Reset()
+	return l, fc, comps, p, out
+}
+
+// leaves reads every certificate of the node a rotated CA signs: the
+// certificate files, the kubeconfig files' client certificates and the
+// kubelet's.
+func leaves(t *testing.T, l Layout) map[string]*x509.Certificate {
+	t.Helper()
+	out := map[string]*x509.Certificate{}
+	for _, name := range []string{"apiserver", "apiserver-kubelet-client", "front-proxy-client"} {
+		out[name] = mustCert(t, pki.CertPath(l.CertDir, name))
+	}
+	for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf"} {
+		c, err := pki.ReadKubeconfigClientCert(filepath.Join(l.KubernetesDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = c
+	}
+	k := &KubeletCert{KubeletConf: filepath.Join(l.KubernetesDir, "kubelet.conf")}
+	cred, err := k.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["kubelet"] = cred.cert
+	return out
+}
+
+func mustCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	c, err := pki.LoadCert(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func clusterInfoCAs(t *testing.T, fc *fakeCluster) Bundle {
+	t.Helper()
+	cm, _ := fc.client.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(context.Background(), bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
+	info, _ := clientcmd.Load([]byte(cm.Data[bootstrapapi.KubeConfigKey]))
+	b, err := ParseBundle(info.Clusters[""].CertificateAuthorityData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSignAndFinish(t *testing.T) {
+	l, fc, comps, p, out := signNode(t)
+	ctx := context.Background()
+	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	front, _ := ReadCA(l.CertDir, Rotated()[1])
+	etcdBefore := mustCert(t, pki.CertPath(l.CertDir, "etcd/server"))
+	renewal := p.Renewal.(*fakeRenewal)
+
+	before := snapshot(t, l.KubernetesDir)
+	p.DryRun = true
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	p.DryRun = false
+	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 || len(comps.log)+len(renewal.log) > 0 {
+		t.Fatalf("dry run changed %v, restarted %v %v", got, comps.log, renewal.log)
+	}
+	for _, want := range []string{"Would write " + pki.KeyPath(l.CertDir, "ca") + " (the key of the new Kubernetes cluster CA)",
+		"Would re-issue apiserver with the new CA and have kube-apiserver use it", "Would re-issue admin.conf with the new CA and have its users use it",
+		"Would ask the cluster for a kubelet client certificate of the new CA (system:node:node1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run did not say %q:\n%s", want, out)
+		}
+	}
+
+	out.Reset()
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	signed, _ := ReadCA(l.CertDir, Rotated()[0])
+	if !signed.Signer.Equal(cluster.Next) || !signed.Trusted.Equal(certsOf(cluster.Next, cluster.Signer)) {
+		t.Errorf("ca.crt holds %s, its key is the new one: %v", serials(signed.Trusted), signed.Signer.Equal(cluster.Next))
+	}
+	if got := mustBundle(t, filepath.Join(l.Dir(), "signer.crt")); !got.Equal(certsOf(cluster.Next)) {
+		t.Errorf("signer.crt holds %s", serials(got))
+	}
+	for name, c := range leaves(t, l) {
+		ca := cluster.Next
+		if name == "front-proxy-client" {
+			ca = front.Next
+		}
+		if err := c.CheckSignatureFrom(ca); err != nil {
+			t.Errorf("%s not signed by the new CA: %v", name, err)
+		}
+	}
+	if apiserver := mustCert(t, pki.CertPath(l.CertDir, "apiserver")); !strings.Contains(strings.Join(apiserver.DNSNames, ","), "kubernetes.default.svc") {
+		t.Errorf("apiserver lost its names: %v", apiserver.DNSNames)
+	}
+	if !mustCert(t, pki.CertPath(l.CertDir, "etcd/server")).Equal(etcdBefore) {
+		t.Error("an etcd certificate was re-issued; the etcd CA is not rotated")
+	}
+	if got := clusterInfoCAs(t, fc); !got.Equal(certsOf(cluster.Next, cluster.Signer)) {
+		t.Errorf("cluster-info lists %s", serials(got))
+	}
+	if want := []string{"reloaded kube-apiserver", "restart kube-controller-manager", "restart kube-scheduler"}; !reflect.DeepEqual(renewal.log, want) {
+		t.Errorf("renewal %v, want %v", renewal.log, want)
+	}
+	if want := []string{"restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	n, _ := fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{})
+	if n.Annotations[KubeletClientCAAnnotation] != bootstraptoken.CACertHash(cluster.Next) {
+		t.Errorf("Node annotations %v", n.Annotations)
+	}
+	if got := Status(l.CertDir, l.KubernetesDir); len(got) != 2 || got[0] != "ca: the new CA signs, both are trusted; signed by the new CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf; by the old CA: none" {
+		t.Errorf("status %q", got)
+	}
+
+	// Again: nothing changes but the renewal's status file.
+	done := snapshot(t, l.KubernetesDir)
+	comps.log, renewal.log = nil, nil
+	if err := p.Sign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := changed(done, snapshot(t, l.KubernetesDir)); !reflect.DeepEqual(got, []string{"pki/rotate-ca/sign-status.json"}) || len(comps.log)+len(renewal.log) > 0 {
+		t.Errorf("second run changed %v, restarted %v %v", got, comps.log, renewal.log)
+	}
+	// Trust after sign changes nothing either.
+	if err := p.Trust(ctx); err != nil || len(changed(done, snapshot(t, l.KubernetesDir))) > 1 {
+		t.Errorf("trust after sign: %v %v", err, changed(done, snapshot(t, l.KubernetesDir)))
+	}
+
+	out.Reset()
+	p.DryRun = true
+	if err := p.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.DryRun = false
+	if !strings.Contains(out.String(), "Would write "+filepath.Join(l.ManifestDir, "kube-controller-manager.yaml")) {
+		t.Errorf("finish dry run:\n%s", out)
+	}
+	comps.log = nil
+	if err := p.Finish(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "ca")); !got.Equal(certsOf(cluster.Next)) {
+		t.Errorf("ca.crt holds %s", serials(got))
+	}
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "front-proxy-ca")); !got.Equal(certsOf(front.Next)) {
+		t.Errorf("front-proxy-ca.crt holds %s", serials(got))
+	}
+	for _, k := range kubeconfigReaders {
+		if got, err := kubeconfigCAs(filepath.Join(l.KubernetesDir, k.file)); err != nil || !got.Equal(certsOf(cluster.Next)) {
+			t.Errorf("%s trusts %s %v", k.file, serials(got), err)
+		}
+	}
+	if m, _ := os.ReadFile(filepath.Join(l.ManifestDir, "kube-controller-manager.yaml")); string(m) != kcmManifest {
+		t.Errorf("manifest:\n%s", m)
+	}
+	if got := clusterInfoCAs(t, fc); !got.Equal(certsOf(cluster.Next)) {
+		t.Errorf("cluster-info lists %s", serials(got))
+	}
+	cms, _ := fc.client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	for _, cm := range cms.Items {
+		for key, want := range map[string]Bundle{"ca.crt": {cluster.Next}, "client-ca-file": {cluster.Next}, "requestheader-client-ca-file": {front.Next}} {
+			if _, ok := cm.Data[key]; ok {
+				if err := holdsOnly(cm, key, want); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	if want := []string{"replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	if _, err := os.Stat(l.Dir()); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", l.Dir(), err)
+	}
+	n, _ = fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{})
+	if len(n.Annotations) > 0 {
+		t.Errorf("Node annotations left: %v", n.Annotations)
+	}
+	if got := Status(l.CertDir, l.KubernetesDir); got != nil {
+		t.Errorf("status after finish %q", got)
+	}
+	// Again: nothing to finish.
+	done = snapshot(t, l.KubernetesDir)
+	if err := p.Finish(ctx); err != nil || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
+		t.Errorf("second finish: %v %v", err, changed(done, snapshot(t, l.KubernetesDir)))
+	}
+}
+
+// Killed between the new key and the reordered bundle: the next run
+// finishes the swap.
+func TestSignAfterCrash(t *testing.T) {
+	l, _, _, p, out := signNode(t)
+	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	if _, err := copyFile(pki.KeyPath(l.CertDir, "rotate-ca/ca"), pki.KeyPath(l.CertDir, "ca"), nil, false); err != nil {
+		t.Fatal(err)
+	}
+	mid, err := ReadCA(l.CertDir, Rotated()[0])
+	if err != nil || !mid.Signer.Equal(cluster.Next) {
+		t.Fatalf("half-swapped CA: %v", err)
+	}
+	if err := p.Sign(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "ca")); !got.Equal(certsOf(cluster.Next, cluster.Signer)) {
+		t.Errorf("ca.crt holds %s", serials(got))
+	}
+}
+
+// Sign waits for every Node to trust the new CA; finish for every Node's
+// kubelet to use it.
+func TestSignAndFinishWaitForNodes(t *testing.T) {
+	l, fc, _, p, out := signNode(t)
+	ctx := context.Background()
+	fc.client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node2"}}, metav1.CreateOptions{})
+	before := snapshot(t, l.KubernetesDir)
+	err := p.Sign(ctx)
+	if err == nil || !strings.Contains(err.Error(), `the Nodes [node2] have not recorded the new CA`) || !strings.Contains(err.Error(), "phase trust") {
+		t.Fatalf("got %v", err)
+	}
+	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 {
+		t.Fatalf("a refused sign changed %v", got)
+	}
+	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	patch := []byte(`{"metadata":{"annotations":{"` + TrustedAnnotation + `":"` + bootstraptoken.CACertHash(cluster.Signer) + "," + bootstraptoken.CACertHash(cluster.Next) + `"}}}`)
+	fc.client.CoreV1().Nodes().Patch(ctx, "node2", "application/merge-patch+json", patch, metav1.PatchOptions{})
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	err = p.Finish(ctx)
+	if err == nil || !strings.Contains(err.Error(), `the Nodes [node2] have not recorded the new CA`) || !strings.Contains(err.Error(), "phase sign") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestFinishNeedsSign(t *testing.T) {
+	_, _, _, p, _ := signNode(t)
+	if err := p.Finish(context.Background()); err == nil || !strings.Contains(err.Error(), "run the sign phase first") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestWorkerSignAndFinish(t *testing.T) {
+	_, l := testNode(t)
+	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	// The control plane's new CA, which its controller manager signs with.
+	next, _ := pki.NewPrivateKey("ECDSA-P256")
+	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", IsCA: true, Validity: 1e18}, next, testNow())
+	os.MkdirAll(l.Dir(), 0o700)
+	if err := pki.WriteCertAndKey(l.CertDir, "rotate-ca/signer", nextCA, next); err != nil {
+		t.Fatal(err)
+	}
+	conf, caFile := filepath.Join(l.KubernetesDir, "kubelet.conf"), pki.CertPath(l.CertDir, "ca")
+	if _, err := setKubeconfigCAs(conf, certsOf(cluster.Signer, nextCA), false); err != nil {
+		t.Fatal(err)
+	}
+	listed := certsOf(nextCA, cluster.Signer)
+	restarts := 0
+	out := &bytes.Buffer{}
+	fc := newFakeCluster(t, l)
+	w := &Worker{KubeletConf: conf, CAFile: caFile, StateDir: filepath.Join(t.TempDir(), "rotate-ca"), Out: out,
+		ClusterInfo:    func(context.Context, string, Bundle) (Bundle, error) { return listed, nil },
+		RestartKubelet: func(context.Context) error { restarts++; return nil },
+	}
+	w.Kubelet = kubeletCert(l, fc.client, w.RestartKubelet, out)
+	w.Kubelet.StateDir = w.StateDir
+	ctx := context.Background()
+	if err := w.Finish(ctx); err == nil || !strings.Contains(err.Error(), "run the finish phase on the control-plane nodes first") {
+		t.Fatalf("finish before the control plane's: %v", err)
+	}
+	if err := w.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	cred, _ := w.Kubelet.read()
+	if err := cred.cert.CheckSignatureFrom(nextCA); err != nil || restarts != 1 || cred.cert.Subject.CommonName != "system:node:node1" {
+		t.Errorf("kubelet certificate %s: %v, %d restarts", cred.cert.Subject, err, restarts)
+	}
+	if target, _ := os.Readlink(cred.certFile); filepath.Base(target) != "kubelet-client-2026-03-04-05-06-07.pem" {
+		t.Errorf("the link names %s", target)
+	}
+	done := snapshot(t, l.KubernetesDir)
+	if err := w.Sign(ctx); err != nil || restarts != 1 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
+		t.Errorf("second sign: %v, %d restarts", err, restarts)
+	}
+	listed = certsOf(nextCA)
+	if err := w.Finish(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got, _ := kubeconfigCAs(conf); !got.Equal(listed) || !mustBundle(t, caFile).Equal(listed) || restarts != 2 {
+		t.Errorf("kubelet.conf %s, ca.crt %s, %d restarts", serials(got), serials(mustBundle(t, caFile)), restarts)
+	}
+	done = snapshot(t, l.KubernetesDir)
+	if err := w.Finish(ctx); err != nil || restarts != 2 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
+		t.Errorf("second finish: %v, %d restarts", err, restarts)
+	}
+}
+
+// A kubelet.conf that embeds its client certificate (as init writes it
+// before the kubelet's first rotation) gets the new one embedded.
+func TestKubeletCertEmbedded(t *testing.T) {
+	_, l := testNode(t)
+	conf := filepath.Join(l.KubernetesDir, "kubelet.conf")
+	k := &KubeletCert{KubeletConf: conf}
+	cred, err := k.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, _ := os.ReadFile(cred.certFile)
+	cfg, _ := clientcmd.LoadFromFile(conf)
+	for _, ai := range cfg.AuthInfos {
+		ai.ClientCertificate, ai.ClientKey = "", ""
+		ai.ClientCertificateData, ai.ClientKeyData = pair, pair
+	}
+	if err := clientcmd.WriteToFile(*cfg, conf); err != nil {
+		t.Fatal(err)
+	}
+	fc := newFakeCluster(t, l)
+	restarts := 0
+	out := &bytes.Buffer{}
+	k = kubeletCert(l, fc.client, func(context.Context) error { restarts++; return nil }, out)
+	signing, _ := ReadCA(l.CertDir, Rotated()[0])
+	// The fake signer signs with ca.crt/ca.key: the CA that signs.
+	if err := k.Renew(context.Background(), signing.Signer); err != nil || restarts != 0 {
+		t.Fatalf("already signed by the signing CA: %v, %d restarts\n%s", err, restarts, out)
+	}
+	next, _ := pki.NewPrivateKey("ECDSA-P256")
+	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", IsCA: true, Validity: 1e18}, next, testNow())
+	if err := pki.WriteCertAndKey(l.CertDir, "rotate-ca/signer", nextCA, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Renew(context.Background(), nextCA); err != nil || restarts != 1 {
+		t.Fatalf("%v, %d restarts\n%s", err, restarts, out)
+	}
+	got, err := k.read()
+	if err != nil || !got.embedded || got.cert.CheckSignatureFrom(nextCA) != nil {
+		t.Errorf("kubelet.conf: embedded %v, %v", got != nil && got.embedded, err)
+	}
+	if _, err := tlsPairOf(conf); err != nil {
+		t.Errorf("the embedded pair does not match: %v", err)
+	}
+}
+
+// tlsPairOf checks that the kubeconfig's embedded certificate and key
+// belong together.
+func tlsPairOf(path string) (tls.Certificate, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	ai := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo]
+	return tls.X509KeyPair(ai.ClientCertificateData, ai.ClientKeyData)
+}
