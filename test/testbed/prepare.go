@@ -67,9 +67,10 @@ func InstallPackages(ctx context.Context, out io.Writer) error {
 type Toolchain struct {
 	Repo              string
 	KubernetesVersion string
-	// Kubeadm is our kubeadm; Testbed the hack/testbed program; Pause and
-	// Crash the test/images programs (Crash: see WriteCrashArchive).
-	Kubeadm, Testbed, Pause, Crash string
+	// Kubeadm is our kubeadm; Testbed the hack/testbed program; Pause,
+	// Crash and Resolve the test/images programs (Crash: see
+	// WriteCrashArchive; Resolve: see ResolveImage).
+	Kubeadm, Testbed, Pause, Crash, Resolve string
 	// Upstream holds the upstream Kubernetes binaries of KubernetesVersion.
 	Upstream   string
 	Archives   []string
@@ -139,7 +140,7 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 	start := time.Now()
 	t := &Toolchain{Repo: repo, Kubeadm: filepath.Join(binDir, "kubeadm"),
 		Testbed: filepath.Join(binDir, "testbed"), Crash: filepath.Join(binDir, "crash"),
-		Pause: filepath.Join(binDir, "pause")}
+		Pause: filepath.Join(binDir, "pause"), Resolve: filepath.Join(binDir, "resolve")}
 	for _, b := range []struct {
 		out, pkg string
 		flags    []string
@@ -148,6 +149,7 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 		{t.Kubeadm, "./cmd/kubeadm", []string{"-trimpath", "-ldflags=-s -w"}},
 		{t.Testbed, "./hack/testbed", nil},
 		{t.Pause, "./test/images/pause", nil}, {t.Crash, "./test/images/crash", nil},
+		{t.Resolve, "./test/images/resolve", nil},
 	} {
 		// Built beside and renamed into place: a running node's boot
 		// program is this very file, which cannot be written to.
@@ -180,7 +182,7 @@ func (t *Toolchain) WithVersion(ctx context.Context, version string, out io.Writ
 		return nil, err
 	}
 	start := time.Now()
-	v := &Toolchain{Repo: t.Repo, Kubeadm: t.Kubeadm, Testbed: t.Testbed, Pause: t.Pause, Crash: t.Crash, iptables: t.iptables}
+	v := &Toolchain{Repo: t.Repo, Kubeadm: t.Kubeadm, Testbed: t.Testbed, Pause: t.Pause, Crash: t.Crash, Resolve: t.Resolve, iptables: t.iptables}
 	if err := v.makeImages(ctx, version); err != nil {
 		return nil, err
 	}

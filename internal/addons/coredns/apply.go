@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubeadm-go/kubeadm/internal/addons"
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 )
 
@@ -19,8 +20,7 @@ import (
 // Deployment, Service). Two things already in the cluster
 // are kept: a Corefile someone changed (see customized; the default one of
 // an older release is not told apart from a user's), and the replica count
-// of the one existing DNS Deployment (CoreDNS's or kube-dns's: both carry
-// the k8s-app=kube-dns label), unless a's PatchDeployment sets another. A
+// of the DNS Deployment found (see addons.KeptReplicas), unless a's PatchDeployment sets another. A
 // nil a.Service is left out (see internal/addons/clusterdns, which
 // switches the Service itself). a is not modified.
 //
@@ -63,9 +63,8 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 	}
 
 	deploy := a.Deployment.DeepCopy()
-	if len(list.Items) == 1 && list.Items[0].Spec.Replicas != nil {
-		n := *list.Items[0].Spec.Replicas
-		deploy.Spec.Replicas = &n
+	if n := addons.KeptReplicas(list.Items, Name); n != nil {
+		deploy.Spec.Replicas = n
 	}
 	if deploy, err = a.patchedDeployment(deploy); err != nil {
 		return err

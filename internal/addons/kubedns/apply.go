@@ -8,15 +8,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubeadm-go/kubeadm/internal/addons"
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 )
 
 // Apply creates the addon's objects, or replaces existing ones with them,
 // all together. Two things already in the cluster are kept: the kube-dns
 // ConfigMap (created only when missing: it holds the user's stub domains
-// and upstream servers), and the replica count of the one existing DNS
-// Deployment (kube-dns's or CoreDNS's: both carry the k8s-app=kube-dns
-// label). A nil a.Service is left out (internal/addons/clusterdns switches
+// and upstream servers), and the replica count of the DNS Deployment
+// found (see addons.KeptReplicas). A nil a.Service is left out (internal/addons/clusterdns switches
 // the Service itself). a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
@@ -26,9 +26,8 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 		return fmt.Errorf("listing the DNS Deployments in %s: %w", Namespace, err)
 	}
 	deploy := a.Deployment.DeepCopy()
-	if len(list.Items) == 1 && list.Items[0].Spec.Replicas != nil {
-		n := *list.Items[0].Spec.Replicas
-		deploy.Spec.Replicas = &n
+	if n := addons.KeptReplicas(list.Items, Name); n != nil {
+		deploy.Spec.Replicas = n
 	}
 	steps := []apiclient.Write{
 		{What: "ConfigMap " + Namespace + "/" + Name, Do: func() error {
