@@ -93,8 +93,9 @@ func (t *Toolchain) KubeDNSImages(ctx context.Context, out io.Writer) ([]string,
 
 // dnsmasqFiles are the files of the dnsmasq-nanny image besides the
 // nanny: Debian's dnsmasq-base (dnsmasq and the libraries it loads), a
-// configuration that keeps dnsmasq root (the image has no "nobody" user
-// to drop to), and the folders the nanny and dnsmasq use.
+// configuration that keeps dnsmasq root rather than dropping to "nobody",
+// the root user and group it looks up for that, and the folders the nanny
+// and dnsmasq use.
 func dnsmasqFiles(ctx context.Context, pool *DebianPool) ([]ImageFile, error) {
 	files, err := pool.Files(ctx, []string{"dnsmasq-base"})
 	if err != nil {
@@ -102,6 +103,8 @@ func dnsmasqFiles(ctx context.Context, pool *DebianPool) ([]ImageFile, error) {
 	}
 	return append(files,
 		ImageFile{Path: "/etc/dnsmasq.conf", Data: []byte("user=root\n"), Mode: 0o644},
+		ImageFile{Path: "/etc/passwd", Data: []byte("root:x:0:0:root:/root:/sbin/nologin\n"), Mode: 0o644},
+		ImageFile{Path: "/etc/group", Data: []byte("root:x:0:\n"), Mode: 0o644},
 		ImageFile{Path: "/etc/k8s/dns/dnsmasq-nanny", Kind: Directory, Mode: 0o755},
 		ImageFile{Path: "/run/dnsmasq", Kind: Directory, Mode: 0o755},
 		ImageFile{Path: "/var/run", Kind: Symlink, Target: "/run"},
