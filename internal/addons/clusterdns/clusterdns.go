@@ -187,7 +187,7 @@ func waitReady(ctx context.Context, cs kubernetes.Interface, name string, o Opti
 			return false, apiclient.Retry(err)
 		}
 		if !rolledOut(d) {
-			return false, apiclient.Retry(fmt.Errorf("Deployment %s/%s: %d of %d replicas updated and available", Namespace, name, d.Status.AvailableReplicas, replicas(d)))
+			return false, apiclient.Retry(fmt.Errorf("%d of the %d replicas of Deployment %s/%s are updated and available", d.Status.AvailableReplicas, replicas(d), Namespace, name))
 		}
 		h, err := currentHash(ctx, cs, d)
 		if err != nil || h == "" {
