@@ -231,10 +231,12 @@ func deployment(c *kubeadm.ClusterConfiguration, lo netip.Addr, replicas int32) 
 							Name:            "sidecar",
 							Image:           images.KubeDNS(c, images.KubeDNSSidecar),
 							ImagePullPolicy: corev1.PullIfNotPresent,
-							Args:            []string{"--v=2", "--logtostderr", probe("kubedns", kubednsPort), probe("dnsmasq", 53)},
-							Ports:           []corev1.ContainerPort{{Name: "metrics", ContainerPort: sidecarPort, Protocol: corev1.ProtocolTCP}},
-							Resources:       corev1.ResourceRequirements{Requests: requests("10m", "20Mi")},
-							LivenessProbe:   httpProbe("/metrics", sidecarPort),
+							// Without v1.12's --logtostderr: today's sidecar logs
+							// to stderr and refuses the flag.
+							Args:          []string{"--v=2", probe("kubedns", kubednsPort), probe("dnsmasq", 53)},
+							Ports:         []corev1.ContainerPort{{Name: "metrics", ContainerPort: sidecarPort, Protocol: corev1.ProtocolTCP}},
+							Resources:     corev1.ResourceRequirements{Requests: requests("10m", "20Mi")},
+							LivenessProbe: httpProbe("/metrics", sidecarPort),
 						},
 					},
 					// The DNS server resolves through the node, not itself.
