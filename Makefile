@@ -1,7 +1,7 @@
 # Top-level developer targets.
 GO ?= go
 
-.PHONY: build test compat upstream bench bench-init integration testbed e2e e2e-full conformance
+.PHONY: build test compat upstream bench bench-init integration testbed testbed-base e2e e2e-full conformance
 
 # Built as upstream's release binaries are: static (no cgo), without the
 # symbol table and debug information, with module-relative paths. A static
@@ -17,7 +17,7 @@ test:
 upstream:
 	hack/build-upstream.sh kubeadm
 
-# Compares our kubeadm with upstream kubeadm v1.36.3 on testdata/config/*.
+# Compares our kubeadm with upstream kubeadm v1.37.2 on testdata/config/*.
 # Building upstream the first time is slow; it is done before the test so the
 # test's own timeout only covers the comparisons.
 compat: upstream
@@ -26,7 +26,7 @@ compat: upstream
 # Runs the offline init phases with our kubeadm and upstream's side by side
 # and prints wall, CPU and peak memory (figures go to docs/performance.md).
 bench: build upstream
-	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 31
+	$(GO) run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.37.2/kubeadm -rounds 31
 
 # Fast-tier integration tests: the real etcd, kube-apiserver and
 # kube-controller-manager run as host processes from the files our kubeadm
@@ -38,11 +38,16 @@ integration:
 # Installs what the node test bed needs and builds upstream binaries, our
 # programs and the images, of the deployed version and of the one the
 # upgrade test starts from (slow only the first time). See docs/testbed.md.
+# testbed-base leaves out the release the upgrade tests start from.
 testbed:
 	$(GO) run ./hack/testbed prepare
 
-# End-to-end tests on real nodes of the test bed. Needs root.
-e2e: testbed
+testbed-base:
+	$(GO) run ./hack/testbed prepare --upgrade-from=
+
+# End-to-end tests on real nodes of the test bed, as CI runs them. Needs
+# root.
+e2e: testbed-base
 	KUBEADM_E2E=1 $(GO) test ./test/testbed/ ./test/e2e/ -count=1 -v -timeout 60m
 
 # Every end-to-end test, the long ones CI leaves out included (about an
@@ -53,9 +58,9 @@ e2e-full: testbed
 # Upstream's [Conformance] suite on a five-node cluster our kubeadm makes
 # (three control-plane nodes, two workers): the parallel specs, then the
 # [Serial] ones; reports in _artifacts/conformance/. About an hour here; see
-# docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.36.3/kubeadm
+# docs/conformance.md. KUBEADM_E2E_KUBEADM=.cache/upstream/v1.37.2/kubeadm
 # runs it on a cluster upstream's kubeadm makes.
-conformance: testbed
+conformance: testbed-base
 	KUBEADM_E2E=1 KUBEADM_E2E_CONFORMANCE=full $(GO) test ./test/e2e/ -run '^TestConformance$$' -count=1 -v -timeout 6h
 
 # Real kubeadm init, ours and upstream's side by side on fresh test-bed

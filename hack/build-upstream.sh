@@ -7,7 +7,7 @@
 #
 # usage: hack/build-upstream.sh [binary...]   (default: kubeadm)
 #   binary: any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubelet, ...),
-#   or etcd (the version of the etcd image kubeadm v1.36.3 lists: ETCD_VERSION),
+#   or etcd (the version of the etcd image kubeadm v1.37.2 lists: ETCD_VERSION),
 #   or coredns (the version of the CoreDNS image it lists: COREDNS_VERSION),
 #   or etcdctl or etcdutl (of ETCD_VERSION),
 #   or kube-dns (kube-dns, dnsmasq-nanny and sidecar of kubernetes/dns at
@@ -17,9 +17,9 @@
 #   e2e.test, e2e_kubeadm.test, ginkgo, agnhost, nonewprivs, sample-apiserver
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-v1.36.3}"
-ETCD_VERSION="${ETCD_VERSION:-v3.6.8}"
-COREDNS_VERSION="${COREDNS_VERSION:-v1.14.2}"
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
+ETCD_VERSION="${ETCD_VERSION:-v3.7.0}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.14.6}"
 KUBEDNS_COMMIT="${KUBEDNS_COMMIT:-9aa70b8f}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 root="$(cd "$(dirname "$0")/.." && pwd)"

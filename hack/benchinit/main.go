@@ -1,5 +1,5 @@
 // Command benchinit times a real "kubeadm init" with our kubeadm and with
-// upstream kubeadm v1.36.3 side by side on the node test bed: each round
+// upstream kubeadm v1.37.2 side by side on the node test bed: each round
 // starts a fresh node (containerd, kubelet, images imported), runs one
 // binary's init with the same configuration, and removes the node; the
 // binaries alternate which goes first. It prints, for both, medians of:

@@ -19,7 +19,7 @@
 // and its start-up faster than the same bytes copied. Copying both keeps
 // the comparison about the programs.
 //
-//	go run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.36.3/kubeadm -rounds 7
+//	go run ./hack/benchoffline -ours bin/kubeadm -upstream .cache/upstream/v1.37.2/kubeadm -rounds 7
 package main
 
 import (
@@ -59,7 +59,7 @@ type roundResult struct {
 
 func main() {
 	ours := flag.String("ours", "bin/kubeadm", "our kubeadm binary")
-	upstream := flag.String("upstream", ".cache/upstream/v1.36.3/kubeadm", "upstream kubeadm binary")
+	upstream := flag.String("upstream", ".cache/upstream/v1.37.2/kubeadm", "upstream kubeadm binary")
 	cfg := flag.String("config", "hack/benchoffline/config.yaml", "configuration file")
 	rounds := flag.Int("rounds", 7, "rounds per binary")
 	keys := flag.Int(keysFlag, 0, "(internal) only make this many RSA-2048 keys at once and exit")

@@ -311,8 +311,10 @@ func clientTimeout(err error) bool {
 // admin client is tried again until it works or timeout passes. The API
 // server's authorizer learns of a new binding within milliseconds, so the
 // tries start 10 ms apart (upstream waits 500 ms, on every new cluster).
-func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout time.Duration) (kubernetes.Interface, error) {
-	admin, _, err := FromKubeconfig(adminConf, timeout)
+// When server is not "", both files are used at that URL instead of the
+// one they name.
+func AdminClient(ctx context.Context, adminConf, superAdminConf, server string, timeout time.Duration) (kubernetes.Interface, error) {
+	admin, _, err := fromKubeconfig(adminConf, server, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +326,7 @@ func AdminClient(ctx context.Context, adminConf, superAdminConf string, timeout 
 			return true, nil
 		case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
 			if super == nil {
-				s, _, err := FromKubeconfig(superAdminConf, timeout)
+				s, _, err := fromKubeconfig(superAdminConf, server, timeout)
 				if err != nil {
 					return false, err
 				}

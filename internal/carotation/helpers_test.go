@@ -21,6 +21,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -40,7 +41,7 @@ func testConfig() *kubeadm.InitConfiguration {
 	cfg.CertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCertificateValidityPeriod}
 	cfg.CACertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCACertificateValidityPeriod}
 	cfg.ClusterName = "kubernetes"
-	return cfg
+	return configtest.Parse(cfg)
 }
 
 const kcmManifest = `apiVersion: v1

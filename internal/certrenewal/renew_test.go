@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
@@ -39,6 +40,7 @@ func testTree(t *testing.T) (*kubeadm.InitConfiguration, string) {
 	cfg.CACertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCACertificateValidityPeriod}
 	cfg.ClusterName = "kubernetes"
 	cfg.CertificatesDir = filepath.Join(dir, "pki")
+	configtest.Parse(cfg)
 	if _, _, err := pki.EnsureAll(context.Background(), cfg, cfg.CertificatesDir, pki.Options{Now: testNow}, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 
 func TestVersion(t *testing.T) {
 	out, _, code := run(t, "version", "-o", "short")
-	if code != 0 || strings.TrimSpace(out) != "v1.36.3" {
+	if code != 0 || strings.TrimSpace(out) != "v1.37.2" {
 		t.Fatalf("short: %q (code %d)", out, code)
 	}
 	out, _, _ = run(t, "version", "-o", "json")
@@ -38,11 +38,11 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.ClientVersion["gitVersion"] != "v1.36.3" || v.ClientVersion["minor"] != "36" || v.ClientVersion["projectVersion"] == "" {
+	if v.ClientVersion["gitVersion"] != "v1.37.2" || v.ClientVersion["minor"] != "37" || v.ClientVersion["projectVersion"] == "" {
 		t.Fatalf("json: %v", v.ClientVersion)
 	}
 	out, _, _ = run(t, "version", "-o", "yaml")
-	if !strings.Contains(out, "gitVersion: v1.36.3") {
+	if !strings.Contains(out, "gitVersion: v1.37.2") {
 		t.Fatalf("yaml: %s", out)
 	}
 	out, _, _ = run(t, "version")
@@ -151,9 +151,9 @@ func TestImagesList(t *testing.T) {
 		"registry.k8s.io/kube-controller-manager:v1.36.3",
 		"registry.k8s.io/kube-scheduler:v1.36.3",
 		"registry.k8s.io/kube-proxy:v1.36.3",
-		"registry.k8s.io/coredns/coredns:v1.14.2",
+		"registry.k8s.io/coredns/coredns:v1.14.6",
 		"registry.k8s.io/pause:3.10.2",
-		"registry.k8s.io/etcd:3.6.8-0",
+		"registry.k8s.io/etcd:3.7.0-0",
 	}
 	if doc.Kind != "Images" || strings.Join(doc.Images, ",") != strings.Join(want, ",") {
 		t.Fatalf("images: %+v", doc)

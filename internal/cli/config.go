@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -189,7 +190,7 @@ func initDefaults(components map[string]bool) ([]byte, error) {
 	i4, c4 := config.InitToV1beta4(&kubeadm.InitConfiguration{})
 	init.TypeMeta, cluster.TypeMeta = i4.TypeMeta, c4.TypeMeta
 	objs := []any{init, cluster}
-	objs = append(objs, componentDefaults(cluster, init.LocalAPIEndpoint.AdvertiseAddress, components)...)
+	objs = append(objs, componentDefaults(cluster, netip.MustParseAddr(placeholderAddress), components)...)
 	return config.MarshalDocuments(objs...)
 }
 
@@ -212,11 +213,11 @@ func joinDefaults(env config.Environment, components map[string]bool) ([]byte, e
 	cluster := &v1beta4.ClusterConfiguration{}
 	v1beta4.SetDefaults_ClusterConfiguration(cluster)
 	objs := []any{join}
-	objs = append(objs, componentDefaults(cluster, "", components)...)
+	objs = append(objs, componentDefaults(cluster, netip.Addr{}, components)...)
 	return config.MarshalDocuments(objs...)
 }
 
-func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertiseAddress string, components map[string]bool) []any {
+func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertise netip.Addr, components map[string]bool) []any {
 	if len(components) == 0 {
 		return nil
 	}
@@ -224,7 +225,8 @@ func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertiseAddress s
 		Networking:      cluster.Networking,
 		CertificatesDir: cluster.CertificatesDir,
 	}
-	config.DefaultComponentConfigs(internal, advertiseAddress, nil)
+	config.ParseNetworking(internal)
+	config.DefaultComponentConfigs(internal, advertise, nil)
 	var objs []any
 	if components[config.KindKubelet] {
 		objs = append(objs, internal.ComponentConfigs.Kubelet)
@@ -244,7 +246,7 @@ func newConfigMigrateCmd(streams Streams) *cobra.Command {
 		Use:   "migrate",
 		Short: "Convert a configuration file to the current format",
 		Long: `Read a kubeadm configuration file in any format this kubeadm understands
-(kubeadm.k8s.io/v1beta3 or v1beta4) and write it in the current format,
+(kubeadm.k8s.io/v1beta4) and write it in the current format,
 kubeadm.k8s.io/v1beta4, with every default filled in.
 
 The result goes to --new-config, or to standard output without it. The
@@ -256,7 +258,7 @@ input must be a valid configuration.`,
 				return exitcode.ValidationError(errors.New("the --old-config flag is required"))
 			}
 			env := hostEnvironment(streams.Err)
-			out, err := migrate(cmd.Context(), env, oldPath)
+			out, err := migrate(cmd.Context(), env, oldPath, allowExperimental)
 			if err != nil {
 				return err
 			}
@@ -273,11 +275,11 @@ input must be a valid configuration.`,
 	return cmd
 }
 
-func migrate(ctx context.Context, env config.Environment, path string) ([]byte, error) {
+func migrate(ctx context.Context, env config.Environment, path string, allowExperimental bool) ([]byte, error) {
 	// Migrating is how users leave an old format, so no deprecation
 	// warnings here; unknown fields are refused so nothing is dropped
 	// silently.
-	docs, err := readConfig(env, path, config.Strict, true)
+	docs, err := readConfigAllowing(env, path, config.Strict, true, allowExperimental)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +350,7 @@ The exit code is 0 for a valid file and 3 for an invalid one.`,
 				return exitcode.ValidationError(errors.New("the --config flag is required"))
 			}
 			env := hostEnvironment(streams.Err)
-			if err := validateFile(cmd.Context(), env, path); err != nil {
+			if err := validateFile(cmd.Context(), env, path, allowExperimental); err != nil {
 				return err
 			}
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), "ok")
@@ -357,14 +359,14 @@ The exit code is 0 for a valid file and 3 for an invalid one.`,
 	}
 	cmd.Flags().StringVar(&path, "config", "", "Configuration file to check.")
 	cmd.Flags().BoolVar(&allowExperimental, "allow-experimental-api", false, "Accept configuration API versions that are still experimental.")
-	// Deprecated versions (v1beta3) validate anyway, with a warning to
-	// migrate, as upstream's do; the flag is accepted for its scripts.
+	// No version is deprecated in this release; the flag is accepted for
+	// upstream's scripts.
 	cmd.Flags().BoolVar(&allowDeprecated, "allow-deprecated-api", false, "Accept configuration API versions that are deprecated (they are checked in any case, with a warning).")
 	return cmd
 }
 
-func validateFile(ctx context.Context, env config.Environment, path string) error {
-	docs, err := readConfig(env, path, config.Strict, false)
+func validateFile(ctx context.Context, env config.Environment, path string, allowExperimental bool) error {
+	docs, err := readConfigAllowing(env, path, config.Strict, false, allowExperimental)
 	if err != nil {
 		return err
 	}

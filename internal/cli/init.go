@@ -134,7 +134,7 @@ func (o *initOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.imageRepository, "image-repository", v1beta4.DefaultImageRepository, "Registry the control-plane images come from.")
 	f.StringVar(&o.kubernetesVersion, "kubernetes-version", "stable-1", "Kubernetes version (or release label) of the control plane.")
 	f.StringVar(&o.nodeName, "node-name", "", "Name of this node (default: the host name).")
-	f.StringVar(&o.patchesDir, "patches", "", `Folder of patch files named "target[suffix][+patchtype].extension" (targets: kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kubeletconfiguration, corednsdeployment).`)
+	f.StringVar(&o.patchesDir, "patches", "", `Folder of patch files named "target[suffix][+patchtype].extension" (targets: kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kubeletconfiguration, corednsdeployment, kubeproxydaemonset).`)
 	f.StringVar(&o.podSubnet, "pod-network-cidr", "", "Pod address range(s); the controller manager gives each node a slice of it.")
 	f.StringVar(&o.serviceSubnet, "service-cidr", v1beta4.DefaultServiceSubnet, "Service address range(s).")
 	f.StringVar(&o.dnsDomain, "service-dns-domain", v1beta4.DefaultDNSDomain, "DNS domain of the cluster's Services.")

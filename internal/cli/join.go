@@ -120,7 +120,7 @@ func (o *joinOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; write into a temporary folder and print what would be done.")
 	f.StringSliceVar(&o.ignorePreflightErrors, "ignore-preflight-errors", nil, "Preflight checks whose errors only warn, e.g. 'IsPrivilegedUser,Swap'; 'all' for every check.")
 	f.StringVar(&o.nodeName, "node-name", "", "Name of this node (default: the host name).")
-	f.StringVar(&o.patchesDir, "patches", "", `Folder of patch files named "target[suffix][+patchtype].extension" (targets: kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kubeletconfiguration, corednsdeployment).`)
+	f.StringVar(&o.patchesDir, "patches", "", `Folder of patch files named "target[suffix][+patchtype].extension" (targets: kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kubeletconfiguration, corednsdeployment, kubeproxydaemonset).`)
 	f.StringVar(&o.tlsBootstrapToken, "tls-bootstrap-token", "", "The bootstrap token the kubelet authenticates with until it has its own credentials.")
 	f.StringVar(&o.token, "token", "", "The bootstrap token for both discovery and the TLS bootstrap, unless those are given on their own.")
 }

@@ -87,7 +87,7 @@ func (o *kubeconfigUserOptions) run(ctx context.Context, streams Streams) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the kubeconfig: %w", err)
 	}
-	server, err := kubeconfig.ControlPlaneURL(cfg.ControlPlaneEndpoint, cfg.LocalAPIEndpoint, env.Warn)
+	server, err := kubeconfig.ControlPlaneURL(cfg, env.Warn)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,20 @@ import (
 // tolerated: unknown or duplicated fields (lenient mode) and old format
 // versions (unless quiet).
 func readConfig(env config.Environment, path string, strict config.Strictness, quietDeprecations bool) (*config.Documents, error) {
+	return readConfigAllowing(env, path, strict, quietDeprecations, false)
+}
+
+// readConfigAllowing is readConfig that, with allowExperimental, also
+// takes documents of an experimental API version (kubeadm.k8s.io/v1), as
+// the commands with --allow-experimental-api do; otherwise they are
+// refused.
+func readConfigAllowing(env config.Environment, path string, strict config.Strictness, quietDeprecations, allowExperimental bool) (*config.Documents, error) {
 	docs, err := config.ReadFile(path, strict)
 	if err != nil {
 		return nil, err
+	}
+	if len(docs.Experimental) > 0 && !allowExperimental {
+		return nil, fmt.Errorf("%s: %s is experimental and not allowed here; commands with --allow-experimental-api take it", path, docs.Experimental[0])
 	}
 	warnAll(env, path, docs.Warnings)
 	if !quietDeprecations {

@@ -1,13 +1,10 @@
 package config
 
 import (
-	"fmt"
-	"math/big"
-	"net"
+	"net/netip"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -30,11 +27,13 @@ const (
 // user set are kept, the empty ones derived from the cluster settings.
 // A field the user set to something else than kubeadm would is reported
 // through warn (which may be nil), as upstream kubeadm warns of it.
-func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
+// c.Subnets must be set (see ParseNetworking); advertise is the API
+// server's advertise address, not valid when there is none.
+func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertise netip.Addr, warn func(format string, args ...any)) {
 	if c.ComponentConfigs.KubeProxy == nil {
 		c.ComponentConfigs.KubeProxy = NewKubeProxyConfiguration()
 	}
-	DefaultKubeProxyConfiguration(c.ComponentConfigs.KubeProxy, c, advertiseAddress, warn)
+	DefaultKubeProxyConfiguration(c.ComponentConfigs.KubeProxy, c, advertise, warn)
 	if c.ComponentConfigs.Kubelet == nil {
 		c.ComponentConfigs.Kubelet = NewKubeletConfiguration()
 	}
@@ -86,7 +85,7 @@ func DefaultKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration, c *kube
 	const kind = KindKubelet
 	ownedField(warn, kind, "staticPodPath", k.StaticPodPath != "", &k.StaticPodPath, StaticPodPath, eq)
 	// An explicit empty list (no cluster DNS) is the user's choice.
-	if ip, err := DNSServiceIP(c.Networking.ServiceSubnet); err == nil {
+	if ip, err := DNSServiceIP(c.Subnets.Service); err == nil {
 		ownedField(warn, kind, "clusterDNS", k.ClusterDNS != nil, &k.ClusterDNS, []string{ip.String()}, slices.Equal)
 	}
 	ownedField(warn, kind, "clusterDomain", k.ClusterDomain != "", &k.ClusterDomain, c.Networking.DNSDomain, eq)
@@ -131,12 +130,12 @@ func hardenKubeletConfiguration(k *kubeletv1beta1.KubeletConfiguration) {
 }
 
 // DefaultKubeProxyConfiguration fills the kube-proxy fields kubeadm owns.
-func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertiseAddress string, warn func(format string, args ...any)) {
+func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, c *kubeadm.ClusterConfiguration, advertise netip.Addr, warn func(format string, args ...any)) {
 	k.APIVersion = KubeProxyGroupVersion.String()
 	k.Kind = KindKubeProxy
 	const kind = KindKubeProxy
 	bind := "0.0.0.0"
-	if ip := net.ParseIP(advertiseAddress); ip != nil && ip.To4() == nil {
+	if advertise.Is6() {
 		bind = "::"
 	}
 	ownedField(warn, kind, "bindAddress", k.BindAddress != "", &k.BindAddress, bind, eq)
@@ -146,6 +145,14 @@ func DefaultKubeProxyConfiguration(k *kubeproxyv1alpha1.KubeProxyConfiguration, 
 	}
 	ownedField(warn, kind, "clientConnection.kubeconfig", k.ClientConnection.Kubeconfig != "",
 		&k.ClientConnection.Kubeconfig, KubeProxyKubeconfig, eq)
+	// kubeadm v1.37 names kube-proxy's default mode.
+	if k.Mode == "" {
+		k.Mode = kubeproxyv1alpha1.ProxyMode("iptables")
+	}
+	// kube-proxy deprecated its ipvs mode; kubeadm v1.37 warns of it.
+	if k.Mode == kubeproxyv1alpha1.ProxyMode("ipvs") && warn != nil {
+		warn("%s mode %q is deprecated in kube-proxy and will be removed; use \"nftables\" or \"iptables\"", kind, k.Mode)
+	}
 }
 
 // ptrEqual compares what two pointers point at (both nil: equal).
@@ -154,36 +161,4 @@ func ptrEqual[T comparable](a, b *T) bool {
 		return a == b
 	}
 	return *a == *b
-}
-
-// DNSServiceIP returns the cluster DNS Service address: the tenth address
-// of the (first) service subnet.
-func DNSServiceIP(serviceSubnet string) (net.IP, error) {
-	return NthServiceIP(serviceSubnet, 10)
-}
-
-// APIServerServiceIP returns the "kubernetes" Service address: the first
-// address of the (first) service subnet.
-func APIServerServiceIP(serviceSubnet string) (net.IP, error) {
-	return NthServiceIP(serviceSubnet, 1)
-}
-
-// NthServiceIP returns the n-th address of the first CIDR in a
-// comma-separated service subnet list.
-func NthServiceIP(serviceSubnet string, n int64) (net.IP, error) {
-	first, _, _ := strings.Cut(serviceSubnet, ",")
-	_, ipnet, err := net.ParseCIDR(strings.TrimSpace(first))
-	if err != nil {
-		return nil, fmt.Errorf("parsing service subnet %q: %w", serviceSubnet, err)
-	}
-	ones, bits := ipnet.Mask.Size()
-	size := new(big.Int).Lsh(big.NewInt(1), uint(bits-ones))
-	if big.NewInt(n).Cmp(size) >= 0 {
-		return nil, fmt.Errorf("service subnet %q has fewer than %d addresses", serviceSubnet, n+1)
-	}
-	base := new(big.Int).SetBytes(ipnet.IP)
-	sum := base.Add(base, big.NewInt(n)).Bytes()
-	ip := make(net.IP, len(ipnet.IP))
-	copy(ip[len(ip)-len(sum):], sum)
-	return ip, nil
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -31,48 +34,14 @@ func fakeEnv() Environment {
 	}
 }
 
-func TestDecodeV1beta3ConvertsForward(t *testing.T) {
-	docs, err := Decode([]byte(`
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-kubernetesVersion: v1.36.1
-apiServer:
-  timeoutForControlPlane: 3m
-  extraArgs:
-    b: "2"
-    a: "1"
-etcd:
-  local:
-    extraArgs:
-      z: "26"
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: JoinConfiguration
-discovery:
-  timeout: 7m
-  bootstrapToken:
-    token: abcdef.0123456789abcdef
-    apiServerEndpoint: 192.0.2.1:6443
-    unsafeSkipCAVerification: true
-`), Strict)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(docs.Deprecations) != 2 {
-		t.Errorf("want a deprecation warning per v1beta3 document, got %q", docs.Deprecations)
-	}
-	args := docs.Cluster.APIServer.ExtraArgs
-	if len(args) != 2 || args[0].Name != "a" || args[1].Name != "b" {
-		t.Errorf("extraArgs not converted to a sorted list: %+v", args)
-	}
-	if got := docs.Cluster.Etcd.Local.ExtraArgs; len(got) != 1 || got[0].Value != "26" {
-		t.Errorf("etcd extraArgs: %+v", got)
-	}
-	if docs.Init == nil || docs.Init.Timeouts.ControlPlaneComponentHealthCheck.Duration.Minutes() != 3 {
-		t.Errorf("timeoutForControlPlane not moved to timeouts: %+v", docs.Init)
-	}
-	if docs.Join.Timeouts.Discovery.Duration.Minutes() != 7 {
-		t.Errorf("discovery.timeout not moved to timeouts")
+// kubeadm.k8s.io/v1beta3 was removed in v1.37: every kind of it is
+// refused, naming the release that can still migrate it.
+func TestDecodeRefusesV1beta3(t *testing.T) {
+	for _, kind := range []string{"InitConfiguration", "ClusterConfiguration", "JoinConfiguration"} {
+		_, err := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta3\nkind: "+kind+"\n"), Lenient)
+		if err == nil || !strings.Contains(err.Error(), "v1beta3") || !strings.Contains(err.Error(), "v1.36") {
+			t.Errorf("%s of v1beta3: %v, want an error naming v1beta3 and kubeadm v1.36", kind, err)
+		}
 	}
 }
 
@@ -238,9 +207,9 @@ func TestExternalEtcdHTTPEndpointsDefault(t *testing.T) {
 }
 
 func TestTooOldControlPlane(t *testing.T) {
-	docs, _ := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.34.2\n"), Strict)
+	docs, _ := Decode([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.35.9\n"), Strict)
 	_, err := fakeEnv().ClusterConfiguration(context.Background(), docs)
-	if err == nil || !strings.Contains(err.Error(), "1.35.0") {
+	if err == nil || !strings.Contains(err.Error(), "1.36.0") {
 		t.Fatalf("want a too-old error naming the minimum, got %v", err)
 	}
 }
@@ -269,20 +238,63 @@ func TestResolveErrorsPropagate(t *testing.T) {
 func TestNthServiceIP(t *testing.T) {
 	cases := map[string]string{
 		"10.96.0.0/12":                  "10.96.0.10",
+		"10.96.0.5/12":                  "10.96.0.10",
 		"fd00:10:96::/112":              "fd00:10:96::a",
 		"10.96.0.0/12,fd00:10:96::/112": "10.96.0.10",
+		"::ffff:10.96.0.0/108":          "10.96.0.10",
 	}
 	for in, want := range cases {
-		ip, err := DNSServiceIP(in)
+		subnets, err := ParseSubnets(in)
+		if err != nil {
+			t.Fatalf("ParseSubnets(%q): %v", in, err)
+		}
+		ip, err := DNSServiceIP(subnets)
 		if err != nil || ip.String() != want {
 			t.Errorf("DNSServiceIP(%q) = %v, %v; want %s", in, ip, err, want)
 		}
 	}
-	if _, err := DNSServiceIP("10.0.0.0/29"); err == nil {
+	if _, err := DNSServiceIP([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/29")}); err == nil {
 		t.Error("a /29 has no tenth address")
 	}
-	if _, err := DNSServiceIP("nope"); err == nil {
-		t.Error("expected a parse error")
+	if _, err := DNSServiceIP(nil); err == nil {
+		t.Error("expected an error without a service subnet")
+	}
+	for _, bad := range []string{"nope", "10.96.0.0/12,", "10.96.0.0/12, fd00::/112", ""} {
+		if got, err := ParseSubnets(bad); err == nil {
+			t.Errorf("ParseSubnets(%q) = %v, want an error", bad, got)
+		}
+	}
+}
+
+// TestSubnetsParsedOnce: defaulting leaves the subnets parsed in the
+// configuration, for the phases to use, and leaves a list that does not
+// parse empty for validation to report.
+func TestSubnetsParsedOnce(t *testing.T) {
+	docs := &Documents{Cluster: &v1beta4.ClusterConfiguration{Networking: v1beta4.Networking{
+		ServiceSubnet: "10.96.0.0/12,fd00:10:96::/112",
+		PodSubnet:     "192.168.0.0/16",
+	}}}
+	cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kubeadm.Subnets{
+		Service: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12"), netip.MustParsePrefix("fd00:10:96::/112")},
+		Pod:     []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")},
+	}
+	if !reflect.DeepEqual(cfg.Subnets, want) {
+		t.Errorf("subnets %v, want %v", cfg.Subnets, want)
+	}
+	if !cfg.AdvertiseIP.IsValid() || cfg.AdvertiseIP.String() != cfg.LocalAPIEndpoint.AdvertiseAddress {
+		t.Errorf("advertise address %v, want the parsed %q", cfg.AdvertiseIP, cfg.LocalAPIEndpoint.AdvertiseAddress)
+	}
+	docs.Cluster.Networking.PodSubnet = "192.168.0.0/16,"
+	cfg, err = fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Subnets.Pod != nil || len(cfg.Subnets.Service) != 2 {
+		t.Errorf("a pod subnet that does not parse: subnets %v, want the service subnets only", cfg.Subnets)
 	}
 }
 
@@ -318,6 +330,9 @@ func TestAdvertiseAddressCanonical(t *testing.T) {
 		}
 		if got := cfg.LocalAPIEndpoint.AdvertiseAddress; got != want {
 			t.Errorf("advertise address %q became %q, want %q", in, got, want)
+		}
+		if got := cfg.AdvertiseIP; got != netip.MustParseAddr(want) {
+			t.Errorf("advertise address %q was parsed as %v, want %s", in, got, want)
 		}
 	}
 }

@@ -1,12 +1,9 @@
 package config
 
 import (
-	"sort"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
-	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -171,121 +168,4 @@ func UpgradeToV1beta4(c *kubeadm.UpgradeConfiguration) *v1beta4.UpgradeConfigura
 		Plan:     c.Plan,
 		Timeouts: c.Timeouts,
 	}
-}
-
-// ---- v1beta3 -> v1beta4 ----
-
-// argsFromMap turns a v1beta3 flag map into v1beta4's ordered list, sorted
-// by name so the result does not depend on map order.
-func argsFromMap(m map[string]string) []v1beta4.Arg {
-	if len(m) == 0 {
-		return nil
-	}
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	args := make([]v1beta4.Arg, 0, len(m))
-	for _, k := range names {
-		args = append(args, v1beta4.Arg{Name: k, Value: m[k]})
-	}
-	return args
-}
-
-func nodeRegistrationFromV1beta3(in v1beta3.NodeRegistrationOptions) v1beta4.NodeRegistrationOptions {
-	return v1beta4.NodeRegistrationOptions{
-		Name:                  in.Name,
-		CRISocket:             in.CRISocket,
-		Taints:                in.Taints,
-		KubeletExtraArgs:      argsFromMap(in.KubeletExtraArgs),
-		IgnorePreflightErrors: in.IgnorePreflightErrors,
-		ImagePullPolicy:       in.ImagePullPolicy,
-	}
-}
-
-func initFromV1beta3(in *v1beta3.InitConfiguration) *v1beta4.InitConfiguration {
-	return &v1beta4.InitConfiguration{
-		TypeMeta:         typeMeta(v1beta4.KindInitConfiguration),
-		BootstrapTokens:  in.BootstrapTokens,
-		NodeRegistration: nodeRegistrationFromV1beta3(in.NodeRegistration),
-		LocalAPIEndpoint: in.LocalAPIEndpoint,
-		CertificateKey:   in.CertificateKey,
-		SkipPhases:       in.SkipPhases,
-		Patches:          in.Patches,
-	}
-}
-
-// clusterFromV1beta3 converts a v1beta3 ClusterConfiguration. The API
-// server's timeoutForControlPlane has no place there any more; it is
-// returned so the caller can move it to the InitConfiguration's timeouts.
-func clusterFromV1beta3(in *v1beta3.ClusterConfiguration) (*v1beta4.ClusterConfiguration, *metav1.Duration) {
-	out := &v1beta4.ClusterConfiguration{
-		TypeMeta:             typeMeta(v1beta4.KindClusterConfiguration),
-		Networking:           in.Networking,
-		KubernetesVersion:    in.KubernetesVersion,
-		ControlPlaneEndpoint: in.ControlPlaneEndpoint,
-		APIServer: v1beta4.APIServer{
-			ControlPlaneComponent: componentFromV1beta3(in.APIServer.ControlPlaneComponent),
-			CertSANs:              in.APIServer.CertSANs,
-		},
-		ControllerManager: componentFromV1beta3(in.ControllerManager),
-		Scheduler:         componentFromV1beta3(in.Scheduler),
-		DNS:               v1beta4.DNS{ImageMeta: in.DNS.ImageMeta},
-		CertificatesDir:   in.CertificatesDir,
-		ImageRepository:   in.ImageRepository,
-		FeatureGates:      in.FeatureGates,
-		ClusterName:       in.ClusterName,
-	}
-	if l := in.Etcd.Local; l != nil {
-		out.Etcd.Local = &v1beta4.LocalEtcd{
-			ImageMeta:      l.ImageMeta,
-			DataDir:        l.DataDir,
-			ExtraArgs:      argsFromMap(l.ExtraArgs),
-			ServerCertSANs: l.ServerCertSANs,
-			PeerCertSANs:   l.PeerCertSANs,
-		}
-	}
-	if e := in.Etcd.External; e != nil {
-		// v1beta3 had one list for gRPC and HTTP traffic; v1beta4 splits
-		// them and starts both from the old list.
-		out.Etcd.External = &v1beta4.ExternalEtcd{
-			Endpoints:     e.Endpoints,
-			HTTPEndpoints: e.Endpoints,
-			CAFile:        e.CAFile,
-			CertFile:      e.CertFile,
-			KeyFile:       e.KeyFile,
-		}
-	}
-	// v1beta3 chose ECDSA keys through the PublicKeysECDSA feature gate.
-	// The gate travels on and still chooses them (see KeyAlgorithm);
-	// encryptionAlgorithm keeps its default, as upstream's migration writes.
-	return out, in.APIServer.TimeoutForControlPlane
-}
-
-func componentFromV1beta3(in v1beta3.ControlPlaneComponent) v1beta4.ControlPlaneComponent {
-	return v1beta4.ControlPlaneComponent{
-		ExtraArgs:    argsFromMap(in.ExtraArgs),
-		ExtraVolumes: in.ExtraVolumes,
-	}
-}
-
-func joinFromV1beta3(in *v1beta3.JoinConfiguration) *v1beta4.JoinConfiguration {
-	out := &v1beta4.JoinConfiguration{
-		TypeMeta:         typeMeta(v1beta4.KindJoinConfiguration),
-		NodeRegistration: nodeRegistrationFromV1beta3(in.NodeRegistration),
-		CACertPath:       in.CACertPath,
-		Discovery: v1beta4.Discovery{
-			BootstrapToken:    in.Discovery.BootstrapToken,
-			File:              in.Discovery.File,
-			TLSBootstrapToken: in.Discovery.TLSBootstrapToken,
-		},
-		ControlPlane: in.ControlPlane,
-		SkipPhases:   in.SkipPhases,
-		Patches:      in.Patches,
-	}
-	if in.Discovery.Timeout != nil {
-		out.Timeouts = &v1beta4.Timeouts{Discovery: in.Discovery.Timeout}
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,7 +82,8 @@ func (e Environment) InitConfiguration(ctx context.Context, docs *Documents, opt
 	if err := e.nodeRegistration(&cfg.NodeRegistration, true, opts); err != nil {
 		return nil, err
 	}
-	if err := e.advertiseAddress(&cfg.LocalAPIEndpoint, opts); err != nil {
+	var err error
+	if cfg.AdvertiseIP, err = e.advertiseAddress(&cfg.LocalAPIEndpoint, opts); err != nil {
 		return nil, err
 	}
 	if err := e.cluster(ctx, &cfg.ClusterConfiguration); err != nil {
@@ -117,7 +119,8 @@ func (e Environment) JoinConfiguration(docs *Documents, opts DefaultOptions) (*k
 		return nil, err
 	}
 	if cfg.ControlPlane != nil {
-		if err := e.advertiseAddress(&cfg.ControlPlane.LocalAPIEndpoint, opts); err != nil {
+		var err error
+		if cfg.AdvertiseIP, err = e.advertiseAddress(&cfg.ControlPlane.LocalAPIEndpoint, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -195,35 +198,37 @@ func (e Environment) socketURL(s string) string {
 	return fixed
 }
 
-func (e Environment) advertiseAddress(ep *kubeadm.APIEndpoint, opts DefaultOptions) error {
+// advertiseAddress defaults ep's advertise address, writes it back in its
+// canonical form ("010.0.0.1" is 10.0.0.1, as upstream's kubeadm takes it)
+// and returns it parsed, for the configuration to carry as a value. It
+// returns the zero Addr when the address stays empty (opts.SkipAddress).
+func (e Environment) advertiseAddress(ep *kubeadm.APIEndpoint, opts DefaultOptions) (netip.Addr, error) {
 	if ep.AdvertiseAddress != "" {
 		ip := net.ParseIP(ep.AdvertiseAddress)
 		if ip == nil {
 			ip = parseIPv4LeadingZeros(ep.AdvertiseAddress)
 		}
 		if ip == nil {
-			return fmt.Errorf("the advertise address %q (localAPIEndpoint.advertiseAddress or --apiserver-advertise-address) is not an IPv4 or IPv6 address", ep.AdvertiseAddress)
+			return netip.Addr{}, fmt.Errorf("the advertise address %q (localAPIEndpoint.advertiseAddress or --apiserver-advertise-address) is not an IPv4 or IPv6 address", ep.AdvertiseAddress)
 		}
 		if ip.IsLoopback() {
-			return fmt.Errorf("the advertise address %s is a loopback address, which other nodes cannot reach; use an address of a network interface", ep.AdvertiseAddress)
+			return netip.Addr{}, fmt.Errorf("the advertise address %s is a loopback address, which other nodes cannot reach; use an address of a network interface", ep.AdvertiseAddress)
 		}
 		if !ip.IsUnspecified() {
-			// Parsed here once: every later reader gets the canonical
-			// form ("010.0.0.1" is 10.0.0.1), as upstream's does.
 			ep.AdvertiseAddress = ip.String()
-			return nil
+			return addrOf(ip), nil
 		}
 		// 0.0.0.0 and :: mean "pick for me".
 	}
 	if opts.SkipAddress {
-		return nil
+		return netip.Addr{}, nil
 	}
 	ip, err := e.DefaultAddress()
 	if err != nil {
-		return fmt.Errorf("choosing the address the API server advertises (set localAPIEndpoint.advertiseAddress or --apiserver-advertise-address): %w", err)
+		return netip.Addr{}, fmt.Errorf("choosing the address the API server advertises (set localAPIEndpoint.advertiseAddress or --apiserver-advertise-address): %w", err)
 	}
 	ep.AdvertiseAddress = ip.String()
-	return nil
+	return addrOf(ip), nil
 }
 
 func (e Environment) cluster(ctx context.Context, c *kubeadm.ClusterConfiguration) error {
@@ -233,6 +238,7 @@ func (e Environment) cluster(ctx context.Context, c *kubeadm.ClusterConfiguratio
 		return err
 	}
 	c.KubernetesVersion = v
+	ParseNetworking(c)
 	if version.IsCIVersion(requested) && c.ImageRepository == v1beta4.DefaultImageRepository {
 		c.CIImageRepository = images.CIRepository
 	}
@@ -353,7 +359,7 @@ func (e Environment) NodeConfiguration(ctx context.Context, docs *Documents, nod
 	if err := e.nodeRegistration(&cfg.NodeRegistration, node.ControlPlane, DefaultOptions{}); err != nil {
 		return nil, err
 	}
-	if err := e.advertiseAddress(&cfg.LocalAPIEndpoint, DefaultOptions{SkipAddress: !node.ControlPlane}); err != nil {
+	if cfg.AdvertiseIP, err = e.advertiseAddress(&cfg.LocalAPIEndpoint, DefaultOptions{SkipAddress: !node.ControlPlane}); err != nil {
 		return nil, err
 	}
 	e.componentConfigs(cfg, docs)
@@ -367,5 +373,5 @@ func (e Environment) componentConfigs(cfg *kubeadm.InitConfiguration, docs *Docu
 		cfg.ComponentConfigs.Kubelet, cfg.ComponentConfigs.KubeletUserSupplied = docs.Kubelet, docs.Kubelet != nil
 		cfg.ComponentConfigs.KubeProxy, cfg.ComponentConfigs.KubeProxyUserSupplied = docs.KubeProxy, docs.KubeProxy != nil
 	}
-	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.AdvertiseAddress, e.Warn)
+	DefaultComponentConfigs(&cfg.ClusterConfiguration, cfg.AdvertiseIP, e.Warn)
 }

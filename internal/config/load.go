@@ -13,7 +13,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta3"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -37,6 +36,7 @@ var oldVersions = map[string]string{
 	"v1alpha3": "v1.14",
 	"v1beta1":  "v1.15",
 	"v1beta2":  "v1.22",
+	"v1beta3":  "v1.36",
 }
 
 // Strictness says what to do with unknown or duplicated fields.
@@ -73,6 +73,10 @@ type Documents struct {
 	Warnings []string
 	// Deprecations say which documents use an old format version.
 	Deprecations []string
+	// Experimental names the documents of an experimental API version
+	// (kubeadm.k8s.io/v1), which only commands with
+	// --allow-experimental-api take.
+	Experimental []string
 }
 
 // ReadFile reads and decodes a configuration file. A file that cannot be
@@ -95,7 +99,7 @@ func ReadFile(path string, strict Strictness) (*Documents, error) {
 }
 
 // Decode splits data into documents and decodes each into its v1beta4 form
-// (converting v1beta3 on the way). Component configurations are decoded as
+// Component configurations are decoded as
 // they are; defaults come later.
 func Decode(data []byte, strict Strictness) (*Documents, error) {
 	split, err := SplitDocuments(data)
@@ -104,7 +108,6 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 	}
 	out := &Documents{}
 	seen := map[schema.GroupVersionKind]bool{}
-	var v1beta3Cluster *v1beta3.ClusterConfiguration
 	for _, d := range split {
 		gvk := d.GVK
 		if seen[gvk] {
@@ -118,16 +121,16 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			switch gvk.Version {
 			case "v1beta4":
 				obj, err = newV1beta4(gvk.Kind)
-			case "v1beta3":
-				obj, err = newV1beta3(gvk.Kind)
-				if err == nil {
-					out.Deprecations = append(out.Deprecations, fmt.Sprintf("the %s document uses the deprecated API version %s; convert the file with 'kubeadm config migrate --old-config OLD --new-config NEW'", gvk.Kind, gvk.GroupVersion()))
-				}
+			case "v1":
+				// The experimental placeholder of the next version has
+				// v1beta4's kinds and fields for now.
+				obj, err = newV1beta4(gvk.Kind)
+				out.Experimental = append(out.Experimental, fmt.Sprintf("the API version %s (kind %s)", gvk.GroupVersion(), gvk.Kind))
 			default:
 				if release, ok := oldVersions[gvk.Version]; ok {
 					return nil, fmt.Errorf("the %s document uses the API version %s, which this kubeadm no longer reads; kubeadm %s can still read it: use that release's 'kubeadm config migrate --old-config OLD --new-config NEW' to convert the file to a newer version first", gvk.Kind, gvk.GroupVersion(), release)
 				}
-				return nil, fmt.Errorf("the %s document uses the unknown API version %s; supported versions are %s and %s", gvk.Kind, gvk.GroupVersion(), v1beta4.SchemeGroupVersion, v1beta3.SchemeGroupVersion)
+				return nil, fmt.Errorf("the %s document uses the unknown API version %s; the supported version is %s", gvk.Kind, gvk.GroupVersion(), v1beta4.SchemeGroupVersion)
 			}
 			if err != nil {
 				return nil, err
@@ -171,29 +174,10 @@ func Decode(data []byte, strict Strictness) (*Documents, error) {
 			out.Reset = o
 		case *v1beta4.UpgradeConfiguration:
 			out.Upgrade = o
-		case *v1beta3.InitConfiguration:
-			out.Init = initFromV1beta3(o)
-		case *v1beta3.ClusterConfiguration:
-			v1beta3Cluster = o
-		case *v1beta3.JoinConfiguration:
-			out.Join = joinFromV1beta3(o)
 		case *kubeletv1beta1.KubeletConfiguration:
 			out.Kubelet = o
 		case *kubeproxyv1alpha1.KubeProxyConfiguration:
 			out.KubeProxy = o
-		}
-	}
-	if v1beta3Cluster != nil {
-		cluster, timeout := clusterFromV1beta3(v1beta3Cluster)
-		out.Cluster = cluster
-		if timeout != nil {
-			if out.Init == nil {
-				out.Init = &v1beta4.InitConfiguration{TypeMeta: typeMeta(v1beta4.KindInitConfiguration)}
-			}
-			if out.Init.Timeouts == nil {
-				out.Init.Timeouts = &v1beta4.Timeouts{}
-			}
-			out.Init.Timeouts.ControlPlaneComponentHealthCheck = timeout
 		}
 	}
 	return out, nil
@@ -213,18 +197,6 @@ func newV1beta4(kind string) (any, error) {
 		return &v1beta4.UpgradeConfiguration{}, nil
 	}
 	return nil, unknownKind(kind, v1beta4.SchemeGroupVersion, "InitConfiguration, ClusterConfiguration, JoinConfiguration, ResetConfiguration, UpgradeConfiguration")
-}
-
-func newV1beta3(kind string) (any, error) {
-	switch kind {
-	case v1beta4.KindInitConfiguration:
-		return &v1beta3.InitConfiguration{}, nil
-	case v1beta4.KindClusterConfiguration:
-		return &v1beta3.ClusterConfiguration{}, nil
-	case v1beta4.KindJoinConfiguration:
-		return &v1beta3.JoinConfiguration{}, nil
-	}
-	return nil, unknownKind(kind, v1beta3.SchemeGroupVersion, "InitConfiguration, ClusterConfiguration, JoinConfiguration")
 }
 
 func unknownKind(kind string, gv schema.GroupVersion, known string) error {

@@ -79,7 +79,6 @@ func TestNodeConfigurationGolden(t *testing.T) {
 	}{
 		{"join-controlplane", join("valid-join-file-controlplane.yaml")},
 		{"join-worker", join("valid-join-token.yaml")},
-		{"join-v1beta3", join("v1beta3-join.yaml")},
 		{"upgrade-controlplane", upgrade(true)},
 		{"upgrade-worker", upgrade(false)},
 	} {

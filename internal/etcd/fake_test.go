@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 // fakeEtcd behaves like etcd's client (*clientv3.Client) and its
@@ -81,8 +82,7 @@ func (f *fakeEtcd) lost(ctx context.Context, method string) error {
 func (f *fakeEtcd) snapshot() []*etcdserverpb.Member {
 	out := make([]*etcdserverpb.Member, 0, len(f.members))
 	for _, m := range f.members {
-		c := *m
-		out = append(out, &c)
+		out = append(out, proto.CloneOf(m))
 	}
 	return out
 }
@@ -118,8 +118,7 @@ func (f *fakeEtcd) MemberAddAsLearner(ctx context.Context, peerAddrs []string) (
 	if err := f.lost(ctx, "MemberAddAsLearner"); err != nil {
 		return nil, err
 	}
-	added := *m
-	return &clientv3.MemberAddResponse{Header: header(), Member: &added, Members: f.snapshot()}, nil
+	return &clientv3.MemberAddResponse{Header: header(), Member: proto.CloneOf(m), Members: f.snapshot()}, nil
 }
 
 func (f *fakeEtcd) MemberPromote(ctx context.Context, id uint64) (*clientv3.MemberPromoteResponse, error) {

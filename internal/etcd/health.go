@@ -15,12 +15,15 @@ import (
 // exist.
 const healthKey = "kubeadm-health-check"
 
-// CheckHealth checks that the cluster works: every endpoint answers, knows
-// a leader, belongs to the same cluster and reports no alarm, and a
+// CheckHealth checks that the cluster works: the endpoints answer, know a
+// leader, belong to the same cluster and report no alarm, and a
 // linearizable read (which needs a quorum; etcd's client reads
-// linearizably unless told otherwise) succeeds. While a failure may
-// pass (a member restarting, an election), it asks again until
-// RetryTimeout; the error then names every endpoint that failed.
+// linearizably unless told otherwise) succeeds. As with upstream kubeadm
+// v1.37, endpoints that do not answer or know no leader are tolerated
+// while a quorum of the voting members answers (one member of three
+// restarting, say). While a failure may pass (a member restarting, an
+// election), it asks again until RetryTimeout; the error then names every
+// endpoint that failed.
 func (c *Client) CheckHealth(ctx context.Context) error {
 	retryable := func(k errorKind) bool { return k == kindTransient }
 	err := c.retry(ctx, retryable, func(ctx context.Context) error {
@@ -35,7 +38,7 @@ func (c *Client) CheckHealth(ctx context.Context) error {
 // checkOnce asks every endpoint once. The error is transient if any of the
 // failures is.
 func (c *Client) checkOnce(ctx context.Context) error {
-	var errs []error
+	var errs, down []error
 	kind := kindFatal
 	fail := func(k errorKind, err error) {
 		errs = append(errs, err)
@@ -43,6 +46,16 @@ func (c *Client) checkOnce(ctx context.Context) error {
 			kind = kindTransient
 		}
 	}
+	// An endpoint that does not answer or knows no leader is only a
+	// failure when too few voting members answer.
+	downKind := kindFatal
+	markDown := func(k errorKind, err error) {
+		down = append(down, err)
+		if k == kindTransient {
+			downKind = kindTransient
+		}
+	}
+	answering := map[string]bool{}
 	clusterIDs := map[uint64][]string{}
 	for _, ep := range c.endpoints {
 		st, err := call(ctx, c, func(ctx context.Context) (*clientv3.StatusResponse, error) {
@@ -50,12 +63,13 @@ func (c *Client) checkOnce(ctx context.Context) error {
 		})
 		switch {
 		case err != nil:
-			fail(classify(ctx, err), fmt.Errorf("%s: %w", ep, err))
+			markDown(classify(ctx, err), fmt.Errorf("%s: %w", ep, err))
 		case st.Leader == 0:
-			fail(kindTransient, fmt.Errorf("%s knows no leader", ep))
+			markDown(kindTransient, fmt.Errorf("%s knows no leader", ep))
 		case len(st.Errors) > 0:
 			fail(kindFatal, fmt.Errorf("%s reports: %s", ep, strings.Join(st.Errors, "; ")))
 		default:
+			answering[ep] = true
 			id := (*etcdserverpb.StatusResponse)(st).GetHeader().GetClusterId()
 			clusterIDs[id] = append(clusterIDs[id], ep)
 		}
@@ -73,10 +87,35 @@ func (c *Client) checkOnce(ctx context.Context) error {
 	}); err != nil {
 		fail(classify(ctx, err), fmt.Errorf("linearizable read: %w", err))
 	}
+	if len(down) > 0 && (len(errs) > 0 || !c.quorumAnswers(ctx, answering)) {
+		for _, err := range down {
+			fail(downKind, err)
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}
 	return &classified{kind: kind, err: errors.Join(errs...)}
+}
+
+// quorumAnswers reports whether more than half of the cluster's voting
+// members have a client URL among the answering endpoints.
+func (c *Client) quorumAnswers(ctx context.Context, answering map[string]bool) bool {
+	members, err := c.list(ctx)
+	if err != nil {
+		return false
+	}
+	voters, up := 0, 0
+	for _, m := range members {
+		if m.IsLearner {
+			continue
+		}
+		voters++
+		if slices.ContainsFunc(m.ClientURLs, func(u string) bool { return answering[u] }) {
+			up++
+		}
+	}
+	return voters > 0 && up > voters/2
 }
 
 // classified is an error whose kind is already decided.

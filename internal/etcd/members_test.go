@@ -390,6 +390,42 @@ func TestCheckHealth(t *testing.T) {
 	}
 }
 
+// A member that is down does not fail the check while a quorum of the
+// voting members answers; two of three down do.
+func TestCheckHealthQuorum(t *testing.T) {
+	ctx := context.Background()
+	eps := []string{"https://10.0.0.1:2379", "https://10.0.0.2:2379", "https://10.0.0.3:2379"}
+	member := func(id uint64, name string) *etcdserverpb.Member {
+		return &etcdserverpb.Member{ID: id, Name: name, PeerURLs: []string{fmt.Sprintf("https://10.0.0.%d:2380", id)}, ClientURLs: []string{eps[id-1]}}
+	}
+	members := []*etcdserverpb.Member{member(1, "cp-a"), member(2, "cp-b"), member(3, "cp-c")}
+
+	f := newFake(members...)
+	f.status[eps[2]] = statusOf(1, 0)
+	if err := testClient(t, f, eps...).CheckHealth(ctx); err != nil {
+		t.Errorf("CheckHealth with two of three voters answering: %v", err)
+	}
+
+	f = newFake(members...)
+	f.status[eps[1]], f.status[eps[2]] = statusOf(1, 0), statusOf(1, 0)
+	c := testClient(t, f, eps...)
+	c.retryTimeout = 30 * time.Millisecond
+	if err := c.CheckHealth(ctx); err == nil || !strings.Contains(err.Error(), eps[2]+" knows no leader") {
+		t.Errorf("CheckHealth with one of three voters answering = %v, want a failure naming the others", err)
+	}
+
+	// A learner does not count towards the quorum.
+	learner := member(3, "cp-c")
+	learner.IsLearner = true
+	f = newFake(members[0], members[1], learner)
+	f.status[eps[1]] = statusOf(1, 0)
+	c = testClient(t, f, eps...)
+	c.retryTimeout = 30 * time.Millisecond
+	if err := c.CheckHealth(ctx); err == nil {
+		t.Errorf("CheckHealth with one of two voters (and a learner) answering passed")
+	}
+}
+
 // The endpoints become the client URLs of the started voters: a member's
 // Pod the API server still shows after its member was removed (its node
 // reset) does not make every later health check fail.

@@ -8,8 +8,8 @@ import (
 
 // Versions of the images whose tags do not follow the Kubernetes version.
 const (
-	EtcdVersion    = "3.6.8-0"
-	CoreDNSVersion = "v1.14.2"
+	EtcdVersion    = "3.7.0-0"
+	CoreDNSVersion = "v1.14.6"
 	PauseVersion   = "3.10.2"
 	// KubeDNSVersion is the tag of the kube-dns addon's three images: the
 	// kubernetes/dns release the test bed builds them from.

@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -62,27 +63,31 @@ type Spec struct {
 func (s Spec) ContextName() string { return s.ClientName + "@" + s.ClusterName }
 
 // LocalAPIServerURL returns the URL of this node's own API server,
-// "https://advertiseAddress:bindPort", with IPv6 addresses in brackets.
-func LocalAPIServerURL(ep kubeadm.APIEndpoint) (string, error) {
-	ip := net.ParseIP(ep.AdvertiseAddress)
-	if ip == nil {
+// "https://advertiseAddress:bindPort", with IPv6 addresses in brackets:
+// cfg.AdvertiseIP (as package config parsed it) and the bind port of
+// cfg.LocalAPIEndpoint.
+func LocalAPIServerURL(cfg *kubeadm.InitConfiguration) (string, error) {
+	ip, ep := cfg.AdvertiseIP, cfg.LocalAPIEndpoint
+	if !ip.IsValid() {
 		return "", fmt.Errorf("the advertise address %q is not an IP address", ep.AdvertiseAddress)
 	}
 	if ep.BindPort < 1 || ep.BindPort > 65535 {
 		return "", fmt.Errorf("the API server bind port %d is not from 1 to 65535", ep.BindPort)
 	}
-	return "https://" + net.JoinHostPort(ip.String(), strconv.Itoa(int(ep.BindPort))), nil
+	return "https://" + netip.AddrPortFrom(ip, uint16(ep.BindPort)).String(), nil
 }
 
 // ControlPlaneURL returns the URL clients use to reach the cluster's API
 // servers: controlPlaneEndpoint when set, else this node's own API server.
 // A controlPlaneEndpoint without a port gets the local bind port; one with a
-// different port keeps its own, and warn (when not nil) is told so.
-func ControlPlaneURL(controlPlaneEndpoint string, local kubeadm.APIEndpoint, warn func(format string, args ...any)) (string, error) {
+// different port keeps its own, and warn (when not nil) is told so. The
+// endpoint and the node's own API server are those of cfg.
+func ControlPlaneURL(cfg *kubeadm.InitConfiguration, warn func(format string, args ...any)) (string, error) {
+	controlPlaneEndpoint := cfg.ControlPlaneEndpoint
 	if controlPlaneEndpoint == "" {
-		return LocalAPIServerURL(local)
+		return LocalAPIServerURL(cfg)
 	}
-	bindPort := strconv.Itoa(int(local.BindPort))
+	bindPort := strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort))
 	host, port, err := net.SplitHostPort(controlPlaneEndpoint)
 	if err != nil {
 		// No port (a bare IPv6 address lands here too).
@@ -112,22 +117,22 @@ func ControlPlaneSpec(fileName string, cfg *kubeadm.InitConfiguration, warn func
 	switch fileName {
 	case AdminFile:
 		s.ClientName, s.Organizations = AdminUser, []string{AdminGroup}
-		s.Server, err = ControlPlaneURL(cfg.ControlPlaneEndpoint, cfg.LocalAPIEndpoint, warn)
+		s.Server, err = ControlPlaneURL(cfg, warn)
 	case SuperAdminFile:
 		s.ClientName, s.Organizations = SuperAdminUser, []string{SuperAdminGroup}
-		s.Server, err = ControlPlaneURL(cfg.ControlPlaneEndpoint, cfg.LocalAPIEndpoint, warn)
+		s.Server, err = ControlPlaneURL(cfg, warn)
 	case KubeletFile:
 		if cfg.NodeRegistration.Name == "" {
 			return Spec{}, fmt.Errorf("%s: the node name is not set", fileName)
 		}
 		s.ClientName, s.Organizations = NodeUserPrefix+cfg.NodeRegistration.Name, []string{NodesGroup}
-		s.Server, err = LocalAPIServerURL(cfg.LocalAPIEndpoint)
+		s.Server, err = LocalAPIServerURL(cfg)
 	case ControllerManagerFile:
 		s.ClientName = ControllerManagerUser
-		s.Server, err = LocalAPIServerURL(cfg.LocalAPIEndpoint)
+		s.Server, err = LocalAPIServerURL(cfg)
 	case SchedulerFile:
 		s.ClientName = SchedulerUser
-		s.Server, err = LocalAPIServerURL(cfg.LocalAPIEndpoint)
+		s.Server, err = LocalAPIServerURL(cfg)
 	default:
 		return Spec{}, fmt.Errorf("%q is not a control-plane kubeconfig file", fileName)
 	}

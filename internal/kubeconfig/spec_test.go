@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 )
 
 func initConfig(cpe, addr string, port int32) *kubeadm.InitConfiguration {
@@ -15,7 +16,7 @@ func initConfig(cpe, addr string, port int32) *kubeadm.InitConfiguration {
 	cfg.ControlPlaneEndpoint = cpe
 	cfg.LocalAPIEndpoint = kubeadm.APIEndpoint{AdvertiseAddress: addr, BindPort: port}
 	cfg.NodeRegistration.Name = "node1"
-	return cfg
+	return configtest.Parse(cfg)
 }
 
 func TestControlPlaneSpecs(t *testing.T) {
@@ -91,7 +92,7 @@ func TestControlPlaneURLErrors(t *testing.T) {
 		{"Bad_Host", "10.0.0.1", 6443, "neither an IP address nor a DNS name"},
 	}
 	for _, tt := range tests {
-		_, err := ControlPlaneURL(tt.cpe, kubeadm.APIEndpoint{AdvertiseAddress: tt.addr, BindPort: tt.port}, nil)
+		_, err := ControlPlaneURL(initConfig(tt.cpe, tt.addr, tt.port), nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ControlPlaneURL(%q, %s:%d): %v, want an error with %q", tt.cpe, tt.addr, tt.port, err, tt.want)
 		}

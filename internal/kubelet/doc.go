@@ -2,13 +2,13 @@
 // how it stops and starts the kubelet service.
 //
 // The files, in the kubelet's folder (/var/lib/kubelet normally), are the
-// ones upstream kubeadm v1.36 writes:
+// ones upstream kubeadm v1.37 writes:
 //
 //   - config.yaml: the cluster's KubeletConfiguration, with the user's
 //     "kubeletconfiguration" patches applied and the node-local settings
 //     merged in last;
 //   - instance-config.yaml: the node-local settings (the container runtime
-//     endpoint), written when the NodeLocalCRISocket feature gate is on;
+//     endpoint);
 //   - kubeadm-flags.env: KUBELET_KUBEADM_ARGS, the command-line flags the
 //     kubelet's service unit passes to the kubelet.
 //

@@ -61,7 +61,7 @@ type ConfigOptions struct {
 	// "kubeletconfiguration" target are applied.
 	PatchesDir string
 	// CRISocket, when set, is the node-local container runtime endpoint
-	// (NodeLocalCRISocket), merged in after the user's patches so it wins.
+	// (instance-config.yaml), merged in after the user's patches so it wins.
 	CRISocket string
 	// ResolvConf is used as resolvConf when the configuration sets none
 	// ("" leaves it unset). See Service.ResolvConf.
@@ -146,9 +146,6 @@ type FlagOptions struct {
 	// Hostname is this machine's host name, lower case; when the node name
 	// differs the kubelet is told the node name with --hostname-override.
 	Hostname string
-	// NodeLocalCRISocket says the CRI socket goes into
-	// instance-config.yaml; otherwise it is passed as a flag.
-	NodeLocalCRISocket bool
 }
 
 // Flags returns the kubelet flags for kubeadm-flags.env: kubeadm's own
@@ -160,9 +157,6 @@ func Flags(opts FlagOptions) []kubeadm.Arg {
 		nr = &kubeadm.NodeRegistrationOptions{}
 	}
 	var defaults []kubeadm.Arg
-	if !opts.NodeLocalCRISocket && nr.CRISocket != "" {
-		defaults = append(defaults, kubeadm.Arg{Name: ContainerRuntimeEndpointFlag, Value: nr.CRISocket})
-	}
 	if nr.Name != "" && nr.Name != opts.Hostname {
 		defaults = append(defaults, kubeadm.Arg{Name: flagHostnameOverride, Value: nr.Name})
 	}

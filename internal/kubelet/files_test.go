@@ -54,30 +54,18 @@ func loadInit(t *testing.T, path string) *kubeadm.InitConfiguration {
 	return cfg
 }
 
-// nodeLocalCRISocket reads the feature gate (on by default in v1.36).
-func nodeLocalCRISocket(cfg *kubeadm.InitConfiguration) bool {
-	if on, ok := cfg.FeatureGates["NodeLocalCRISocket"]; ok {
-		return on
-	}
-	return true
-}
-
 // writeAll writes the kubelet's files for cfg as the kubelet-start phase
 // does, into dir.
 func writeAll(t *testing.T, dir string, cfg *kubeadm.InitConfiguration, patchesDir, resolvConf string) string {
 	t.Helper()
 	var out bytes.Buffer
-	nodeLocal := nodeLocalCRISocket(cfg)
-	flags := FlagOptions{NodeRegistration: &cfg.NodeRegistration, Hostname: testHostname, NodeLocalCRISocket: nodeLocal}
+	flags := FlagOptions{NodeRegistration: &cfg.NodeRegistration, Hostname: testHostname}
 	if err := WriteFlagsEnv(dir, flags, &out); err != nil {
 		t.Fatal(err)
 	}
-	opts := ConfigOptions{PatchesDir: patchesDir, ResolvConf: resolvConf}
-	if nodeLocal {
-		if err := WriteInstanceConfig(dir, cfg.NodeRegistration.CRISocket, &out); err != nil {
-			t.Fatal(err)
-		}
-		opts.CRISocket = cfg.NodeRegistration.CRISocket
+	opts := ConfigOptions{PatchesDir: patchesDir, ResolvConf: resolvConf, CRISocket: cfg.NodeRegistration.CRISocket}
+	if err := WriteInstanceConfig(dir, cfg.NodeRegistration.CRISocket, &out); err != nil {
+		t.Fatal(err)
 	}
 	if err := WriteConfig(dir, cfg.ComponentConfigs.Kubelet, opts, &out); err != nil {
 		t.Fatal(err)
@@ -106,7 +94,7 @@ func listFiles(t *testing.T, dir string) []string {
 
 // TestFilesMatchUpstream compares, byte for byte and mode for mode, the
 // files written for each testdata/<case>/kubeadm.yaml with those upstream
-// kubeadm v1.36.3 wrote for the same file (testdata/<case>/want/, see
+// kubeadm v1.37.2 wrote for the same file (testdata/<case>/want/, see
 // testdata/README.md).
 func TestFilesMatchUpstream(t *testing.T) {
 	tests := []struct {
@@ -119,7 +107,6 @@ func TestFilesMatchUpstream(t *testing.T) {
 		{name: "extra-args"},
 		{name: "ipv6"},
 		{name: "user-config-patches"},
-		{name: "gate-off-user-config"},
 		{name: "systemd-resolved", resolvConf: SystemdResolvConf},
 	}
 	for _, tt := range tests {
@@ -245,16 +232,16 @@ func TestFlags(t *testing.T) {
 	}{
 		{
 			name: "node name is the host name, socket node-local",
-			opts: FlagOptions{NodeRegistration: &kubeadm.NodeRegistrationOptions{Name: "vm", CRISocket: "unix:///s"}, Hostname: "vm", NodeLocalCRISocket: true},
+			opts: FlagOptions{NodeRegistration: &kubeadm.NodeRegistrationOptions{Name: "vm", CRISocket: "unix:///s"}, Hostname: "vm"},
 		},
 		{
 			name: "no node registration at all",
 			opts: FlagOptions{Hostname: "vm"},
 		},
 		{
-			name: "socket as a flag, name override, sorted",
+			name: "the socket is never a flag (instance-config.yaml has it), name override",
 			opts: FlagOptions{NodeRegistration: &kubeadm.NodeRegistrationOptions{Name: "n1", CRISocket: "unix:///s"}, Hostname: "vm"},
-			want: args("container-runtime-endpoint", "unix:///s", "hostname-override", "n1"),
+			want: args("hostname-override", "n1"),
 		},
 		{
 			name: "extra arguments replace kubeadm's of the same name and come after, in order, repeats kept",
@@ -268,7 +255,7 @@ func TestFlags(t *testing.T) {
 			name: "an empty extra value still replaces",
 			opts: FlagOptions{NodeRegistration: &kubeadm.NodeRegistrationOptions{
 				Name: "n1", KubeletExtraArgs: args("hostname-override", ""),
-			}, Hostname: "vm", NodeLocalCRISocket: true},
+			}, Hostname: "vm"},
 			want: args("hostname-override", ""),
 		},
 	}

@@ -32,6 +32,7 @@ const (
 	TargetKubeScheduler         = "kube-scheduler"
 	TargetKubeletConfiguration  = "kubeletconfiguration"
 	TargetCoreDNSDeployment     = "corednsdeployment"
+	TargetKubeProxyDaemonSet    = "kubeproxydaemonset"
 )
 
 // Known returns the targets a patch file can name, in the order kubeadm
@@ -44,6 +45,7 @@ func Known() []string {
 		TargetKubeScheduler,
 		TargetKubeletConfiguration,
 		TargetCoreDNSDeployment,
+		TargetKubeProxyDaemonSet,
 	}
 }
 
@@ -316,6 +318,8 @@ func schemaFor(target string) (any, error) {
 		return kubeletv1beta1.KubeletConfiguration{}, nil
 	case TargetCoreDNSDeployment:
 		return appsv1.Deployment{}, nil
+	case TargetKubeProxyDaemonSet:
+		return appsv1.DaemonSet{}, nil
 	}
 	return nil, fmt.Errorf("no strategic merge schema for target %q", target)
 }

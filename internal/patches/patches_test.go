@@ -18,7 +18,7 @@ import (
 
 func TestParseFileName(t *testing.T) {
 	const badExt = "the file extension must be one of [json yaml]"
-	const badTarget = "unknown target, must be one of [etcd kube-apiserver kube-controller-manager kube-scheduler kubeletconfiguration corednsdeployment]"
+	const badTarget = "unknown target, must be one of [etcd kube-apiserver kube-controller-manager kube-scheduler kubeletconfiguration corednsdeployment kubeproxydaemonset]"
 	tests := []struct {
 		name       string
 		wantTarget string
@@ -107,7 +107,7 @@ func TestLoadMessagesAndOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[patches] Reading patches from path "` + dir + `"
-[patches] Ignoring file "foo.yaml": unknown target, must be one of [etcd kube-apiserver kube-controller-manager kube-scheduler kubeletconfiguration corednsdeployment]
+[patches] Ignoring file "foo.yaml": unknown target, must be one of [etcd kube-apiserver kube-controller-manager kube-scheduler kubeletconfiguration corednsdeployment kubeproxydaemonset]
 [patches] Ignoring empty file: "kube-controller-manager.yaml"
 [patches] Ignoring file "kube-scheduler.txt": the file extension must be one of [json yaml]
 [patches] Ignoring file "kube-scheduler.yml": the file extension must be one of [json yaml]

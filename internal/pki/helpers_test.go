@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -86,7 +87,7 @@ func testConfig(muts ...func(*kubeadm.InitConfiguration)) *kubeadm.InitConfigura
 	for _, m := range muts {
 		m(cfg)
 	}
-	return cfg
+	return configtest.Parse(cfg)
 }
 
 // snapshot maps every file under dir (relative path) to its content.

@@ -254,12 +254,12 @@ func (b *sanBuilder) result() AltNames {
 	return alt
 }
 
+// advertiseIP is the advertise address that package config parsed.
 func advertiseIP(cfg *kubeadm.InitConfiguration) (net.IP, error) {
-	ip := net.ParseIP(cfg.LocalAPIEndpoint.AdvertiseAddress)
-	if ip == nil {
+	if !cfg.AdvertiseIP.IsValid() {
 		return nil, fmt.Errorf("the advertise address %q is not an IP address", cfg.LocalAPIEndpoint.AdvertiseAddress)
 	}
-	return ip, nil
+	return net.IP(cfg.AdvertiseIP.AsSlice()), nil
 }
 
 // APIServerSANs are the names of the API server's serving certificate:
@@ -268,9 +268,9 @@ func advertiseIP(cfg *kubeadm.InitConfiguration) (net.IP, error) {
 // gets only that one), the advertise address, the control-plane endpoint's
 // host and apiServer.certSANs.
 func APIServerSANs(cfg *kubeadm.InitConfiguration) (AltNames, error) {
-	svcIP, err := config.APIServerServiceIP(cfg.Networking.ServiceSubnet)
+	svcIP, err := config.APIServerServiceIP(cfg.Subnets.Service)
 	if err != nil {
-		return AltNames{}, err
+		return AltNames{}, fmt.Errorf("the service subnet %q: %w", cfg.Networking.ServiceSubnet, err)
 	}
 	adv, err := advertiseIP(cfg)
 	if err != nil {
@@ -282,7 +282,7 @@ func APIServerSANs(cfg *kubeadm.InitConfiguration) (AltNames, error) {
 		"kubernetes.default",
 		"kubernetes.default.svc",
 		"kubernetes.default.svc."+cfg.Networking.DNSDomain)
-	b.addIP(svcIP, adv)
+	b.addIP(net.IP(svcIP.AsSlice()), adv)
 	if host := EndpointHost(cfg.ControlPlaneEndpoint); host != "" {
 		b.add(host)
 	}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -159,6 +160,7 @@ func TestTreeMatchesKubeadm(t *testing.T) {
 			cfg := testConfig()
 			if tt.cfg != nil {
 				tt.cfg(cfg)
+				configtest.Parse(cfg)
 			}
 			want := defaultWant()
 			if tt.want != nil {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -170,17 +170,22 @@ func Hostname(h Host, nodeName string) Check {
 	}}
 }
 
-// hostURL builds "https://host" for an IP address or name.
-func hostURL(host string) *url.URL {
-	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
-		host = "[" + host + "]"
+// hostURL builds "https://ip" ("https://" for an address that is not
+// valid).
+func hostURL(ip netip.Addr) *url.URL {
+	host := ""
+	switch {
+	case ip.Is6():
+		host = "[" + ip.String() + "]"
+	case ip.IsValid():
+		host = ip.String()
 	}
 	return &url.URL{Scheme: "https", Host: host}
 }
 
 // HTTPProxy warns when HTTPS requests to the API server's address would go
 // through a proxy.
-func HTTPProxy(h Host, address string) Check {
+func HTTPProxy(h Host, address netip.Addr) Check {
 	return Check{Name: "HTTPProxy", Run: func(context.Context) Result {
 		u := hostURL(address)
 		p, err := h.Proxy(u)
@@ -196,13 +201,13 @@ func HTTPProxy(h Host, address string) Check {
 
 // HTTPProxyCIDR warns when HTTPS requests to the first address of cidr (a
 // Service or Pod range) would go through a proxy.
-func HTTPProxyCIDR(h Host, cidr string) Check {
+func HTTPProxyCIDR(h Host, cidr netip.Prefix) Check {
 	return Check{Name: "HTTPProxyCIDR", Run: func(context.Context) Result {
-		ip, err := config.NthServiceIP(cidr, 1)
+		ip, err := config.NthAddress(cidr, 1)
 		if err != nil {
 			return fail("%v", err)
 		}
-		p, err := h.Proxy(hostURL(ip.String()))
+		p, err := h.Proxy(hostURL(ip))
 		if err != nil {
 			return warn("cannot tell whether connections to %q use a proxy: %v", cidr, err)
 		}

@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 )
 
 // checkCase is one run of one check: the messages it must produce. A
@@ -138,16 +141,16 @@ func TestProxyChecks(t *testing.T) {
 	var asked []string
 	recorder := &fakeHost{proxy: func(u *url.URL) (*url.URL, error) { asked = append(asked, u.String()); return nil, nil }}
 	runCases(t, []checkCase{
-		{name: "direct", check: HTTPProxy(&fakeHost{}, "192.0.2.2"), wantName: "HTTPProxy"},
-		{name: "address excluded", check: HTTPProxy(proxied, "192.0.2.2")},
-		{name: "address proxied", check: HTTPProxy(proxied, "192.0.2.3"),
+		{name: "direct", check: HTTPProxy(&fakeHost{}, netip.MustParseAddr("192.0.2.2")), wantName: "HTTPProxy"},
+		{name: "address excluded", check: HTTPProxy(proxied, netip.MustParseAddr("192.0.2.2"))},
+		{name: "address proxied", check: HTTPProxy(proxied, netip.MustParseAddr("192.0.2.3")),
 			wantWarns: []string{`connections to "https://192.0.2.3" would go through the proxy "http://proxy:3128"`}},
-		{name: "IPv6 address proxied", check: HTTPProxy(proxied, "fd00::3"), wantWarns: []string{`"https://[fd00::3]"`}},
-		{name: "service range excluded", check: HTTPProxyCIDR(proxied, "10.96.0.0/12"), wantName: "HTTPProxyCIDR"},
-		{name: "pod range proxied", check: HTTPProxyCIDR(proxied, "10.244.0.0/16"),
+		{name: "IPv6 address proxied", check: HTTPProxy(proxied, netip.MustParseAddr("fd00::3")), wantWarns: []string{`"https://[fd00::3]"`}},
+		{name: "service range excluded", check: HTTPProxyCIDR(proxied, netip.MustParsePrefix("10.96.0.0/12")), wantName: "HTTPProxyCIDR"},
+		{name: "pod range proxied", check: HTTPProxyCIDR(proxied, netip.MustParsePrefix("10.244.0.0/16")),
 			wantWarns: []string{`connections to "10.244.0.0/16" would go through the proxy "http://proxy:3128"`}},
-		{name: "bad range", check: HTTPProxyCIDR(proxied, "not-a-cidr"), wantErrs: []string{"not-a-cidr"}},
-		{name: "asks for the first address", check: HTTPProxyCIDR(recorder, "fd01::/108")},
+		{name: "range without a first address", check: HTTPProxyCIDR(proxied, netip.MustParsePrefix("10.0.0.1/32")), wantErrs: []string{"10.0.0.1/32"}},
+		{name: "asks for the first address", check: HTTPProxyCIDR(recorder, netip.MustParsePrefix("fd01::/108"))},
 	})
 	if want := []string{"https://[fd01::1]"}; !reflect.DeepEqual(asked, want) {
 		t.Errorf("asked the proxy about %v, want %v", asked, want)
@@ -168,7 +171,20 @@ func TestForwardingChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var names []string
-		for _, c := range ForwardingChecks(&fakeHost{}, tt.address, tt.service, tt.pod) {
+		addrs := []netip.Addr{netip.MustParseAddr(tt.address)}
+		for _, list := range []string{tt.service, tt.pod} {
+			if list == "" {
+				continue
+			}
+			subnets, err := config.ParseSubnets(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range subnets {
+				addrs = append(addrs, p.Addr())
+			}
+		}
+		for _, c := range ForwardingChecks(&fakeHost{}, addrs...) {
 			names = append(names, c.Name)
 		}
 		if !reflect.DeepEqual(names, tt.wantCheckNames) {
@@ -182,24 +198,24 @@ func TestVersionChecks(t *testing.T) {
 		return &fakeHost{commands: map[string]fakeCommand{"kubelet --version": {out: out}}}
 	}
 	runCases(t, []checkCase{
-		{name: "same release", check: KubernetesVersion("v1.36.3"), wantName: "KubernetesVersion"},
-		{name: "newer patch", check: KubernetesVersion("v1.36.9")},
-		{name: "older minor", check: KubernetesVersion("v1.35.0")},
-		{name: "newer minor", check: KubernetesVersion("v1.37.0"),
-			wantWarns: []string{"the control plane version 1.37.0 is newer than this kubeadm (1.36.x)"}},
-		{name: "newer pre-release", check: KubernetesVersion("v1.37.0-alpha.1"), wantWarns: []string{"1.37.0-alpha.1"}},
-		{name: "kubelet same", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.36.3\n")), "v1.36.3"), wantName: "KubeletVersion"},
-		{name: "kubelet newer patch", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.36.5\n")), "v1.36.3")},
-		{name: "kubelet three minors behind", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.33.0\n")), "v1.36.3")},
-		{name: "kubelet too old", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.32.9\n")), "v1.36.3"),
-			wantErrs: []string{`the kubelet version "1.32.9" is older than this kubeadm supports (1.33 or newer)`}},
-		{name: "kubelet newer than control plane", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.36.0\n")), "v1.35.0"),
-			wantErrs: []string{`the kubelet ("1.36.0") is of a newer minor release than the control plane ("1.35.0")`}},
-		{name: "kubelet pre-release of the next minor", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.37.0-alpha.0\n")), "v1.36.3"),
+		{name: "same release", check: KubernetesVersion("v1.37.3"), wantName: "KubernetesVersion"},
+		{name: "newer patch", check: KubernetesVersion("v1.37.9")},
+		{name: "older minor", check: KubernetesVersion("v1.36.0")},
+		{name: "newer minor", check: KubernetesVersion("v1.38.0"),
+			wantWarns: []string{"the control plane version 1.38.0 is newer than this kubeadm (1.37.x)"}},
+		{name: "newer pre-release", check: KubernetesVersion("v1.38.0-alpha.1"), wantWarns: []string{"1.38.0-alpha.1"}},
+		{name: "kubelet same", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.37.3\n")), "v1.37.3"), wantName: "KubeletVersion"},
+		{name: "kubelet newer patch", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.37.5\n")), "v1.37.3")},
+		{name: "kubelet three minors behind", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.34.0\n")), "v1.37.3")},
+		{name: "kubelet too old", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.33.9\n")), "v1.37.3"),
+			wantErrs: []string{`the kubelet version "1.33.9" is older than this kubeadm supports (1.34 or newer)`}},
+		{name: "kubelet newer than control plane", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.37.0\n")), "v1.36.0"),
+			wantErrs: []string{`the kubelet ("1.37.0") is of a newer minor release than the control plane ("1.36.0")`}},
+		{name: "kubelet pre-release of the next minor", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes v1.38.0-alpha.0\n")), "v1.37.3"),
 			wantErrs: []string{"newer minor release"}},
-		{name: "kubelet garbage", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes garbage\n")), "v1.36.3"),
+		{name: "kubelet garbage", check: KubeletVersion(InstalledKubelet(kubelet("Kubernetes garbage\n")), "v1.37.3"),
 			wantErrs: []string{`cannot determine the kubelet version: 'kubelet --version' printed "Kubernetes garbage"`}},
-		{name: "no kubelet", check: KubeletVersion(InstalledKubelet(&fakeHost{}), "v1.36.3"),
+		{name: "no kubelet", check: KubeletVersion(InstalledKubelet(&fakeHost{}), "v1.37.3"),
 			wantErrs: []string{"cannot determine the kubelet version: running 'kubelet --version'"}},
 	})
 }
@@ -221,6 +237,8 @@ func TestInitChecksNamesAndOrder(t *testing.T) {
 		Endpoints: []string{"https://10.0.0.5:2379"},
 		CAFile:    "/etc/etcd/ca.crt", CertFile: "/etc/etcd/client.crt", KeyFile: "/etc/etcd/client.key",
 	}}
+	configtest.Parse(local)
+	configtest.Parse(&external)
 
 	common := func(port string, cidrs int) []string {
 		names := []string{"NumCPU", "Mem", "KubernetesVersion", "Firewalld", "Port-" + port, "Port-10259", "Port-10257",
@@ -276,5 +294,30 @@ func TestInstalledKubeletAsksOnce(t *testing.T) {
 	wg.Wait()
 	if h.commandN != 1 {
 		t.Errorf("kubelet --version ran %d times, want 1", h.commandN)
+	}
+}
+
+// TestJoinAddress: the forwarding checks of a join look at the discovery
+// endpoint's address when it is one, else at the node's parsed advertise
+// address, else take IPv4.
+func TestJoinAddress(t *testing.T) {
+	withEndpoint := func(ep string) *kubeadm.JoinConfiguration {
+		return &kubeadm.JoinConfiguration{Discovery: kubeadm.Discovery{BootstrapToken: &kubeadm.BootstrapTokenDiscovery{APIServerEndpoint: ep}}}
+	}
+	controlPlane := withEndpoint("lb.example.com:6443")
+	controlPlane.AdvertiseIP = netip.MustParseAddr("fd00::5")
+	for _, tt := range []struct {
+		cfg  *kubeadm.JoinConfiguration
+		want string
+	}{
+		{withEndpoint("[fd00::1]:6443"), "fd00::1"},
+		{withEndpoint("192.0.2.1:6443"), "192.0.2.1"},
+		{controlPlane, "fd00::5"},
+		{withEndpoint("lb.example.com:6443"), "0.0.0.0"},
+		{&kubeadm.JoinConfiguration{}, "0.0.0.0"},
+	} {
+		if got := joinAddress(tt.cfg); got.String() != tt.want {
+			t.Errorf("joinAddress(%+v) = %s, want %s", tt.cfg.Discovery.BootstrapToken, got, tt.want)
+		}
 	}
 }

@@ -1,9 +1,9 @@
 package preflight
 
 import (
-	"net"
+	"net/netip"
 	"path/filepath"
-	"strings"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -49,16 +49,20 @@ func InitChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir string) []Ch
 		FileAvailable(h, filepath.Join(manifestDir, "kube-controller-manager.yaml")),
 		FileAvailable(h, filepath.Join(manifestDir, "kube-scheduler.yaml")),
 		FileAvailable(h, filepath.Join(manifestDir, "etcd.yaml")),
-		HTTPProxy(h, cfg.LocalAPIEndpoint.AdvertiseAddress),
+		HTTPProxy(h, cfg.AdvertiseIP),
 	}
-	for _, cidr := range splitList(cfg.Networking.ServiceSubnet) {
-		checks = append(checks, HTTPProxyCIDR(h, cidr))
+	for _, p := range cfg.Subnets.Service {
+		checks = append(checks, HTTPProxyCIDR(h, p))
 	}
-	for _, cidr := range splitList(cfg.Networking.PodSubnet) {
-		checks = append(checks, HTTPProxyCIDR(h, cidr))
+	for _, p := range cfg.Subnets.Pod {
+		checks = append(checks, HTTPProxyCIDR(h, p))
 	}
 	checks = append(checks, nodeChecks(h, criSocket, cfg.NodeRegistration.Name, cpVersion)...)
-	checks = append(checks, ForwardingChecks(h, cfg.LocalAPIEndpoint.AdvertiseAddress, cfg.Networking.ServiceSubnet, cfg.Networking.PodSubnet)...)
+	addrs := []netip.Addr{cfg.AdvertiseIP}
+	for _, p := range slices.Concat(cfg.Subnets.Service, cfg.Subnets.Pod) {
+		addrs = append(addrs, p.Addr())
+	}
+	checks = append(checks, ForwardingChecks(h, addrs...)...)
 	if ext := cfg.Etcd.External; ext != nil {
 		checks = append(checks, ExternalEtcdVersion(h, ext))
 		checks = append(checks, ExternalEtcdClientCertificates(h, ext)...)
@@ -95,27 +99,13 @@ func nodeChecks(h Host, criSocket, nodeName, kubeletVersion string) []Check {
 }
 
 // ForwardingChecks returns the IP forwarding checks for the address
-// families in use: IPv4 when the address or any of the comma-separated
-// subnets is IPv4, IPv6 likewise.
-func ForwardingChecks(h Host, address string, subnets ...string) []Check {
+// families in use: IPv4 when any of addrs is IPv4, IPv6 likewise. Addresses
+// that are not valid are passed over.
+func ForwardingChecks(h Host, addrs ...netip.Addr) []Check {
 	var v4, v6 bool
-	note := func(ip net.IP) {
-		if ip == nil {
-			return
-		}
-		if ip.To4() != nil {
-			v4 = true
-		} else {
-			v6 = true
-		}
-	}
-	note(net.ParseIP(address))
-	for _, list := range subnets {
-		for _, cidr := range splitList(list) {
-			if ip, _, err := net.ParseCIDR(cidr); err == nil {
-				note(ip)
-			}
-		}
+	for _, a := range addrs {
+		v4 = v4 || a.Is4()
+		v6 = v6 || a.Is6()
 	}
 	var checks []Check
 	if v4 {
@@ -142,15 +132,4 @@ func InitImagePull(h Host, cfg *kubeadm.InitConfiguration, warnf func(string, ..
 		SandboxImage: images.PauseImage(&cfg.ClusterConfiguration),
 		Warnf:        warnf,
 	})
-}
-
-// splitList splits a comma-separated list, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }

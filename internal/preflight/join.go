@@ -1,7 +1,7 @@
 package preflight
 
 import (
-	"net"
+	"net/netip"
 	"path/filepath"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
@@ -25,18 +25,18 @@ func JoinChecks(h Host, cfg *kubeadm.JoinConfiguration, kubeconfigDir, kubeletVe
 }
 
 // joinAddress is an IP the joining node talks to or serves on, for the
-// forwarding checks: the API server of token discovery when it is an IP,
-// else the node's own advertise address, else IPv4.
-func joinAddress(cfg *kubeadm.JoinConfiguration) string {
+// forwarding checks: the API server of token discovery when it is given as
+// an IP address, else the node's own advertise address, else IPv4.
+func joinAddress(cfg *kubeadm.JoinConfiguration) netip.Addr {
 	if bt := cfg.Discovery.BootstrapToken; bt != nil {
-		if host, _, err := net.SplitHostPort(bt.APIServerEndpoint); err == nil && net.ParseIP(host) != nil {
-			return host
+		if ap, err := netip.ParseAddrPort(bt.APIServerEndpoint); err == nil {
+			return ap.Addr().Unmap()
 		}
 	}
-	if cp := cfg.ControlPlane; cp != nil && net.ParseIP(cp.LocalAPIEndpoint.AdvertiseAddress) != nil {
-		return cp.LocalAPIEndpoint.AdvertiseAddress
+	if cfg.AdvertiseIP.IsValid() {
+		return cfg.AdvertiseIP
 	}
-	return "0.0.0.0"
+	return netip.IPv4Unspecified()
 }
 
 // JoinControlPlaneChecks are the extra checks of a node joining as a
@@ -52,7 +52,7 @@ func JoinControlPlaneChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir 
 		FileAvailable(h, filepath.Join(manifestDir, "kube-apiserver.yaml")),
 		FileAvailable(h, filepath.Join(manifestDir, "kube-controller-manager.yaml")),
 		FileAvailable(h, filepath.Join(manifestDir, "kube-scheduler.yaml")),
-		HTTPProxy(h, cfg.LocalAPIEndpoint.AdvertiseAddress),
+		HTTPProxy(h, cfg.AdvertiseIP),
 	}
 	if cfg.Etcd.External == nil {
 		checks = append(checks,

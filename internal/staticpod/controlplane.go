@@ -21,12 +21,11 @@ import (
 // advertise, or the external etcd's endpoints, and is probed on its
 // advertise address.
 func APIServerPod(c *kubeadm.ClusterConfiguration, n Node, o Options) (*corev1.Pod, error) {
-	adv := n.Endpoint.AdvertiseAddress
-	v6, err := isIPv6(adv)
+	adv, v6, err := n.advertised()
 	if err != nil {
-		return nil, fmt.Errorf("building the kube-apiserver manifest: advertise address: %w", err)
+		return nil, fmt.Errorf("building the kube-apiserver manifest: %w", err)
 	}
-	port := n.Endpoint.BindPort
+	port := n.BindPort
 	pki := func(name string) string { return filepath.Join(c.CertificatesDir, name) }
 
 	flags := map[string]string{

@@ -19,10 +19,9 @@ func EtcdPod(c *kubeadm.ClusterConfiguration, n Node, o Options) (*corev1.Pod, e
 	if local == nil {
 		return nil, fmt.Errorf("building the etcd manifest: the configuration uses an external etcd")
 	}
-	adv := n.Endpoint.AdvertiseAddress
-	v6, err := isIPv6(adv)
+	adv, v6, err := n.advertised()
 	if err != nil {
-		return nil, fmt.Errorf("building the etcd manifest: advertise address: %w", err)
+		return nil, fmt.Errorf("building the etcd manifest: %w", err)
 	}
 	lo := loopback(v6)
 	clientURL := hostURL("https", adv, EtcdClientPort)

@@ -1,9 +1,11 @@
 package staticpod
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -66,9 +68,11 @@ const (
 type Node struct {
 	// Name is the node name, which also names the etcd member.
 	Name string
-	// Endpoint is where this node's API server listens and what it
-	// advertises; etcd advertises the same address.
-	Endpoint kubeadm.APIEndpoint
+	// AdvertiseAddress is what this node's API server advertises (as
+	// package config parsed it); etcd advertises the same address.
+	AdvertiseAddress netip.Addr
+	// BindPort is the port the API server listens on.
+	BindPort int32
 	// HealthCheckTimeout is how long a component may take to start before
 	// its startup probe gives up (timeouts.controlPlaneComponentHealthCheck).
 	HealthCheckTimeout time.Duration
@@ -80,7 +84,7 @@ type Node struct {
 
 // NodeOf takes the node's part of an init configuration.
 func NodeOf(cfg *kubeadm.InitConfiguration) Node {
-	n := Node{Name: cfg.NodeRegistration.Name, Endpoint: cfg.LocalAPIEndpoint}
+	n := Node{Name: cfg.NodeRegistration.Name, AdvertiseAddress: cfg.AdvertiseIP, BindPort: cfg.LocalAPIEndpoint.BindPort}
 	if cfg.Timeouts != nil && cfg.Timeouts.ControlPlaneComponentHealthCheck != nil {
 		n.HealthCheckTimeout = cfg.Timeouts.ControlPlaneComponentHealthCheck.Duration
 	}
@@ -182,13 +186,13 @@ func probePort(port int32) []corev1.ContainerPort {
 	return []corev1.ContainerPort{{Name: probePortName, ContainerPort: port, Protocol: corev1.ProtocolTCP}}
 }
 
-// isIPv6 reports whether addr is an IPv6 address.
-func isIPv6(addr string) (bool, error) {
-	ip := net.ParseIP(addr)
-	if ip == nil {
-		return false, fmt.Errorf("%q is not a valid IP address", addr)
+// advertised returns n's advertise address as the manifests write it and
+// whether it is an IPv6 address.
+func (n Node) advertised() (addr string, ipv6 bool, err error) {
+	if !n.AdvertiseAddress.IsValid() {
+		return "", false, errors.New("the advertise address is not set")
 	}
-	return ip.To4() == nil, nil
+	return n.AdvertiseAddress.String(), n.AdvertiseAddress.Is6(), nil
 }
 
 // loopback is the loopback address of addr's family.

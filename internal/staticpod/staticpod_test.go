@@ -3,6 +3,7 @@ package staticpod
 import (
 	"bytes"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -166,7 +167,7 @@ func testCluster() (*kubeadm.ClusterConfiguration, Node) {
 		Networking:        kubeadm.Networking{ServiceSubnet: "10.96.0.0/12", DNSDomain: "cluster.local"},
 		Etcd:              kubeadm.Etcd{Local: &kubeadm.LocalEtcd{DataDir: "/var/lib/etcd"}},
 	}
-	return c, Node{Name: "n", Endpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}, HealthCheckTimeout: 4 * time.Minute}
+	return c, Node{Name: "n", AdvertiseAddress: netip.MustParseAddr("10.0.0.5"), BindPort: 6443, HealthCheckTimeout: 4 * time.Minute}
 }
 
 func flagsOf(p *corev1.Pod) string { return strings.Join(p.Spec.Containers[0].Command, " ") }
@@ -233,7 +234,7 @@ func TestBuildErrors(t *testing.T) {
 		t.Error("unknown component accepted")
 	}
 	bad := n
-	bad.Endpoint.AdvertiseAddress = "not-an-ip"
+	bad.AdvertiseAddress = netip.Addr{}
 	for _, comp := range []string{Etcd, KubeAPIServer} {
 		if _, err := Build(comp, c, bad, Options{}); err == nil {
 			t.Errorf("%s: bad advertise address accepted", comp)

@@ -22,10 +22,10 @@ func planCluster() *upgrade.ClusterState {
 			"kube-apiserver":          {"node1": "v1.36.2"},
 			"kube-controller-manager": {"node1": "v1.36.2"},
 			"kube-scheduler":          {"node1": "v1.36.2"},
-			"etcd":                    {"node1": "3.6.8-0"},
+			"etcd":                    {"node1": "3.7.0-0"},
 		},
 		Kubelets: map[string]string{"node1": "v1.36.2"},
-		CoreDNS:  "v1.14.2",
+		CoreDNS:  "v1.14.6",
 	}
 }
 
@@ -61,8 +61,8 @@ kube-apiserver            node1     v1.36.2   v1.36.3
 kube-controller-manager   node1     v1.36.2   v1.36.3
 kube-scheduler            node1     v1.36.2   v1.36.3
 kube-proxy                          1.36.2    v1.36.3
-CoreDNS                             v1.14.2   v1.14.2
-etcd                      node1     3.6.8-0   3.6.8-0
+CoreDNS                             v1.14.6   v1.14.6
+etcd                      node1     3.7.0-0   3.7.0-0
 
 You can now apply the upgrade by executing the following command:
 
@@ -110,8 +110,8 @@ const patchPlanJSON = `{
                 },
                 {
                     "name": "CoreDNS",
-                    "currentVersion": "v1.14.2",
-                    "newVersion": "v1.14.2"
+                    "currentVersion": "v1.14.6",
+                    "newVersion": "v1.14.6"
                 },
                 {
                     "name": "kubeadm",
@@ -120,8 +120,8 @@ const patchPlanJSON = `{
                 },
                 {
                     "name": "etcd",
-                    "currentVersion": "3.6.8-0",
-                    "newVersion": "3.6.8-0",
+                    "currentVersion": "3.7.0-0",
+                    "newVersion": "3.7.0-0",
                     "nodeName": "node1"
                 }
             ]
@@ -166,15 +166,15 @@ availableUpgrades:
   - currentVersion: 1.36.2
     name: kube-proxy
     newVersion: v1.36.3
-  - currentVersion: v1.14.2
+  - currentVersion: v1.14.6
     name: CoreDNS
-    newVersion: v1.14.2
+    newVersion: v1.14.6
   - currentVersion: v1.36.3
     name: kubeadm
     newVersion: v1.36.3
-  - currentVersion: 3.6.8-0
+  - currentVersion: 3.7.0-0
     name: etcd
-    newVersion: 3.6.8-0
+    newVersion: 3.7.0-0
     nodeName: node1
   description: version in the v1.36 series
 configVersions:

@@ -9,7 +9,7 @@ import (
 
 // KubernetesVersion is the Kubernetes release this binary deploys by default.
 // Default image tags and version-skew checks are derived from it.
-const KubernetesVersion = "v1.36.3"
+const KubernetesVersion = "v1.37.2"
 
 // These are set at link time with -ldflags -X; they describe this build of
 // the tool itself, not the Kubernetes release it deploys.

@@ -291,20 +291,20 @@ func TestResolveDefaultURLs(t *testing.T) {
 
 func TestResolveClampsNewerRelease(t *testing.T) {
 	doer := &fakeDoer{bodies: map[string]string{
-		"https://dl.k8s.io/release/stable.txt":      "v1.38.1",
-		"https://dl.k8s.io/release/stable-1.36.txt": "v1.36.7",
-		"https://dl.k8s.io/ci/latest.txt":           "v1.37.0-alpha.2.40+abc",
+		"https://dl.k8s.io/release/stable.txt":      "v1.39.1",
+		"https://dl.k8s.io/release/stable-1.37.txt": "v1.37.7",
+		"https://dl.k8s.io/ci/latest.txt":           "v1.38.0-alpha.2.40+abc",
 		"https://dl.k8s.io/release/latest-2.txt":    "v2.0.0",
 	}}
 	r, warn, info := testResolver(t, doer)
 	for _, in := range []string{"stable", "ci/latest", "latest-2"} {
 		got, err := r.Resolve(context.Background(), in)
-		if err != nil || got != "v1.36.7" {
-			t.Errorf("Resolve(%q) = %q, %v; want v1.36.7", in, got, err)
+		if err != nil || got != "v1.37.7" {
+			t.Errorf("Resolve(%q) = %q, %v; want v1.37.7", in, got, err)
 		}
 	}
 	notes := info.all()
-	if len(notes) != 3 || !strings.Contains(notes[0], `"stable-1.36"`) || !strings.Contains(notes[0], "v1.38.1") {
+	if len(notes) != 3 || !strings.Contains(notes[0], `"stable-1.37"`) || !strings.Contains(notes[0], "v1.39.1") {
 		t.Errorf("clamping notes = %q", notes)
 	}
 	if w := warn.all(); len(w) != 0 {
@@ -326,13 +326,13 @@ func TestResolveClampUsesClientVersion(t *testing.T) {
 
 func TestResolveClampHappensOnlyOnce(t *testing.T) {
 	doer := &fakeDoer{bodies: map[string]string{
-		"https://dl.k8s.io/release/stable.txt":      "v1.38.1",
-		"https://dl.k8s.io/release/stable-1.36.txt": "v1.37.0", // inconsistent server
+		"https://dl.k8s.io/release/stable.txt":      "v1.39.1",
+		"https://dl.k8s.io/release/stable-1.37.txt": "v1.38.0", // inconsistent server
 	}}
 	r, _, _ := testResolver(t, doer)
 	got, err := r.Resolve(context.Background(), "stable")
-	if err == nil || !strings.Contains(err.Error(), "v1.37.0") {
-		t.Fatalf("got %q, %v; want an error about v1.37.0", got, err)
+	if err == nil || !strings.Contains(err.Error(), "v1.38.0") {
+		t.Fatalf("got %q, %v; want an error about v1.38.0", got, err)
 	}
 	if n := len(doer.urls()); n != 2 {
 		t.Errorf("made %d requests, want 2", n)
@@ -354,12 +354,12 @@ func TestResolveClampFallsBackWhenSecondLookupFails(t *testing.T) {
 }
 
 func TestResolveFallsBackWithoutNetwork(t *testing.T) {
-	for _, label := range []string{"stable-1", "stable", "latest", "latest-1.36", "ci/latest"} {
+	for _, label := range []string{"stable-1", "stable", "latest", "latest-1.37", "ci/latest"} {
 		doer := &errDoer{}
 		r, warn, _ := testResolver(t, doer)
 		got, err := r.Resolve(context.Background(), label)
-		if err != nil || got != "v1.36.3" {
-			t.Errorf("Resolve(%q) = %q, %v; want v1.36.3", label, got, err)
+		if err != nil || got != KubernetesVersion {
+			t.Errorf("Resolve(%q) = %q, %v; want %s", label, got, err, KubernetesVersion)
 			continue
 		}
 		w := warn.all()
@@ -371,7 +371,7 @@ func TestResolveFallsBackWithoutNetwork(t *testing.T) {
 			!strings.Contains(w[0], "no such host") {
 			t.Errorf("first warning = %q", w[0])
 		}
-		if want := "using the Kubernetes version this binary was built for instead: v1.36.3"; w[1] != want {
+		if want := "using the Kubernetes version this binary was built for instead: " + KubernetesVersion; w[1] != want {
 			t.Errorf("second warning = %q, want %q", w[1], want)
 		}
 	}

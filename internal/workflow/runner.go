@@ -15,6 +15,20 @@ import (
 // from that command's RunE. A Runner holds the state of one command
 // invocation (the --skip-phases value and the built data) and is not safe
 // for concurrent use.
+//
+// Phases always run, and print, in declaration order. Work a phase does
+// ahead of its turn is declared with the hooks it has: Plan (which phases
+// the run reaches), Prepare (start in the background) and Finish (undo when
+// the run failed before the turn came). Init's kubelet head start is built
+// on them rather than on a runner field of its own ("start this phase
+// early"), because it is not one phase started early: it begins in the
+// middle of another phase (right after certs/ca), does the work of two
+// phases (kubeconfig/kubelet, then kubelet-start) in that order, holds back
+// the certs and kubeconfig phases' key generation until it is done, and
+// applies only on a fresh node. A generic field would carry all of that
+// for one user; initphases' kubeletHeadStart keeps it in one place,
+// buffers what it prints and has each phase print it at its own turn, so
+// the output is that of the phases run in order.
 type Runner[T any] struct {
 	// Phases is the workflow, run in order.
 	Phases []Phase[T]

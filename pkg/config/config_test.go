@@ -17,7 +17,7 @@ import (
 
 // TestValidateFileOnTheCorpus: the package says of every file of the
 // compatibility corpus what `kubeadm config validate` says: valid-* and
-// v1beta3-* files load, invalid-* files are invalid input.
+// valid-* files load, invalid-* files are invalid input.
 func TestValidateFileOnTheCorpus(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/config/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -35,7 +35,7 @@ func TestValidateFileOnTheCorpus(t *testing.T) {
 				if !strings.Contains(err.Error(), f) {
 					t.Errorf("the error does not name the file: %v", err)
 				}
-			case strings.HasPrefix(name, "valid-"), strings.HasPrefix(name, "v1beta3-"):
+			case strings.HasPrefix(name, "valid-"):
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,5 +1,5 @@
 // Package config reads, defaults and validates kubeadm configuration files
-// (kubeadm.k8s.io/v1beta4, and v1beta3 converted) exactly as this kubeadm
+// (kubeadm.k8s.io/v1beta4) exactly as this kubeadm
 // does, for other Go programs: a cluster-api provider, an installer, a
 // linter of configuration repositories.
 //

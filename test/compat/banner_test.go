@@ -85,8 +85,8 @@ func TestInitClosingLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := append([]string{"init", "--dry-run", "--config", "/config.yaml"}, c.flags...)
-			ours := invoke(t, oursBin, append(args, "--rootfs", newRoot(t, file))...)
-			up := invoke(t, upstreamBin, append(args, "--rootfs", newRoot(t, file))...)
+			ours := invoke(t, oursBin, append(args, "--rootfs", newRoot(t, file, k8sVersion))...)
+			up := invoke(t, upstreamBin, append(args, "--rootfs", newRoot(t, file, k8sVersion))...)
 			var d diffs
 			compareExit(&d, ours, up)
 			o, u := closingLines(ours.stdout), closingLines(up.stdout)

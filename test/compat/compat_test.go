@@ -32,7 +32,12 @@ import (
 
 const (
 	// k8sVersion is the upstream release we must be a drop-in for.
-	k8sVersion = "v1.36.3"
+	k8sVersion = "v1.37.2"
+	// olderVersion is a release of the minor version before, which
+	// k8sVersion's kubeadm also deploys (with its own images and flags):
+	// the configuration files name it, and the node files are compared
+	// for both versions.
+	olderVersion = "v1.36.3"
 	// cmdTimeout bounds every single kubeadm invocation.
 	cmdTimeout = 60 * time.Second
 )
@@ -556,7 +561,7 @@ func configFiles(t *testing.T, prefixes ...string) []string {
 	return out
 }
 
-var allPrefixes = []string{"valid-", "v1beta3-", "invalid-", "stricter-"}
+var allPrefixes = []string{"valid-", "invalid-", "stricter-"}
 
 // ---------------------------------------------------------------------------
 // Cases
@@ -615,9 +620,10 @@ func TestConfigImagesList(t *testing.T) {
 		{"no-flags", nil},
 		{"kubernetes-version", []string{"--kubernetes-version", k8sVersion}},
 		{"kubernetes-version-without-v", []string{"--kubernetes-version", strings.TrimPrefix(k8sVersion, "v")}},
-		{"kubernetes-version-older-minor", []string{"--kubernetes-version", "v1.35.0"}},
-		{"kubernetes-version-newer-minor", []string{"--kubernetes-version", "v1.37.0"}},
-		{"kubernetes-version-unsupported", []string{"--kubernetes-version", "v1.34.0"}},
+		{"kubernetes-version-older-minor", []string{"--kubernetes-version", olderVersion}},
+		{"kubernetes-version-older-minor-zero", []string{"--kubernetes-version", "v1.36.0"}},
+		{"kubernetes-version-newer-minor", []string{"--kubernetes-version", "v1.38.0"}},
+		{"kubernetes-version-unsupported", []string{"--kubernetes-version", "v1.35.0"}},
 		{"kubernetes-version-label-stable", []string{"--kubernetes-version", "stable"}},
 		{"image-repository", []string{"--kubernetes-version", k8sVersion, "--image-repository", "registry.example.test/k8s"}},
 		{"image-repository-no-version", []string{"--image-repository", "registry.example.test/k8s"}},
@@ -710,11 +716,11 @@ func tokenList(v any) []map[string]any {
 
 // TestConfigMigrate compares the files written by
 // `kubeadm config migrate --old-config F --new-config NEW` for every input
-// (v1beta3 ones are the point; v1beta4 and invalid ones check defaulting and
-// refusal), plus the stdout form for a few inputs.
+// (valid ones check defaulting, invalid ones refusal, the removed v1beta3
+// included), plus the stdout form for a few inputs.
 func TestConfigMigrate(t *testing.T) {
 	requireSetup(t)
-	for _, f := range configFiles(t, "v1beta3-", "valid-", "invalid-") {
+	for _, f := range configFiles(t, "valid-", "invalid-") {
 		input, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -747,7 +753,7 @@ func TestConfigMigrate(t *testing.T) {
 			d.finish(t, ours, up)
 		})
 	}
-	for _, name := range []string{"v1beta3-init-cluster.yaml", "v1beta3-join.yaml", "valid-init-full.yaml"} {
+	for _, name := range []string{"invalid-apiversion-v1beta3.yaml", "valid-etcd-local.yaml", "valid-init-full.yaml"} {
 		f := filepath.Join(configDir, name)
 		input, err := os.ReadFile(f)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Deliberate differences from upstream kubeadm v1.36.3. Each one is a choice
+// Deliberate differences from upstream kubeadm v1.37.2. Each one is a choice
 // made for the user (or required by the project's issues), not an accident;
 // the check still runs both binaries and verifies the difference is exactly
 // the documented one, so any other difference is still reported.
@@ -38,11 +38,9 @@ var warningFiles = map[string]string{
 }
 
 // migrateSucceedsWhereUpstreamFails are inputs whose migration upstream
-// refuses because of its own bug ("could not find a mutator for input" for
-// an UpgradeConfiguration); we write the migrated file.
-var migrateSucceedsWhereUpstreamFails = map[string]bool{
-	"valid-upgrade.yaml": true,
-}
+// refuses because of its own bug; we write the migrated file. (Upstream
+// v1.37 migrates an UpgradeConfiguration, which v1.36 refused.)
+var migrateSucceedsWhereUpstreamFails = map[string]bool{}
 
 // upstreamZeroHealthCheck: when migrating a v1beta4 InitConfiguration,
 // upstream writes timeouts.controlPlaneComponentHealthCheck as 0s whatever

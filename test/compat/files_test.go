@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -35,16 +36,18 @@ var offlinePhases = [][]string{
 	{"init", "phase", "kubelet-start"},
 }
 
-// newRoot prepares a --rootfs folder holding the configuration and a copy
-// of the host's routing tables, which both binaries read to find the
-// default address (a chroot has no /proc).
-func newRoot(t *testing.T, config string) string {
+// newRoot prepares a --rootfs folder holding the configuration, its
+// kubernetesVersion olderVersion replaced by version, and a copy of the
+// host's routing tables, which both binaries read to find the default
+// address (a chroot has no /proc).
+func newRoot(t *testing.T, config, version string) string {
 	t.Helper()
 	root := t.TempDir()
 	b, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = olderVersionLine.ReplaceAll(b, []byte("${1}"+version))
 	if err := os.WriteFile(filepath.Join(root, "config.yaml"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -77,34 +80,46 @@ func hasInitKinds(path string) bool {
 	return strings.Contains(s, "kind: InitConfiguration") || strings.Contains(s, "kind: ClusterConfiguration")
 }
 
+// olderVersionLine is a kubernetesVersion line naming olderVersion.
+var olderVersionLine = regexp.MustCompile(`(?m)^(\s*kubernetesVersion:\s*)` + regexp.QuoteMeta(olderVersion) + `\b`)
+
+// TestNodeFiles compares the files of every configuration for a control
+// plane of each version this kubeadm deploys: the configuration as it is
+// (olderVersion) and with k8sVersion in its place.
 func TestNodeFiles(t *testing.T) {
 	requireSetup(t)
-	for _, f := range configFiles(t, "valid-", "v1beta3-") {
+	for _, f := range configFiles(t, "valid-") {
 		if !hasInitKinds(f) {
 			continue
 		}
-		base := filepath.Base(f)
-		t.Run(base, func(t *testing.T) {
-			rootOurs, rootUp := newRoot(t, f), newRoot(t, f)
-			var d diffs
-			for _, p := range offlinePhases {
-				args := append(append([]string{}, p...), "--config", "/config.yaml")
-				ours := invoke(t, oursBin, append(args, "--rootfs", rootOurs)...)
-				up := invoke(t, upstreamBin, append(args, "--rootfs", rootUp)...)
-				if ours.code != up.code {
-					d.add("%s: exit code ours %d upstream %d\n  ours: %s\n  upstream: %s", strings.Join(p, " "), ours.code, up.code,
-						strings.TrimSpace(ours.stderr), strings.TrimSpace(up.stderr))
-				}
-				if up.code != 0 {
-					break
-				}
-			}
-			compareTrees(&d, rootOurs, rootUp)
-			if len(d.lines) > 0 {
-				t.Errorf("%s: %d difference(s) in the files written:\n  - %s", base, len(d.lines), strings.Join(d.lines, "\n  - "))
-			}
-		})
+		for _, version := range []string{olderVersion, k8sVersion} {
+			testNodeFiles(t, f, version)
+		}
 	}
+}
+
+func testNodeFiles(t *testing.T, f, version string) {
+	base := filepath.Base(f) + "@" + version
+	t.Run(base, func(t *testing.T) {
+		rootOurs, rootUp := newRoot(t, f, version), newRoot(t, f, version)
+		var d diffs
+		for _, p := range offlinePhases {
+			args := append(append([]string{}, p...), "--config", "/config.yaml")
+			ours := invoke(t, oursBin, append(args, "--rootfs", rootOurs)...)
+			up := invoke(t, upstreamBin, append(args, "--rootfs", rootUp)...)
+			if ours.code != up.code {
+				d.add("%s: exit code ours %d upstream %d\n  ours: %s\n  upstream: %s", strings.Join(p, " "), ours.code, up.code,
+					strings.TrimSpace(ours.stderr), strings.TrimSpace(up.stderr))
+			}
+			if up.code != 0 {
+				break
+			}
+		}
+		compareTrees(&d, rootOurs, rootUp)
+		if len(d.lines) > 0 {
+			t.Errorf("%s: %d difference(s) in the files written:\n  - %s", base, len(d.lines), strings.Join(d.lines, "\n  - "))
+		}
+	})
 }
 
 // compareTrees compares the files each binary wrote under etc/kubernetes

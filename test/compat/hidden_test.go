@@ -307,8 +307,8 @@ func TestSkipPhases(t *testing.T) {
 		}
 		var hidden []string
 		for _, n := range slices.Sorted(maps.Keys(cands)) {
-			u := skipAccepted(t, upstreamBin, skipProbeWorkflows[w], newRoot(t, file), n)
-			o := skipAccepted(t, oursBin, skipProbeWorkflows[w], newRoot(t, file), n)
+			u := skipAccepted(t, upstreamBin, skipProbeWorkflows[w], newRoot(t, file, k8sVersion), n)
+			o := skipAccepted(t, oursBin, skipProbeWorkflows[w], newRoot(t, file, k8sVersion), n)
 			if u && !phaseNames(w, up)[n] {
 				hidden = append(hidden, n)
 			}

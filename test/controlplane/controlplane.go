@@ -29,10 +29,10 @@ import (
 const (
 	// KubernetesVersion is the release of the upstream components run, and
 	// the kubernetesVersion of the default configuration.
-	KubernetesVersion = "v1.36.3"
+	KubernetesVersion = "v1.37.2"
 	// EtcdVersion is the etcd release run: the one of the etcd image
-	// kubeadm v1.36.3 lists (registry.k8s.io/etcd:3.6.8-0).
-	EtcdVersion = "v3.6.8"
+	// kubeadm v1.37.2 lists (registry.k8s.io/etcd:3.7.0-0).
+	EtcdVersion = "v3.7.0"
 	// DefaultAdvertiseAddress is the API server's address when Options
 	// leave it unset. It exists only inside the control plane's network
 	// namespace.

@@ -50,13 +50,13 @@ func TestMain(m *testing.M) {
 // online, everything written below the test's folder.
 func certsArgs(root string) []string {
 	return []string{"init", "phase", "certs", "all", "--cert-dir", filepath.Join(root, "pki"),
-		"--apiserver-advertise-address", "192.0.2.10", "--kubernetes-version", "v1.36.3"}
+		"--apiserver-advertise-address", "192.0.2.10", "--kubernetes-version", "v1.37.2"}
 }
 
 func kubeconfigArgs(root string) []string {
 	return []string{"init", "phase", "kubeconfig", "all", "--cert-dir", filepath.Join(root, "pki"),
 		"--kubeconfig-dir", root, "--node-name", "crash-node",
-		"--apiserver-advertise-address", "192.0.2.10", "--kubernetes-version", "v1.36.3"}
+		"--apiserver-advertise-address", "192.0.2.10", "--kubernetes-version", "v1.37.2"}
 }
 
 // killAfter starts kubeadm with args and kills it after d (unless it ended

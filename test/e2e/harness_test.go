@@ -25,7 +25,7 @@ import (
 const Env = "KUBEADM_E2E"
 
 // KubeadmEnv, when set, names a kubeadm program the test clusters use
-// instead of ours (upstream's, say, .cache/upstream/v1.36.3/kubeadm; a
+// instead of ours (upstream's, say, .cache/upstream/v1.37.2/kubeadm; a
 // relative path is taken from the repository's root): to check what a test
 // expects against the kubeadm we re-implement. Tests of our own wording are
 // expected to fail with it.

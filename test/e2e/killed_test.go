@@ -28,6 +28,7 @@ import (
 // no temporary file is left, every key the killed run wrote is kept, and
 // the cluster works.
 func TestInitKilled(t *testing.T) {
+	longTest(t, "3 minutes")
 	for i, marker := range []string{
 		`[certs] Generating "apiserver" certificate and key`,
 		`[kubeconfig] Writing "admin.conf"`,
@@ -92,6 +93,7 @@ func TestInitKilled(t *testing.T) {
 // not added twice. After each point node2 is reset and its Node deleted,
 // so the next point starts from a node that never joined.
 func TestJoinKilled(t *testing.T) {
+	longTest(t, "2.5 minutes")
 	c := newCluster(t, "joinkilled")
 	nodes, err := c.Up(context.Background(), "node1", "node2")
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,29 +25,34 @@ func controlPlaneComponents() []string {
 	return []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
 }
 
-// TestUpgrade upgrades a cluster between two patch releases as an
-// administrator would: a cluster of two control-plane nodes and a worker
-// at testbed.UpgradeFromVersion, "kubeadm upgrade plan", an "upgrade
-// apply" whose new API server cannot start (it must roll back and leave
-// the manifests as they were), a successful "upgrade apply", the first
-// node's kubelet replaced, and "upgrade node" on the other control-plane
-// node and on the worker. As upstream's, the addons (kube-proxy) are only
+// TestUpgrade upgrades a cluster one minor release up as an administrator
+// would: a cluster of three control-plane nodes and a worker, made by the
+// kubeadm of testbed.UpgradeFromVersion (upstream's, as the cluster a user
+// upgrades was made by the release before), "kubeadm upgrade plan", an
+// "upgrade apply" whose new API server cannot start (it must roll back and
+// leave the manifests as they were), a successful "upgrade apply" (etcd's
+// minor version included), the first node's kubelet replaced, and "upgrade
+// node" on the other control-plane nodes and on the worker, each followed
+// by its kubelet. As upstream's, the addons (CoreDNS, kube-proxy) are only
 // upgraded once no control-plane node is left at the old version, by the
-// "upgrade node" of the last one.
+// "upgrade node" of the last one. During all of it a Deployment on the
+// worker is probed through its Service from another node; the failed
+// probes are counted (docs/performance.md).
 func TestUpgrade(t *testing.T) {
+	longTest(t, "25 minutes with the first build of the older release")
 	from, to := requireUpgradeToolchains(t)
 	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
 	c := manageCluster(t, from.UpgradeCluster(to, "e2eu", clusterStateDir("e2eu"), testWriter{t}))
 	ctx := context.Background()
-	nodes, err := c.Up(ctx, "node1", "node2", "node3")
+	nodes, err := c.Up(ctx, "node1", "node2", "node3", "node4")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	n1, n2, n3, n4 := nodes[0], nodes[1], nodes[2], nodes[3]
 	// Registered after the cluster's cleanup, so it runs before teardown.
 	t.Cleanup(func() {
 		if t.Failed() {
-			dumpControlPlane(t, n1, n2)
+			dumpControlPlane(t, n1, n2, n3)
 		}
 	})
 	for _, n := range nodes {
@@ -56,37 +61,45 @@ func TestUpgrade(t *testing.T) {
 		}
 	}
 
-	// a. The cluster at the older version, and a key in etcd.
+	// a. The cluster at the older version, made by that release's
+	// kubeadm, and a key in etcd.
 	initCfg := filepath.Join(n1.Dir, "kubeadm.yaml")
 	writeFile(t, initCfg, testbed.InitConfig(n1, oldV, ""))
-	r := run(t, n1, "kubeadm", "init", "--config", initCfg, "--upload-certs", ignoreFindings())
+	r := run(t, n1, testbed.OldKubeadm, "init", "--config", initCfg, "--upload-certs", ignoreFindings())
 	if r.Code != 0 {
-		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
+		t.Fatalf("kubeadm %s init: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
 	}
 	jc := parseJoinCommand(t, r.Stdout)
 	if jc.certificateKey == "" {
 		t.Fatalf("init --upload-certs printed no certificate key:\n%s", r.Stdout)
 	}
-	r = run(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
-		"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n2.Addr().String(), ignoreFindings())
-	if r.Code != 0 {
-		t.Fatalf("control-plane join of node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	for _, n := range []*testbed.Node{n2, n3} {
+		r = run(t, n, testbed.OldKubeadm, "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n.Addr().String(), ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("control-plane join of %s: exit %d\n%s\n%s", n.Name, r.Code, r.Stdout, r.Stderr)
+		}
 	}
-	r = run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	r = run(t, n4, testbed.OldKubeadm, "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
 	if r.Code != 0 {
-		t.Fatalf("worker join of node3: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		t.Fatalf("worker join of node4: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, n := range nodes {
-		eventually(t, 2*time.Minute, n.Name+" Ready at "+oldV, func() error {
+		eventually(t, 3*time.Minute, n.Name+" Ready at "+oldV, func() error {
 			return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
 		})
 	}
 	kubectl(t, n1, "-n", "default", "create", "configmap", "upgrade-canary", "--from-literal=k=v")
+	checkAddons(t, n1, from)
 
 	// b. A change the upgrade must carry to every kubelet's config.yaml.
 	setKubeletConfigField(t, n1, "maxPods", "120")
 
-	// c. The plan, as text and as JSON.
+	// c. The workload probed through its Service from node1 until the end.
+	p := startProbe(t, n1, n4, to)
+	t.Cleanup(func() { p.stop(t) })
+
+	// d. The plan, as text and as JSON.
 	t.Run("plan", func(t *testing.T) {
 		r := run(t, n1, "kubeadm", "upgrade", "plan", newV)
 		if r.Code != 0 {
@@ -95,6 +108,10 @@ func TestUpgrade(t *testing.T) {
 		row := regexp.MustCompile(`(?m)^\s*kube-apiserver\s.*` + regexp.QuoteMeta(oldV) + `\s.*` + regexp.QuoteMeta(newV) + `\b`)
 		if !row.MatchString(r.Stdout) {
 			t.Errorf("no kube-apiserver line going from %s to %s in the plan:\n%s", oldV, newV, r.Stdout)
+		}
+		etcdRow := regexp.MustCompile(`(?m)^\s*etcd\s.*` + regexp.QuoteMeta(imageTag(imageRef(t, from, "etcd"))) + `\s+` + regexp.QuoteMeta(imageTag(imageRef(t, to, "etcd"))) + `\b`)
+		if !etcdRow.MatchString(r.Stdout) {
+			t.Errorf("no etcd line going from %s to %s in the plan:\n%s", imageRef(t, from, "etcd"), imageRef(t, to, "etcd"), r.Stdout)
 		}
 		if !strings.Contains(r.Stdout, "kubeadm upgrade apply "+newV) {
 			t.Errorf("the plan does not show the command to apply it:\n%s", r.Stdout)
@@ -132,6 +149,7 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("availableUpgrades[0].components has no %+v: %+v", want, plan.AvailableUpgrades[0].Components)
 		}
 	})
+	p.mark(t, "plan")
 
 	manifests := n1.HostPath("/etc/kubernetes/manifests")
 	kubeletConfig := n1.HostPath("/var/lib/kubelet/config.yaml")
@@ -139,7 +157,7 @@ func TestUpgrade(t *testing.T) {
 	writeFile(t, upgradeCfg, upgradeConfiguration("3m"))
 	apiserverRef := imageRef(t, to, "kube-apiserver")
 
-	// d. An upgrade whose API server exits at start rolls back.
+	// e. An upgrade whose API server exits at start rolls back.
 	before := treeDigest(t, manifests)
 	t.Run("failed apply rolls back", func(t *testing.T) {
 		crash := filepath.Join(n1.Dir, "crashing-kube-apiserver.tar")
@@ -180,11 +198,12 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("a failed upgrade changed node1's /var/lib/kubelet/config.yaml")
 		}
 	})
+	p.mark(t, "failed apply rolls back")
 	if t.Failed() {
 		t.FailNow()
 	}
 
-	// e. With the real image back, the same apply succeeds.
+	// f. With the real image back, the same apply succeeds.
 	t.Run("apply", func(t *testing.T) {
 		good, err := to.Archive(apiserverRef)
 		if err != nil {
@@ -193,10 +212,6 @@ func TestUpgrade(t *testing.T) {
 		if err := n1.ImportImage(ctx, good); err != nil {
 			t.Fatal(err)
 		}
-		// Both releases use the same etcd image: node1's member runs it
-		// under an older tag so that apply upgrades etcd too.
-		etcdManifest := n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")
-		runEtcdTag(t, n1, etcdManifest, etcdTag, olderEtcdTag)
 		// A dry run first: it succeeds, changes nothing, and leaves what it
 		// would write in the folder KUBEADM_UPGRADE_DRYRUN_DIR names.
 		dryBefore := treeDigest(t, manifests)
@@ -212,7 +227,7 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("the dry run's config.yaml:\n%s", out)
 		}
 		if !otherKubeadm() { // upstream's only prints the manifests
-			if out := mustRun(t, n1, "cat", dryRunDir+"/kube-apiserver.yaml"); !strings.Contains(out, "image: registry.k8s.io/kube-apiserver:"+newV) {
+			if out := mustRun(t, n1, "cat", dryRunDir+"/kube-apiserver.yaml"); !strings.Contains(out, "image: "+apiserverRef) {
 				t.Errorf("the dry run's kube-apiserver.yaml:\n%s", out)
 			}
 		}
@@ -233,94 +248,83 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("the canary ConfigMap holds %q after the upgrade, want v", got)
 		}
 		checkBackup(t, n1, before)
-		if !strings.Contains(readFile(t, etcdManifest), "/etcd:"+etcdTag) {
-			t.Errorf("node1's etcd manifest does not run etcd %s after the upgrade", etcdTag)
-		}
+		checkEtcdAt(t, n1, n1, imageRef(t, to, "etcd"))
 		checkEtcdBackup(t, n1)
-		// The addons wait until every control-plane node is upgraded:
-		// node2 is not yet.
-		checkKubeProxy(t, n1, from)
+		// The addons wait until every control-plane node is upgraded.
+		checkAddons(t, n1, from)
 	})
+	p.mark(t, "apply")
 	if t.Failed() {
 		t.FailNow()
 	}
 
-	// f. node1's kubelet follows.
+	// g. node1's kubelet follows.
 	t.Run("kubelet of node1 replaced", func(t *testing.T) {
-		if err := n1.SetProgram("kubelet", filepath.Join(to.Upstream, "kubelet")); err != nil {
-			t.Fatal(err)
-		}
-		mustRun(t, n1, "systemctl", "restart", "kubelet")
-		eventually(t, 3*time.Minute, "node1 Ready with the kubelet of "+newV, func() error {
-			return expectOutput(kubectlTry(t, n1, "get", "node", "node1", "-o", nodeStateJSONPath), newV+" True")
-		})
+		replaceKubelet(t, n1, n1, to)
 	})
+	p.mark(t, "kubelet of node1")
 
-	// g. upgrade node on the other control-plane node, then on the worker.
+	// h. upgrade node on the other control-plane nodes, each followed by
+	// its kubelet; the last one upgrades the addons. Then the worker.
 	// In node1's folder, which every node sees (host folders are visible).
 	nodeCfg := filepath.Join(n1.Dir, "upgrade-node.yaml")
 	writeFile(t, nodeCfg, upgradeConfiguration(""))
-	t.Run("upgrade node on a control-plane node", func(t *testing.T) {
-		r := runWithin(t, 10*time.Minute, n2, "kubeadm", "upgrade", "node", "--config", nodeCfg)
-		if r.Code != 0 {
-			t.Fatalf("upgrade node on node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	for _, n := range []*testbed.Node{n2, n3} {
+		t.Run("upgrade node on "+n.Name, func(t *testing.T) {
+			r := runWithin(t, 10*time.Minute, n, "kubeadm", "upgrade", "node", "--config", nodeCfg)
+			if r.Code != 0 {
+				t.Fatalf("upgrade node on %s: exit %d\n%s\n%s", n.Name, r.Code, r.Stdout, r.Stderr)
+			}
+			t.Logf("upgrade node on %s took %v", n.Name, r.Took)
+			checkControlPlaneAt(t, n1, n, to)
+			checkEtcdAt(t, n1, n, imageRef(t, to, "etcd"))
+			checkMaxPods(t, n, "120")
+			replaceKubelet(t, n1, n, to)
+		})
+		p.mark(t, "upgrade node on "+n.Name)
+		if t.Failed() {
+			t.FailNow()
 		}
-		t.Logf("upgrade node on node2 took %v", r.Took)
-		checkControlPlaneAt(t, n1, n2, to)
-		checkMaxPods(t, n2, "120")
-		// The last control-plane node upgraded: the addons follow.
-		checkKubeProxy(t, n1, to)
-	})
-	t.Run("upgrade node on a worker", func(t *testing.T) {
-		// node3 is made to look as an older kubeadm left it: the CRI
-		// socket as a kubelet flag and a Node annotation, no
-		// instance-config.yaml.
-		instance := n3.HostPath("/var/lib/kubelet/instance-config.yaml")
-		flagsEnv := n3.HostPath("/var/lib/kubelet/kubeadm-flags.env")
-		wantInstance := readFile(t, instance)
-		socket := strings.Trim(strings.TrimSpace(strings.TrimPrefix(wantInstance, "containerRuntimeEndpoint:")), `"`)
-		oldFlags := strings.Replace(readFile(t, flagsEnv), `KUBELET_KUBEADM_ARGS="`, `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=`+socket+" ", 1)
-		writeFile(t, flagsEnv, oldFlags)
-		if err := os.Remove(instance); err != nil {
-			t.Fatal(err)
-		}
-		const annotation = "kubeadm.alpha.kubernetes.io/cri-socket"
-		kubectl(t, n1, "annotate", "node", n3.Name, annotation+"="+socket)
+	}
+	// The last control-plane node upgraded: the addons followed.
+	checkAddons(t, n1, to)
 
-		r := runWithin(t, 10*time.Minute, n3, "kubeadm", "upgrade", "node", "--config", nodeCfg)
+	t.Run("upgrade node on the worker", func(t *testing.T) {
+		instance := n4.HostPath("/var/lib/kubelet/instance-config.yaml")
+		flagsEnv := n4.HostPath("/var/lib/kubelet/kubeadm-flags.env")
+		wantInstance := readFile(t, instance)
+		r := runWithin(t, 10*time.Minute, n4, "kubeadm", "upgrade", "node", "--config", nodeCfg)
 		if r.Code != 0 {
-			t.Fatalf("upgrade node on node3: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			t.Fatalf("upgrade node on node4: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		t.Logf("upgrade node on node3 took %v", r.Took)
-		checkMaxPods(t, n3, "120")
-		if files := regularFiles(t, n3.HostPath("/etc/kubernetes/manifests")); len(files) > 0 {
+		t.Logf("upgrade node on node4 took %v", r.Took)
+		checkMaxPods(t, n4, "120")
+		if files := regularFiles(t, n4.HostPath("/etc/kubernetes/manifests")); len(files) > 0 {
 			t.Errorf("upgrade node wrote static Pod manifests on a worker: %v", files)
 		}
-
-		// Migrated as upstream does: instance-config.yaml with the
-		// socket, the flag gone (the old file kept in a backup), and the
-		// kubelet still reaches its runtime after a restart.
 		if got := readFile(t, instance); got != wantInstance {
-			t.Errorf("instance-config.yaml = %q, want %q", got, wantInstance)
-		}
-		if got := kubectl(t, n1, "get", "node", n3.Name, "-o", "jsonpath={.metadata.annotations}"); strings.Contains(got, annotation) {
-			t.Errorf("node3 still has the annotation %s: %s", annotation, got)
+			t.Errorf("instance-config.yaml = %q, want %q as before", got, wantInstance)
 		}
 		if got := readFile(t, flagsEnv); strings.Contains(got, "container-runtime-endpoint") {
-			t.Errorf("kubeadm-flags.env still sets the CRI socket: %q", got)
+			t.Errorf("kubeadm-flags.env sets the CRI socket: %q", got)
 		}
-		// (Upstream's rewrites the file without a backup.)
-		backups, _ := filepath.Glob(n3.HostPath("/etc/kubernetes/tmp/kubeadm-kubelet-env*/kubeadm-flags.env"))
-		if !otherKubeadm() && (len(backups) != 1 || readFile(t, backups[0]) != oldFlags) {
-			t.Errorf("backups of kubeadm-flags.env: %v", backups)
-		}
-		mustRun(t, n3, "systemctl", "restart", "kubelet")
-		eventually(t, 2*time.Minute, "node3's restarted kubelet healthy", func() error {
-			if r := run(t, n3, "curl", "-sf", "http://127.0.0.1:10248/healthz"); r.Code != 0 || r.Stdout != "ok" {
-				return fmt.Errorf("kubelet health: exit %d %q %s", r.Code, r.Stdout, lastLine(r.Stderr))
-			}
-			return nil
-		})
+		replaceKubelet(t, n1, n4, to)
+	})
+	p.mark(t, "upgrade node on node4")
+	failed, total := p.stop(t)
+	t.Logf("Service probes during the upgrade: %d failed of %d", failed, total)
+}
+
+// replaceKubelet puts tc's kubelet on node n, restarts it and waits until
+// the node is Ready at tc's version (read through api).
+func replaceKubelet(t *testing.T, api, n *testbed.Node, tc *testbed.Toolchain) {
+	t.Helper()
+	if err := n.SetProgram("kubelet", filepath.Join(tc.Upstream, "kubelet")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, n, "systemctl", "restart", "kubelet")
+	eventually(t, 3*time.Minute, n.Name+" Ready with the kubelet of "+tc.KubernetesVersion, func() error {
+		return expectOutput(kubectlTry(t, api, "get", "node", n.Name, "-o", nodeStateJSONPath), tc.KubernetesVersion+" True")
 	})
 }
 
@@ -419,16 +423,33 @@ func checkControlPlaneAt(t *testing.T, api, n *testbed.Node, tc *testbed.Toolcha
 	}
 }
 
-// checkKubeProxy checks that the kube-proxy DaemonSet has the image of
-// tc's version and that its Pods run it on every node.
+// checkAddons checks that the kube-proxy DaemonSet and the CoreDNS
+// Deployment have the images tc lists and that their Pods run them.
+func checkAddons(t *testing.T, api *testbed.Node, tc *testbed.Toolchain) {
+	t.Helper()
+	checkAddon(t, api, tc, "daemonset", "kube-proxy", "kube-proxy")
+	checkAddon(t, api, tc, "deployment", "coredns", "coredns")
+}
+
+// checkKubeProxy is checkAddons for kube-proxy alone.
 func checkKubeProxy(t *testing.T, api *testbed.Node, tc *testbed.Toolchain) {
 	t.Helper()
-	want := imageRef(t, tc, "kube-proxy")
-	if got := kubectl(t, api, "-n", "kube-system", "get", "daemonset", "kube-proxy", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != want {
-		t.Errorf("kube-proxy DaemonSet image %q, want %s", got, want)
-	}
-	kubectl(t, api, "-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=3m")
+	checkAddon(t, api, tc, "daemonset", "kube-proxy", "kube-proxy")
 }
+
+// checkAddon checks the image of an addon's workload (kind/name in
+// kube-system) and waits for its rollout.
+func checkAddon(t *testing.T, api *testbed.Node, tc *testbed.Toolchain, kind, name, image string) {
+	t.Helper()
+	want := imageRef(t, tc, image)
+	if got := kubectl(t, api, "-n", "kube-system", "get", kind, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != want {
+		t.Errorf("%s %s image %q, want %s", kind, name, got, want)
+	}
+	kubectl(t, api, "-n", "kube-system", "rollout", "status", kind+"/"+name, "--timeout=3m")
+}
+
+// imageTag is the tag of an image reference.
+func imageTag(ref string) string { return ref[strings.LastIndex(ref, ":")+1:] }
 
 // manifestImage returns the image of a static Pod manifest's container.
 func manifestImage(t *testing.T, path string) string {
@@ -488,11 +509,12 @@ func checkBackup(t *testing.T, n *testbed.Node, before map[string]string) {
 	t.Errorf("none of %v holds the manifests of %v as they were before the upgrade", dirs, controlPlaneComponents())
 }
 
-// The etcd image tag of both releases, and an older tag the test gives
-// the same image so that an upgrade has an etcd to upgrade.
+// The etcd image tag our kubeadm deploys for both versions of the test
+// bed, and an older tag TestUpgradeKilled gives the same image so that an
+// upgrade has an etcd to upgrade.
 const (
-	etcdTag      = "3.6.8-0"
-	olderEtcdTag = "3.6.7-0"
+	etcdTag      = "3.7.0-0"
+	olderEtcdTag = "3.6.9-0"
 )
 
 // runEtcdTag makes node n's etcd member run its image under the tag to

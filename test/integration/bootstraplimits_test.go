@@ -85,7 +85,7 @@ func dryRun(path string) string {
 // system:bootstrappers:kubeadm:default-node-token) may and may not do in a
 // cluster that init's API phases set up. The allowed ones are what join
 // needs; every refusal is the API server's own (403), checked against the
-// RBAC upstream kubeadm v1.36.3 creates and against ours.
+// RBAC upstream kubeadm v1.37.2 creates and against ours.
 func tokenRequests() []tokenRequest {
 	const (
 		ks   = "/api/v1/namespaces/kube-system"

@@ -28,7 +28,7 @@ import (
 
 // The init phases that talk to the API server (upload-config,
 // upload-certs, mark-control-plane, kubelet-finalize, show-join-command),
-// run with our kubeadm and with upstream kubeadm v1.36.3 against the same
+// run with our kubeadm and with upstream kubeadm v1.37.2 against the same
 // real API server, compared apiObject by apiObject (as parsed, without the
 // fields the server assigns).
 
@@ -55,7 +55,7 @@ certificateKey: 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 controlPlaneEndpoint: cp.example.test:6443
 clusterName: mycluster
 apiServer:
@@ -92,7 +92,7 @@ nodeRegistration:
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 etcd:
   external:
     endpoints: ["https://10.199.0.2:2379"]
@@ -114,7 +114,7 @@ certificateKey: 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 controlPlaneEndpoint: cp.example.test
 `,
 	// The same without a control-plane endpoint.
@@ -129,7 +129,7 @@ nodeRegistration:
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 `,
 	// The taints of /custom.yaml with a short API timeout, for a case
 	// where upstream retries until it gives up.
@@ -150,7 +150,7 @@ timeouts:
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 `,
 	// A short API timeout, for waits that must give up.
 	"/short-timeout.yaml": `apiVersion: kubeadm.k8s.io/v1beta4
@@ -164,7 +164,7 @@ timeouts:
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 `,
 }
 

@@ -112,6 +112,21 @@ func WriteCrashArchive(path, ref, crash string) error {
 	return nil
 }
 
+// WebserverImage is the reference of the test bed's web server image
+// (test/images/webserver), which WriteWebserverArchive writes.
+const WebserverImage = "testbed.local/webserver:1"
+
+// WriteWebserverArchive writes to path the archive of WebserverImage, whose
+// program is webserver.
+func WriteWebserverArchive(path, webserver string) error {
+	img := Image{Ref: WebserverImage, Env: []string{imagePath}, Entrypoint: []string{"/webserver"},
+		Files: []ImageFile{{Path: "webserver", Source: webserver}}}
+	if err := writeArchiveFile(path, img); err != nil {
+		return fmt.Errorf("writing the web server image: %w", err)
+	}
+	return nil
+}
+
 // imageName is the last path element of a reference, without tag.
 func imageName(ref string) string {
 	name := ref

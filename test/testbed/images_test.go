@@ -26,9 +26,9 @@ func TestWriteCrashArchive(t *testing.T) {
 		ref, program string
 		entrypoint   []string
 	}{
-		{"registry.k8s.io/kube-apiserver:v1.36.3", "usr/local/bin/kube-apiserver", nil},
-		{"registry.k8s.io/etcd:3.6.8-0", "usr/local/bin/etcd", nil},
-		{"registry.k8s.io/coredns/coredns:v1.14.2", "coredns", []string{"/coredns"}},
+		{"registry.k8s.io/kube-apiserver:v1.37.2", "usr/local/bin/kube-apiserver", nil},
+		{"registry.k8s.io/etcd:3.7.0-0", "usr/local/bin/etcd", nil},
+		{"registry.k8s.io/coredns/coredns:v1.14.6", "coredns", []string{"/coredns"}},
 	} {
 		t.Run(tc.ref, func(t *testing.T) {
 			path := filepath.Join(dir, ArchiveName(tc.ref))
@@ -78,28 +78,31 @@ func TestWriteCrashArchive(t *testing.T) {
 // TestUpgradeCluster checks that an upgrade cluster starts with the older
 // programs and imports every image of both versions once.
 func TestUpgradeCluster(t *testing.T) {
-	from := &Toolchain{Repo: "/r", KubernetesVersion: "v1.36.2", Upstream: "/r/up/v1.36.2", Testbed: "/bin/testbed",
-		Kubeadm: "/bin/kubeadm", PauseImage: "registry.k8s.io/pause:3.10.2",
-		Archives: []string{"/img/v1.36.2/registry.k8s.io_kube-apiserver_v1.36.2.tar", "/img/v1.36.2/registry.k8s.io_pause_3.10.2.tar"}}
-	to := &Toolchain{Repo: "/r", KubernetesVersion: "v1.36.3", Upstream: "/r/up/v1.36.3", Testbed: "/bin/testbed",
+	from := &Toolchain{Repo: "/r", KubernetesVersion: "v1.36.3", Upstream: "/r/up/v1.36.3", Testbed: "/bin/testbed",
 		Kubeadm: "/bin/kubeadm", PauseImage: "registry.k8s.io/pause:3.10.2",
 		Archives: []string{"/img/v1.36.3/registry.k8s.io_kube-apiserver_v1.36.3.tar", "/img/v1.36.3/registry.k8s.io_pause_3.10.2.tar"}}
+	to := &Toolchain{Repo: "/r", KubernetesVersion: "v1.37.2", Upstream: "/r/up/v1.37.2", Testbed: "/bin/testbed",
+		Kubeadm: "/bin/kubeadm", PauseImage: "registry.k8s.io/pause:3.10.2",
+		Archives: []string{"/img/v1.37.2/registry.k8s.io_kube-apiserver_v1.37.2.tar", "/img/v1.37.2/registry.k8s.io_pause_3.10.2.tar"}}
 	c := from.UpgradeCluster(to, "u", "/state", nil)
-	want := []string{"/img/v1.36.2/registry.k8s.io_kube-apiserver_v1.36.2.tar", "/img/v1.36.2/registry.k8s.io_pause_3.10.2.tar",
-		"/img/v1.36.3/registry.k8s.io_kube-apiserver_v1.36.3.tar"}
+	want := []string{"/img/v1.36.3/registry.k8s.io_kube-apiserver_v1.36.3.tar", "/img/v1.36.3/registry.k8s.io_pause_3.10.2.tar",
+		"/img/v1.37.2/registry.k8s.io_kube-apiserver_v1.37.2.tar"}
 	if !slices.Equal(c.Archives, want) {
 		t.Errorf("archives %v, want %v", c.Archives, want)
 	}
-	if c.Programs["kubelet"] != "/r/up/v1.36.2/kubelet" || c.Programs["kubectl"] != "/r/up/v1.36.2/kubectl" {
-		t.Errorf("programs %v, want the kubelet and kubectl of v1.36.2", c.Programs)
+	if c.Programs["kubelet"] != "/r/up/v1.36.3/kubelet" || c.Programs["kubectl"] != "/r/up/v1.36.3/kubectl" {
+		t.Errorf("programs %v, want the kubelet and kubectl of v1.36.3", c.Programs)
+	}
+	if c.Programs[OldKubeadm] != "/r/.cache/upstream/v1.36.3/kubeadm" || c.Programs["kubeadm"] != "/bin/kubeadm" {
+		t.Errorf("programs %v, want upstream's kubeadm of v1.36.3 as %s and ours as kubeadm", c.Programs, OldKubeadm)
 	}
 	if len(from.Archives) != 2 {
 		t.Errorf("UpgradeCluster changed the toolchain's archives: %v", from.Archives)
 	}
-	if a, err := to.Archive("registry.k8s.io/kube-apiserver:v1.36.3"); err != nil || a != to.Archives[0] {
+	if a, err := to.Archive("registry.k8s.io/kube-apiserver:v1.37.2"); err != nil || a != to.Archives[0] {
 		t.Errorf("Archive = %q, %v", a, err)
 	}
-	if _, err := to.Archive("registry.k8s.io/kube-apiserver:v1.36.2"); err == nil {
+	if _, err := to.Archive("registry.k8s.io/kube-apiserver:v1.36.3"); err == nil {
 		t.Errorf("Archive found an image of another version")
 	}
 }

@@ -15,16 +15,35 @@ import (
 
 // Default versions: the Kubernetes release the project deploys and the
 // etcd and CoreDNS versions of the images kubeadm lists for it.
-// UpgradeFromVersion is the patch release before KubernetesVersion: the
-// upgrade test starts a cluster at it and upgrades to KubernetesVersion.
-// Both list the same etcd, CoreDNS and pause images, so those binaries are
-// shared between the two.
+// UpgradeFromVersion is the release of the minor version before: the
+// upgrade test starts a cluster at it, made by that release's own kubeadm
+// (upstream's), with the etcd and CoreDNS versions that kubeadm lists, and
+// upgrades it to KubernetesVersion (etcd and CoreDNS included).
 const (
-	KubernetesVersion  = "v1.36.3"
-	UpgradeFromVersion = "v1.36.2"
-	EtcdVersion        = "v3.6.8"
-	CoreDNSVersion     = "v1.14.2"
+	KubernetesVersion = "v1.37.2"
+	EtcdVersion       = "v3.7.0"
+	CoreDNSVersion    = "v1.14.6"
+
+	UpgradeFromVersion        = "v1.36.3"
+	UpgradeFromEtcdVersion    = "v3.6.8"
+	UpgradeFromCoreDNSVersion = "v1.14.2"
 )
+
+// etcdVersion and coreDNSVersion are the versions of etcd and CoreDNS the
+// kubeadm of a Kubernetes release deploys.
+func etcdVersion(kubernetes string) string {
+	if kubernetes == UpgradeFromVersion {
+		return UpgradeFromEtcdVersion
+	}
+	return EtcdVersion
+}
+
+func coreDNSVersion(kubernetes string) string {
+	if kubernetes == UpgradeFromVersion {
+		return UpgradeFromCoreDNSVersion
+	}
+	return CoreDNSVersion
+}
 
 // Packages are the Debian packages a node needs on the host.
 var Packages = []string{"containerd", "runc", "containernetworking-plugins", "iptables",
@@ -68,9 +87,9 @@ type Toolchain struct {
 	Repo              string
 	KubernetesVersion string
 	// Kubeadm is our kubeadm; Testbed the hack/testbed program; Pause,
-	// Crash and Resolve the test/images programs (Crash: see
-	// WriteCrashArchive; Resolve: see ResolveImage).
-	Kubeadm, Testbed, Pause, Crash, Resolve string
+	// Crash, Resolve and Webserver the test/images programs (see
+	// WriteCrashArchive, ResolveImage, WriteWebserverArchive).
+	Kubeadm, Testbed, Pause, Crash, Resolve, Webserver string
 	// Upstream holds the upstream Kubernetes binaries of KubernetesVersion.
 	Upstream   string
 	Archives   []string
@@ -87,8 +106,10 @@ func UpstreamDir(repo, version string) string {
 	return filepath.Join(repo, ".cache", "upstream", version)
 }
 
-// UpstreamBinaries are the upstream programs a test cluster runs.
-var UpstreamBinaries = []string{"kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl", "etcd", "etcdctl", "coredns"}
+// UpstreamBinaries are the upstream programs a test cluster runs, and
+// upstream's kubeadm (the upgrade test makes its older cluster with the
+// kubeadm of that release; KUBEADM_E2E_KUBEADM runs the tests with it).
+var UpstreamBinaries = []string{"kubeadm", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl", "etcd", "etcdctl", "coredns"}
 
 // MissingUpstream lists the upstream binaries of version that are not
 // built yet.
@@ -105,9 +126,9 @@ func MissingUpstream(repo, version string) []string {
 func upstreamBinary(repo, version, name string) string {
 	switch name {
 	case "etcd", "etcdctl":
-		return filepath.Join(repo, ".cache", "upstream", "etcd-"+EtcdVersion, name)
+		return filepath.Join(repo, ".cache", "upstream", "etcd-"+etcdVersion(version), name)
 	case "coredns":
-		return filepath.Join(repo, ".cache", "upstream", "coredns-"+CoreDNSVersion, "coredns")
+		return filepath.Join(repo, ".cache", "upstream", "coredns-"+coreDNSVersion(version), "coredns")
 	}
 	return filepath.Join(UpstreamDir(repo, version), name)
 }
@@ -122,7 +143,7 @@ func BuildUpstream(ctx context.Context, repo, version string, out io.Writer) err
 	fmt.Fprintf(out, "[testbed] building upstream %s: %s (minutes the first time)\n", version, strings.Join(missing, " "))
 	cmd := exec.CommandContext(ctx, filepath.Join(repo, "hack", "build-upstream.sh"), missing...)
 	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "K8S_VERSION="+version, "ETCD_VERSION="+EtcdVersion, "COREDNS_VERSION="+CoreDNSVersion)
+	cmd.Env = append(os.Environ(), "K8S_VERSION="+version, "ETCD_VERSION="+etcdVersion(version), "COREDNS_VERSION="+coreDNSVersion(version))
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("hack/build-upstream.sh: %w", err)
@@ -130,8 +151,8 @@ func BuildUpstream(ctx context.Context, repo, version string, out io.Writer) err
 	return nil
 }
 
-// Build builds our kubeadm, the test bed program and the pause and crash
-// programs into binDir, and the image archives of version into
+// Build builds our kubeadm, the test bed program and the pause, crash and
+// webserver programs into binDir, and the image archives of version into
 // .cache/images/<version>. The upstream binaries must be built already.
 func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*Toolchain, error) {
 	if err := checkUpstream(repo, version); err != nil {
@@ -140,7 +161,8 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 	start := time.Now()
 	t := &Toolchain{Repo: repo, Kubeadm: filepath.Join(binDir, "kubeadm"),
 		Testbed: filepath.Join(binDir, "testbed"), Crash: filepath.Join(binDir, "crash"),
-		Pause: filepath.Join(binDir, "pause"), Resolve: filepath.Join(binDir, "resolve")}
+		Pause: filepath.Join(binDir, "pause"), Resolve: filepath.Join(binDir, "resolve"),
+		Webserver: filepath.Join(binDir, "webserver")}
 	for _, b := range []struct {
 		out, pkg string
 		flags    []string
@@ -149,7 +171,7 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 		{t.Kubeadm, "./cmd/kubeadm", []string{"-trimpath", "-ldflags=-s -w"}},
 		{t.Testbed, "./hack/testbed", nil},
 		{t.Pause, "./test/images/pause", nil}, {t.Crash, "./test/images/crash", nil},
-		{t.Resolve, "./test/images/resolve", nil},
+		{t.Resolve, "./test/images/resolve", nil}, {t.Webserver, "./test/images/webserver", nil},
 	} {
 		// Built beside and renamed into place: a running node's boot
 		// program is this very file, which cannot be written to.
@@ -165,7 +187,7 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 			return nil, err
 		}
 	}
-	if err := t.makeImages(ctx, version); err != nil {
+	if err := t.makeImages(ctx, version, t.Kubeadm); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(out, "[testbed] programs and %d images of %s ready in %.1fs\n", len(t.Images), version, time.Since(start).Seconds())
@@ -175,15 +197,18 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 // WithVersion returns a toolchain with the same programs as t (our
 // kubeadm, the test bed, pause and crash) and the upstream binaries and
 // image archives of another Kubernetes version, writing the archives that
-// are missing or older than their binaries. The upstream binaries of that
-// version must be built already (BuildUpstream).
+// are missing or older than their binaries. The images are those the
+// upstream kubeadm of that version lists (a cluster it made runs them).
+// The upstream binaries of that version must be built already
+// (BuildUpstream).
 func (t *Toolchain) WithVersion(ctx context.Context, version string, out io.Writer) (*Toolchain, error) {
 	if err := checkUpstream(t.Repo, version); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	v := &Toolchain{Repo: t.Repo, Kubeadm: t.Kubeadm, Testbed: t.Testbed, Pause: t.Pause, Crash: t.Crash, Resolve: t.Resolve, iptables: t.iptables}
-	if err := v.makeImages(ctx, version); err != nil {
+	v := &Toolchain{Repo: t.Repo, Kubeadm: t.Kubeadm, Testbed: t.Testbed, Pause: t.Pause, Crash: t.Crash,
+		Resolve: t.Resolve, Webserver: t.Webserver, iptables: t.iptables}
+	if err := v.makeImages(ctx, version, upstreamBinary(t.Repo, version, "kubeadm")); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(out, "[testbed] %d images of %s ready in %.1fs\n", len(v.Images), version, time.Since(start).Seconds())
@@ -199,12 +224,12 @@ func checkUpstream(repo, version string) error {
 	return nil
 }
 
-// makeImages sets t's version, upstream folder and image list (what our
-// kubeadm lists for version) and writes the image archives into
-// .cache/images/<version>. Our kubeadm and the pause program must be built.
-func (t *Toolchain) makeImages(ctx context.Context, version string) error {
+// makeImages sets t's version, upstream folder and image list (what the
+// kubeadm program lister lists for version) and writes the image archives
+// into .cache/images/<version>. The pause program must be built.
+func (t *Toolchain) makeImages(ctx context.Context, version, lister string) error {
 	t.KubernetesVersion, t.Upstream = version, UpstreamDir(t.Repo, version)
-	list, err := exec.CommandContext(ctx, t.Kubeadm, "config", "images", "list", "--kubernetes-version", version).Output()
+	list, err := exec.CommandContext(ctx, lister, "config", "images", "list", "--kubernetes-version", version).Output()
 	if err != nil {
 		return fmt.Errorf("kubeadm config images list --kubernetes-version %s: %w", version, err)
 	}
@@ -264,10 +289,13 @@ func (t *Toolchain) Cluster(name, stateDir string, out io.Writer) *Cluster {
 // UpgradeCluster returns a cluster made from t (its kubelet, kubectl and
 // images) whose nodes also import the images of to, so that the cluster
 // can be upgraded to to's version without a registry. An image both
-// versions list (etcd, CoreDNS, pause) is imported once. The kubelet of a
-// node is switched afterwards with Node.SetProgram.
+// versions list (pause) is imported once. The nodes also have the upstream
+// kubeadm of t's version as OldKubeadm, to make the cluster as that
+// release made it. The kubelet of a node is switched afterwards with
+// Node.SetProgram.
 func (t *Toolchain) UpgradeCluster(to *Toolchain, name, stateDir string, out io.Writer) *Cluster {
 	c := t.Cluster(name, stateDir, out)
+	c.Programs[OldKubeadm] = t.UpstreamBinary("kubeadm")
 	seen := map[string]bool{}
 	var archives []string
 	for _, a := range append(append([]string(nil), t.Archives...), to.Archives...) {
@@ -279,6 +307,10 @@ func (t *Toolchain) UpgradeCluster(to *Toolchain, name, stateDir string, out io.
 	c.Archives = archives
 	return c
 }
+
+// OldKubeadm is the name of the older release's kubeadm on the nodes of
+// an UpgradeCluster.
+const OldKubeadm = "kubeadm-old"
 
 // InitConfig is a kubeadm configuration for the first control-plane node
 // of a test cluster on n: its address and name, the node's own address as

@@ -95,9 +95,9 @@ func Corefile(dnsDomain string) string {
 // cluster's DNS image settings, the Corefile for its DNS domain and the
 // Service on the tenth address of its (first) service subnet.
 func Build(c *kubeadm.ClusterConfiguration) (*Addon, error) {
-	dnsIP, err := config.DNSServiceIP(c.Networking.ServiceSubnet)
+	dnsIP, err := config.DNSServiceIP(c.Subnets.Service)
 	if err != nil {
-		return nil, fmt.Errorf("the CoreDNS Service address: %w", err)
+		return nil, fmt.Errorf("the CoreDNS Service address in %q: %w", c.Networking.ServiceSubnet, err)
 	}
 	return &Addon{
 		ServiceAccount:     serviceAccount(),

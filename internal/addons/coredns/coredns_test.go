@@ -82,9 +82,9 @@ func TestBuildValues(t *testing.T) {
 		cfg                    string
 		wantIP, wantImg, inCfg string
 	}{
-		{"default", "default", "10.96.0.10", "registry.k8s.io/coredns/coredns:v1.14.2", "kubernetes cluster.local in-addr.arpa"},
+		{"default", "default", "10.96.0.10", "registry.k8s.io/coredns/coredns:v1.14.6", "kubernetes cluster.local in-addr.arpa"},
 		{"custom domain, subnet and image", "custom", "10.100.0.10", "dns.registry/x/coredns:v9.9.9", "disable denial corp.example"},
-		{"dual-stack takes the first subnet", "ipv6", "fd00:10:96::a", "registry.k8s.io/coredns/coredns:v1.14.2", "cache 30"},
+		{"dual-stack takes the first subnet", "ipv6", "fd00:10:96::a", "registry.k8s.io/coredns/coredns:v1.14.6", "cache 30"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +108,7 @@ func TestBuildValues(t *testing.T) {
 func TestBuildRejectsBadSubnet(t *testing.T) {
 	c := &kubeadm.ClusterConfiguration{}
 	c.Networking.ServiceSubnet = "not-a-cidr"
+	config.ParseNetworking(c)
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "not-a-cidr") {
 		t.Errorf("Build with a bad service subnet: %v", err)
 	}

@@ -2,7 +2,6 @@ package kubedns
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -57,9 +56,9 @@ type Addon struct {
 // DNS image settings, the zones of its DNS domain, and the Service on the
 // tenth address of its (first) service subnet.
 func Build(c *kubeadm.ClusterConfiguration) (*Addon, error) {
-	dnsIP, err := config.DNSServiceIP(c.Networking.ServiceSubnet)
+	dnsIP, err := config.DNSServiceIP(c.Subnets.Service)
 	if err != nil {
-		return nil, fmt.Errorf("the kube-dns Service address: %w", err)
+		return nil, fmt.Errorf("the kube-dns Service address in %q: %w", c.Networking.ServiceSubnet, err)
 	}
 	return &Addon{
 		ServiceAccount: serviceAccount(),
@@ -78,8 +77,8 @@ func (a *Addon) Manifests() ([]byte, error) {
 
 // loopback is the address the containers of a Pod reach one another on:
 // of the family of the DNS Service's address.
-func loopback(dnsIP net.IP) netip.Addr {
-	if dnsIP.To4() == nil {
+func loopback(dnsIP netip.Addr) netip.Addr {
+	if dnsIP.Is6() {
 		return netip.IPv6Loopback()
 	}
 	return netip.AddrFrom4([4]byte{127, 0, 0, 1})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,10 @@ func cluster(mod func(*kubeadm.ClusterConfiguration)) *kubeadm.ClusterConfigurat
 	c.Networking.DNSDomain = "cluster.local"
 	if mod != nil {
 		mod(c)
+	}
+	// As defaulting parses it.
+	if p, err := netip.ParsePrefix(c.Networking.ServiceSubnet); err == nil {
+		c.Subnets.Service = []netip.Prefix{p}
 	}
 	return c
 }

@@ -11,11 +11,16 @@ import (
 // Apply creates the addon's objects, or replaces existing ones with them,
 // all together (see apiclient.Together; a dry run shows them in this order:
 // ConfigMap (annotated with DataHash when Generated), DaemonSet,
-// ServiceAccount, ClusterRoleBinding, Role, RoleBinding). Changes made in
+// ServiceAccount, ClusterRoleBinding, Role, RoleBinding), the DaemonSet
+// with a's PatchDaemonSet applied. Changes made in
 // the cluster to these objects are overwritten. a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
 func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
+	ds, err := a.patchedDaemonSet()
+	if err != nil {
+		return err
+	}
 	cm := a.ConfigMap.DeepCopy()
 	if a.Generated {
 		if cm.Annotations == nil {
@@ -29,7 +34,7 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ConfigMaps(Namespace), cm)
 		}},
 		{What: "DaemonSet " + Namespace + "/" + Name, Do: func() error {
-			return apiclient.CreateOrUpdate(ctx, cs.AppsV1().DaemonSets(Namespace), a.DaemonSet.DeepCopy())
+			return apiclient.CreateOrUpdate(ctx, cs.AppsV1().DaemonSets(Namespace), ds.DeepCopy())
 		}},
 		{What: "ServiceAccount " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.CoreV1().ServiceAccounts(Namespace), a.ServiceAccount.DeepCopy())

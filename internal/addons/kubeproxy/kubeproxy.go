@@ -66,6 +66,9 @@ type Addon struct {
 	// marked with HashAnnotation, so that an upgrade may replace it with
 	// newer defaults while keeping a user's own configuration.
 	Generated bool
+	// PatchDaemonSet, when set, changes the DaemonSet as it is printed
+	// and applied: the user's "kubeproxydaemonset" patches.
+	PatchDaemonSet func(*appsv1.DaemonSet) (*appsv1.DaemonSet, error)
 }
 
 // kubeconfigTemplate is the kubeconfig kube-proxy reaches the API server
@@ -113,7 +116,7 @@ func Build(cfg *kubeadm.InitConfiguration) (*Addon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing the KubeProxyConfiguration as YAML: %w", err)
 	}
-	server, err := kubeconfig.ControlPlaneURL(cfg.ControlPlaneEndpoint, cfg.LocalAPIEndpoint, nil)
+	server, err := kubeconfig.ControlPlaneURL(cfg, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the API server address for kube-proxy: %w", err)
 	}
@@ -138,7 +141,24 @@ func Build(cfg *kubeadm.InitConfiguration) (*Addon, error) {
 // by "---", in the order upstream kubeadm prints them with
 // --print-manifest.
 func (a *Addon) Manifests() ([]byte, error) {
-	return addons.Manifests(a.ServiceAccount, a.ClusterRoleBinding, a.Role, a.RoleBinding, a.ConfigMap, a.DaemonSet)
+	ds, err := a.patchedDaemonSet()
+	if err != nil {
+		return nil, err
+	}
+	return addons.Manifests(a.ServiceAccount, a.ClusterRoleBinding, a.Role, a.RoleBinding, a.ConfigMap, ds)
+}
+
+// patchedDaemonSet returns the DaemonSet with PatchDaemonSet applied, if
+// set.
+func (a *Addon) patchedDaemonSet() (*appsv1.DaemonSet, error) {
+	if a.PatchDaemonSet == nil {
+		return a.DaemonSet, nil
+	}
+	p, err := a.PatchDaemonSet(a.DaemonSet.DeepCopy())
+	if err != nil {
+		return nil, fmt.Errorf("patching the %s DaemonSet: %w", Name, err)
+	}
+	return p, nil
 }
 
 // DataHash is the value of HashAnnotation for a ConfigMap: "sha256:" and

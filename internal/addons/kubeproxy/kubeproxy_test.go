@@ -120,14 +120,16 @@ func TestBuildWithoutProxyConfiguration(t *testing.T) {
 	}
 }
 
-// TestDataHash checks the digest against the annotation upstream kubeadm
-// v1.36.3 put on the ConfigMap for testdata/configs/default.yaml.
+// TestDataHash checks the digest against upstream's for
+// testdata/configs/default.yaml: the annotation upstream kubeadm v1.36.3
+// put on the ConfigMap matched this digest of the data it printed, and
+// upstream v1.37.2 prints (with mode: iptables) data whose digest is this.
 func TestDataHash(t *testing.T) {
 	a, err := Build(loadConfig(t, "default"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const upstream = "sha256:6b6f321762eeed90442da0e5b3ce71bc51655213753db721b9afa67194f0ba9d"
+	const upstream = "sha256:1550f6b91872603e46afc2ce9136036efa05cf2166ad10947f849d111cdba163"
 	if got := DataHash(a.ConfigMap); got != upstream {
 		t.Errorf("DataHash = %s, want upstream's %s", got, upstream)
 	}

@@ -1,7 +1,7 @@
 // Package kubeadm holds the internal representation of kubeadm's
 // configuration: the one form every phase and command works with, whatever
 // version of the file format the user wrote. Files are decoded into a
-// versioned package (pkg/apis/kubeadm/v1beta4 or v1beta3), defaulted there,
+// versioned package (pkg/apis/kubeadm/v1beta4), defaulted there,
 // and converted to these types by package config.
 //
 // The top-level kinds differ from the file format: an InitConfiguration

@@ -1,6 +1,8 @@
 package kubeadm
 
 import (
+	"net/netip"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -52,6 +54,12 @@ type InitConfiguration struct {
 	SkipPhases       []string
 	Patches          *Patches
 	Timeouts         *Timeouts
+
+	// AdvertiseIP is LocalAPIEndpoint.AdvertiseAddress as a value, parsed
+	// once by package config when it defaults the configuration (IPv4
+	// addresses in their 4-byte form); not valid while the address is
+	// empty, as on a worker.
+	AdvertiseIP netip.Addr
 }
 
 // ClusterConfiguration is the cluster-wide configuration.
@@ -60,8 +68,10 @@ type ClusterConfiguration struct {
 	// travel with the cluster configuration.
 	ComponentConfigs ComponentConfigs
 
-	Etcd                 Etcd
-	Networking           Networking
+	Etcd       Etcd
+	Networking Networking
+	// Subnets are Networking's subnets, parsed (see Subnets).
+	Subnets              Subnets
 	KubernetesVersion    string
 	ControlPlaneEndpoint string
 	APIServer            APIServer
@@ -102,6 +112,11 @@ type JoinConfiguration struct {
 	SkipPhases       []string
 	Patches          *Patches
 	Timeouts         *Timeouts
+
+	// AdvertiseIP is ControlPlane.LocalAPIEndpoint.AdvertiseAddress as a
+	// value, parsed once by package config when it defaults the
+	// configuration; not valid on a worker.
+	AdvertiseIP netip.Addr
 }
 
 // ResetConfiguration is everything "kubeadm reset" needs.
@@ -127,14 +142,8 @@ type UpgradeConfiguration struct {
 }
 
 // KeyAlgorithm is the algorithm of the keys kubeadm makes for the cluster:
-// EncryptionAlgorithm, unless the deprecated PublicKeysECDSA feature gate
-// is on, which still means ECDSA P-256 whatever the field says (as with
-// upstream kubeadm, which keeps the gate and the field apart when it
-// migrates a v1beta3 file).
+// EncryptionAlgorithm.
 func (c *ClusterConfiguration) KeyAlgorithm() EncryptionAlgorithmType {
-	if c.FeatureGates["PublicKeysECDSA"] {
-		return v1beta4.EncryptionAlgorithmECDSAP256
-	}
 	return c.EncryptionAlgorithm
 }
 

@@ -6,6 +6,7 @@ package configtest
 import (
 	"context"
 	"net"
+	"net/netip"
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
@@ -38,5 +39,17 @@ func InitConfiguration(t testing.TB, yaml, address string) *kubeadm.InitConfigur
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// Parse sets the parsed values of a configuration a test built or changed
+// by hand (AdvertiseIP, Subnets) from its strings, as defaulting does; a
+// string that does not parse leaves its value empty.
+func Parse(cfg *kubeadm.InitConfiguration) *kubeadm.InitConfiguration {
+	cfg.AdvertiseIP = netip.Addr{}
+	if a, err := netip.ParseAddr(cfg.LocalAPIEndpoint.AdvertiseAddress); err == nil {
+		cfg.AdvertiseIP = a.Unmap()
+	}
+	config.ParseNetworking(&cfg.ClusterConfiguration)
 	return cfg
 }

@@ -27,7 +27,7 @@ type FeatureGate struct {
 	Stage         FeatureStage
 }
 
-// KnownFeatureGates are the gates kubeadm v1.36 recognizes, by name, and
+// KnownFeatureGates are the gates kubeadm v1.37 recognizes, by name, and
 // this kubeadm's own ones (upstream refuses their names): CISHardening,
 // NodeLocalAPILoadBalancer, and CoreDNS, the gate kubeadm v1.9–v1.17 had,
 // kept as the way to choose kube-dns (false) over CoreDNS
@@ -35,7 +35,8 @@ type FeatureGate struct {
 // Any other name, including a different spelling or case, is refused. None
 // is locked in this release. Gates that were removed earlier (for example
 // ControlPlaneKubeletLocalMode, WaitForAllControlPlaneComponents,
-// EtcdLearnerMode, UpgradeAddonsBeforeControlPlane) are unknown names now.
+// EtcdLearnerMode, UpgradeAddonsBeforeControlPlane, and since v1.37
+// NodeLocalCRISocket and PublicKeysECDSA) are unknown names now.
 //
 // This table belongs to a future internal/features package once something
 // other than validation needs it (flag help, feature checks); keep one copy.
@@ -43,8 +44,6 @@ var KnownFeatureGates = []FeatureGate{
 	{Name: "CISHardening", Default: false, Stage: FeatureAlpha},
 	{Name: "CoreDNS", Default: true, Stage: FeatureGA},
 	{Name: "NodeLocalAPILoadBalancer", Default: false, Stage: FeatureAlpha},
-	{Name: "NodeLocalCRISocket", Default: true, Stage: FeatureGA},
-	{Name: "PublicKeysECDSA", Default: false, Stage: FeatureDeprecated},
 	{Name: "RootlessControlPlane", Default: false, Stage: FeatureAlpha},
 }
 

@@ -73,7 +73,7 @@ import (
 )
 
 // MinimumControlPlaneVersion is the oldest control plane this release deploys.
-const MinimumControlPlaneVersion = "v1.35.0"
+const MinimumControlPlaneVersion = "v1.36.0"
 
 // KnownUnmountFlags are the values accepted in ResetConfiguration.unmountFlags.
 var KnownUnmountFlags = []string{"MNT_FORCE", "MNT_DETACH", "MNT_EXPIRE", "UMOUNT_NOFOLLOW"}

@@ -293,16 +293,19 @@ func TestClusterConfiguration(t *testing.T) {
 		{"encryption algorithm", func(c *kubeadm.ClusterConfiguration) { c.EncryptionAlgorithm = "RSA-1024" }, []want{{field.ErrorTypeNotSupported, "encryptionAlgorithm"}}},
 		{"encryption algorithm ECDSA-P384", func(c *kubeadm.ClusterConfiguration) { c.EncryptionAlgorithm = "ECDSA-P384" }, nil},
 		{"feature gates unknown", func(c *kubeadm.ClusterConfiguration) {
-			c.FeatureGates = map[string]bool{"Zed": true, "Foo": false, "NodeLocalCRISocket": false}
+			c.FeatureGates = map[string]bool{"Zed": true, "Foo": false}
+		}, []want{inv("featureGates"), inv("featureGates")}},
+		{"feature gates removed in v1.37", func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"PublicKeysECDSA": true, "NodeLocalCRISocket": true}
 		}, []want{inv("featureGates"), inv("featureGates")}},
 		{"feature gates known", func(c *kubeadm.ClusterConfiguration) {
-			c.FeatureGates = map[string]bool{"PublicKeysECDSA": true, "RootlessControlPlane": true, "NodeLocalCRISocket": true, "CISHardening": false}
+			c.FeatureGates = map[string]bool{"RootlessControlPlane": true, "NodeLocalAPILoadBalancer": true, "CISHardening": false}
 		}, nil},
 		{"CIS hardening alone", func(c *kubeadm.ClusterConfiguration) { c.FeatureGates = map[string]bool{"CISHardening": true} }, nil},
 		{"CIS hardening with a rootless control plane", func(c *kubeadm.ClusterConfiguration) {
 			c.FeatureGates = map[string]bool{"CISHardening": true, "RootlessControlPlane": true}
 		}, []want{inv("featureGates")}},
-		{"feature gates are case-sensitive", func(c *kubeadm.ClusterConfiguration) { c.FeatureGates = map[string]bool{"nodelocalcrisocket": true} }, []want{inv("featureGates")}},
+		{"feature gates are case-sensitive", func(c *kubeadm.ClusterConfiguration) { c.FeatureGates = map[string]bool{"rootlesscontrolplane": true} }, []want{inv("featureGates")}},
 		{"image repository", func(c *kubeadm.ClusterConfiguration) { c.ImageRepository = "registry.io/Foo" }, []want{inv("imageRepository")}},
 		{"dns image repository", func(c *kubeadm.ClusterConfiguration) { c.DNS.ImageRepository = "::" }, []want{inv("dns.imageRepository")}},
 		{"etcd image repository", func(c *kubeadm.ClusterConfiguration) { c.Etcd.Local.ImageRepository = "x y" }, []want{inv("etcd.local.imageRepository")}},

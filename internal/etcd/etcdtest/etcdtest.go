@@ -18,6 +18,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 )
 
 // DataDump describes, as lines of text, what etcd reads from the data
@@ -46,7 +47,7 @@ func DataDump(t testing.TB, dir string) []string {
 		t.Fatal(err)
 	}
 
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), walpb.Snapshot{})
+	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(member, "wal"), &walpb.Snapshot{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func DataDump(t testing.TB, dir string) []string {
 // data folder dir records.
 func WALIDs(t testing.TB, dir string) (member, cluster uint64) {
 	t.Helper()
-	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(dir, "member", "wal"), walpb.Snapshot{})
+	w, err := wal.OpenForRead(zap.NewNop(), filepath.Join(dir, "member", "wal"), &walpb.Snapshot{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +105,10 @@ func WALIDs(t testing.TB, dir string) (member, cluster uint64) {
 		t.Fatal(err)
 	}
 	var md etcdserverpb.Metadata
-	if err := md.Unmarshal(metadata); err != nil {
+	if err := proto.Unmarshal(metadata, &md); err != nil {
 		t.Fatal(err)
 	}
-	return md.NodeID, md.ClusterID
+	return md.GetNodeID(), md.GetClusterID()
 }
 
 // BindMount makes the folder dir a mount point (a bind mount of itself),

@@ -186,6 +186,15 @@ func runKubeProxyAddon(ctx context.Context, d *Data, printOnly bool) error {
 	if err != nil {
 		return fmt.Errorf("building the kube-proxy addon: %w", err)
 	}
+	if d.PatchesDir != "" {
+		a.PatchDaemonSet = func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) {
+			set, err := loadPatches(d)
+			if err != nil {
+				return nil, err
+			}
+			return patches.ApplyTo(set, patches.TargetKubeProxyDaemonSet, ds, d.Out)
+		}
+	}
 	if printOnly {
 		return printAddon(d, a.Manifests)
 	}

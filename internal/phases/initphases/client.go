@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 )
 
@@ -37,11 +38,18 @@ func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
 			if t := d.Cfg.Timeouts; t != nil && t.KubernetesAPICall != nil {
 				timeout = t.KubernetesAPICall.Duration
 			}
-			admin := d.KubeconfigPath
-			if admin == "" {
-				admin = filepath.Join(d.KubeconfigDir, "admin.conf")
+			admin, server := d.KubeconfigPath, ""
+			if def := filepath.Join(d.KubeconfigDir, "admin.conf"); admin == "" || filepath.Clean(admin) == def {
+				// The admin.conf init writes names the control-plane
+				// endpoint, which (a load balancer not set up yet) may not
+				// answer before the cluster exists: as upstream v1.37's,
+				// init talks to this node's own API server.
+				admin = def
+				if u, err := kubeconfig.LocalAPIServerURL(d.Cfg.LocalAPIEndpoint); err == nil {
+					server = u
+				}
 			}
-			return apiclient.AdminClient(ctx, admin, filepath.Join(d.KubeconfigDir, "super-admin.conf"), timeout)
+			return apiclient.AdminClient(ctx, admin, filepath.Join(d.KubeconfigDir, "super-admin.conf"), server, timeout)
 		}
 	}
 	c, err := newClient(ctx)

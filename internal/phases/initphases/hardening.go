@@ -317,7 +317,7 @@ func RestrictCertModes(d *Data) error {
 // approverKubeconfigSpec is the approver's kubeconfig: this node's API
 // server, as the controller manager's.
 func approverKubeconfigSpec(d *Data) (kubeconfig.Spec, error) {
-	server, err := kubeconfig.LocalAPIServerURL(d.Cfg.LocalAPIEndpoint)
+	server, err := kubeconfig.LocalAPIServerURL(d.Cfg)
 	if err != nil {
 		return kubeconfig.Spec{}, fmt.Errorf("%s: %w", cis.ApproverKubeconfigFile, err)
 	}

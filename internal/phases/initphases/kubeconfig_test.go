@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -48,7 +49,7 @@ func kubeconfigData(t *testing.T) (*Data, *bytes.Buffer) {
 	cfg.NodeRegistration.Name = "node1"
 	out := &bytes.Buffer{}
 	return &Data{
-		Cfg:           cfg,
+		Cfg:           configtest.Parse(cfg),
 		CertDir:       certDir,
 		KubeconfigDir: filepath.Join(root, "kubernetes"),
 		Out:           out,

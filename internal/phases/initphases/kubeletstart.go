@@ -8,16 +8,11 @@ import (
 	"os"
 
 	"github.com/kubeadm-go/kubeadm/internal/cis"
-	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/machine"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
-
-// nodeLocalCRISocketGate moves the CRI socket from the kubelet's flags to
-// instance-config.yaml.
-const nodeLocalCRISocketGate = "NodeLocalCRISocket"
 
 // kubeletStartHost is what the kubelet-start phase needs from the machine.
 type kubeletStartHost struct {
@@ -70,8 +65,8 @@ with neither, start the kubelet yourself.`,
 	}
 }
 
-// runKubeletStart writes kubeadm-flags.env, instance-config.yaml (with the
-// NodeLocalCRISocket gate on) and config.yaml, in that order, with the
+// runKubeletStart writes kubeadm-flags.env, instance-config.yaml (the CRI
+// socket) and config.yaml, in that order, with the
 // kubelet stopped meanwhile. It is idempotent: the files are rewritten from
 // the configuration every time and restarting a running kubelet is fine.
 // Under --dry-run the files go to d.KubeletDir (the dry-run folder) and the
@@ -90,11 +85,9 @@ func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost, out io.Wr
 		svc.Stop(ctx)
 	}
 
-	nodeLocal := featureEnabled(cfg.FeatureGates, nodeLocalCRISocketGate)
 	flags := kubelet.FlagOptions{
-		NodeRegistration:   &cfg.NodeRegistration,
-		Hostname:           hostname,
-		NodeLocalCRISocket: nodeLocal,
+		NodeRegistration: &cfg.NodeRegistration,
+		Hostname:         hostname,
 	}
 	if err := kubelet.WriteFlagsEnv(d.KubeletDir, flags, out); err != nil {
 		return err
@@ -103,12 +96,10 @@ func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost, out io.Wr
 	if hardened(d) {
 		opts.Mode = cis.FileMode
 	}
-	if nodeLocal {
-		if err := kubelet.WriteInstanceConfig(d.KubeletDir, cfg.NodeRegistration.CRISocket, out); err != nil {
-			return err
-		}
-		opts.CRISocket = cfg.NodeRegistration.CRISocket
+	if err := kubelet.WriteInstanceConfig(d.KubeletDir, cfg.NodeRegistration.CRISocket, out); err != nil {
+		return err
 	}
+	opts.CRISocket = cfg.NodeRegistration.CRISocket
 	opts.ResolvConf = svc.ResolvConf(ctx)
 	if err := kubelet.WriteConfig(d.KubeletDir, cfg.ComponentConfigs.Kubelet, opts, out); err != nil {
 		return err
@@ -118,14 +109,4 @@ func runKubeletStart(ctx context.Context, d *Data, h kubeletStartHost, out io.Wr
 		svc.Start(ctx)
 	}
 	return nil
-}
-
-// featureEnabled reports whether a kubeadm feature gate is on: as set in
-// gates, else its default.
-func featureEnabled(gates map[string]bool, name string) bool {
-	if on, ok := gates[name]; ok {
-		return on
-	}
-	g, _ := validation.LookupFeatureGate(name)
-	return g.Default
 }

@@ -133,24 +133,6 @@ func TestKubeletStartPhaseDryRun(t *testing.T) {
 	}
 }
 
-func TestKubeletStartPhaseGateOff(t *testing.T) {
-	d, _ := kubeletStartData(t, "featureGates:\n  NodeLocalCRISocket: false\n")
-	host, _ := systemdHost("node1")
-	if err := runKubeletStart(context.Background(), d, host, d.Out); err != nil {
-		t.Fatal(err)
-	}
-	files := ksReadDir(t, d.KubeletDir)
-	if _, ok := files[kubelet.InstanceConfigFile]; ok {
-		t.Error("instance-config.yaml written with NodeLocalCRISocket off")
-	}
-	if got := files[kubelet.FlagsEnvFile]; got != "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/crio/crio.sock\"\n" {
-		t.Errorf("kubeadm-flags.env = %q", got)
-	}
-	if !strings.Contains(files[kubelet.ConfigFile], "\ncontainerRuntimeEndpoint: \"\"\n") {
-		t.Errorf("config.yaml should carry an empty containerRuntimeEndpoint:\n%s", files[kubelet.ConfigFile])
-	}
-}
-
 func TestKubeletStartPhaseNoInitSystem(t *testing.T) {
 	d, out := kubeletStartData(t, "")
 	sys := &ksSystem{}

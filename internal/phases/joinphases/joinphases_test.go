@@ -19,6 +19,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -183,10 +184,10 @@ func TestPointKubeletAtLocalAPIServer(t *testing.T) {
 		KubeconfigDir: dir,
 		Out:           &bytes.Buffer{},
 		KubeletHost:   host,
-		initCfg: &kubeadm.InitConfiguration{
+		initCfg: configtest.Parse(&kubeadm.InitConfiguration{
 			NodeRegistration: kubeadm.NodeRegistrationOptions{Name: "cp2"},
 			LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.2", BindPort: 6443},
-		},
+		}),
 	}
 	// Without its Node the kubelet.conf is left alone until the deadline.
 	err := pointKubeletAtLocalAPIServer(context.Background(), d, path, time.Now().Add(300*time.Millisecond))

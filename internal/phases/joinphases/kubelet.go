@@ -341,7 +341,7 @@ func pointKubeletAtLocalAPIServer(ctx context.Context, d *Data, path string, dea
 	if err != nil {
 		return err
 	}
-	local, err := kubeconfig.LocalAPIServerURL(cfg.LocalAPIEndpoint)
+	local, err := kubeconfig.LocalAPIServerURL(cfg)
 	if err != nil {
 		return err
 	}

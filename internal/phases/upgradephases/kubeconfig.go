@@ -56,11 +56,11 @@ func runKubeconfig(ctx context.Context, d *Data) error {
 	if err != nil {
 		return err
 	}
-	local, err := kubeconfig.LocalAPIServerURL(d.Cfg.LocalAPIEndpoint)
+	local, err := kubeconfig.LocalAPIServerURL(d.Cfg)
 	if err != nil {
 		return err
 	}
-	shared, err := kubeconfig.ControlPlaneURL(d.Cfg.ControlPlaneEndpoint, d.Cfg.LocalAPIEndpoint, nil)
+	shared, err := kubeconfig.ControlPlaneURL(d.Cfg, nil)
 	if err != nil {
 		return err
 	}

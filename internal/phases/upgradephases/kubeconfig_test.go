@@ -11,6 +11,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
@@ -65,7 +66,7 @@ func TestKubeconfigPhase(t *testing.T) {
 			}
 			host := &kubelettest.SystemdHost{}
 			var out bytes.Buffer
-			cfg := &kubeadm.InitConfiguration{LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}}
+			cfg := configtest.Parse(&kubeadm.InitConfiguration{LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}})
 			cfg.ControlPlaneEndpoint = tc.endpoint
 			d := &Data{
 				Cfg: cfg, Node: &upgrade.LocalNode{ControlPlane: tc.controlPlane},

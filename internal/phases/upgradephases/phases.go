@@ -604,10 +604,11 @@ func addonPhase() workflow.Phase[*Data] {
 version; before that they are left alone (the last "kubeadm upgrade node" on
 a control-plane node upgrades them).`,
 		Phases: []workflow.Phase[*Data]{
-			// --patches: "corednsdeployment" patches apply to CoreDNS.
+			// --patches: "corednsdeployment" patches apply to CoreDNS,
+			// "kubeproxydaemonset" ones to kube-proxy.
 			{Name: "all", Short: "Upgrade every essential addon", RunAllSiblings: true, InheritFlags: []string{"config", "kubeconfig", "dry-run", "patches"}},
 			sub("coredns", "Upgrade the CoreDNS addon (kube-dns with the feature gate CoreDNS=false)", "patches"),
-			sub("kube-proxy", "Upgrade the kube-proxy addon"),
+			sub("kube-proxy", "Upgrade the kube-proxy addon", "patches"),
 		},
 	}
 }

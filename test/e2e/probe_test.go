@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+// probe asks a Service for an answer five times a second from a node, in
+// a shell loop of the node's, and counts the answers that were not 200.
+type probe struct {
+	cmd           *exec.Cmd
+	done          chan error
+	log, stopFile string
+	// counted is how many lines of the log earlier marks counted.
+	counted int
+	stopped bool
+	failed  int
+	total   int
+}
+
+// probeWorkload is the Deployment (two replicas of the web server on the
+// worker) and its Service that the upgrade test probes.
+const probeWorkload = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      nodeSelector:
+        kubernetes.io/hostname: %s
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: web
+        image: %s
+        imagePullPolicy: Never
+        ports:
+        - containerPort: 8080
+        readinessProbe:
+          httpGet: {path: /, port: 8080}
+          periodSeconds: 2
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: default
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+    targetPort: 8080
+`
+
+// startProbe runs the web server workload on node target and starts
+// probing its Service from node from.
+func startProbe(t *testing.T, from, target *testbed.Node, tc *testbed.Toolchain) *probe {
+	t.Helper()
+	archive := filepath.Join(target.Dir, "webserver.tar")
+	if err := testbed.WriteWebserverArchive(archive, tc.Webserver); err != nil {
+		t.Fatal(err)
+	}
+	if err := target.ImportImage(context.Background(), archive); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(from.Dir, "web.yaml")
+	writeFile(t, manifest, fmt.Sprintf(probeWorkload, target.Name, testbed.WebserverImage))
+	kubectl(t, from, "apply", "-f", manifest)
+	kubectl(t, from, "-n", "default", "rollout", "status", "deployment/web", "--timeout=3m")
+	ip := strings.TrimSpace(kubectl(t, from, "-n", "default", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"))
+	url := "http://" + ip + "/"
+	eventually(t, time.Minute, "the web Service answering from "+from.Name, func() error {
+		r := run(t, from, "curl", "-sf", "-m", "2", url)
+		if r.Code != 0 || !strings.HasPrefix(r.Stdout, "ok ") {
+			return fmt.Errorf("curl %s: exit %d %q", url, r.Code, r.Stdout)
+		}
+		return nil
+	})
+
+	p := &probe{log: filepath.Join(from.Dir, "probe.log"), stopFile: filepath.Join(from.Dir, "probe.stop"), done: make(chan error, 1)}
+	_ = os.Remove(p.stopFile)
+	_ = os.Remove(p.log)
+	script := fmt.Sprintf(`while [ ! -e %[1]s ]; do
+  c=$(curl -s -o /dev/null -m 2 -w '%%{http_code}' %[2]s)
+  echo "$(date +%%s.%%N) $c" >> %[3]s
+  sleep 0.2
+done`, p.stopFile, url, p.log)
+	p.cmd = from.Command(context.Background(), "sh", "-c", script)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting the probe on %s: %v", from.Name, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Logf("probing %s (Deployment web on %s) from %s", url, target.Name, from.Name)
+	return p
+}
+
+// count reads the log and returns the failed and total probes, from line
+// skip on.
+func (p *probe) count(skip int) (failed, total int) {
+	data, _ := os.ReadFile(p.log)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i, l := range lines {
+		if i < skip || l == "" {
+			continue
+		}
+		total++
+		if !strings.HasSuffix(l, " 200") {
+			failed++
+		}
+	}
+	return failed, total
+}
+
+// mark logs the failed probes since the last mark, as those of step.
+func (p *probe) mark(t *testing.T, step string) {
+	t.Helper()
+	if p.stopped {
+		return
+	}
+	failed, total := p.count(p.counted)
+	p.counted += total
+	t.Logf("Service probes during %q: %d failed of %d", step, failed, total)
+}
+
+// stop ends the probe loop and returns the failed and total probes.
+// Stopping again returns the same.
+func (p *probe) stop(t *testing.T) (failed, total int) {
+	t.Helper()
+	if p.stopped {
+		return p.failed, p.total
+	}
+	p.stopped = true
+	if err := os.WriteFile(p.stopFile, nil, 0o644); err != nil {
+		t.Errorf("stopping the probe: %v", err)
+	}
+	select {
+	case err := <-p.done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Errorf("the probe loop: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Errorf("the probe loop did not stop")
+	}
+	p.failed, p.total = p.count(0)
+	return p.failed, p.total
+}
