@@ -45,7 +45,7 @@ func (d *Data) Client(ctx context.Context) (kubernetes.Interface, error) {
 				// answer before the cluster exists: as upstream v1.37's,
 				// init talks to this node's own API server.
 				admin = def
-				if u, err := kubeconfig.LocalAPIServerURL(d.Cfg.LocalAPIEndpoint); err == nil {
+				if u, err := kubeconfig.LocalAPIServerURL(d.Cfg); err == nil {
 					server = u
 				}
 			}
