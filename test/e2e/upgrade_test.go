@@ -191,6 +191,10 @@ func TestUpgrade(t *testing.T) {
 				return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
 			})
 		}
+		// The restarted controller manager and scheduler must lead again
+		// before the next apply: its CreateJob health check gives its
+		// Job 15 s, as upstream's does.
+		controlPlaneSettled(t, n1)
 		if got := clusterVersion(t, n1); got != oldV {
 			t.Errorf("kubeadm-config says kubernetesVersion %q after a failed upgrade, want %s", got, oldV)
 		}
