@@ -10,6 +10,9 @@
 #   or etcd (the version of the etcd image kubeadm v1.37.2 lists: ETCD_VERSION),
 #   or coredns (the version of the CoreDNS image it lists: COREDNS_VERSION),
 #   or etcdctl or etcdutl (of ETCD_VERSION),
+#   or kube-dns (kube-dns, dnsmasq-nanny and sidecar of kubernetes/dns at
+#   KUBEDNS_COMMIT, from the source archive KUBEDNS_SOURCE: the kube-dns
+#   addon's programs; its module is not on the proxy, see ../shared/third_party),
 #   or one of upstream's test programs of K8S_VERSION (see build_suite):
 #   e2e.test, e2e_kubeadm.test, ginkgo, agnhost, nonewprivs, sample-apiserver
 set -euo pipefail
@@ -17,6 +20,7 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.0}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.14.6}"
+KUBEDNS_COMMIT="${KUBEDNS_COMMIT:-9aa70b8f}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.cache/upstream/$K8S_VERSION"
@@ -130,6 +134,27 @@ build_coredns() {
   rmdir "$cout/.tmp"
 }
 
+# build_kubedns builds the three programs of the kube-dns addon from the
+# vendored kubernetes/dns source archive, unpacked under .cache (never into
+# the repository), into .cache/upstream/kube-dns-$KUBEDNS_COMMIT/.
+build_kubedns() {
+  local kout="$root/.cache/upstream/kube-dns-$KUBEDNS_COMMIT"
+  local src="${KUBEDNS_SOURCE:-$root/../shared/third_party/kubernetes-dns-$KUBEDNS_COMMIT.tar.gz}"
+  if [ -x "$kout/kube-dns" ] && [ -x "$kout/dnsmasq-nanny" ] && [ -x "$kout/sidecar" ]; then return; fi
+  if [ ! -f "$src" ]; then
+    echo "kube-dns: no source archive at $src (set KUBEDNS_SOURCE)" >&2
+    return 1
+  fi
+  rm -rf "$kout/.src" "$kout/.bin"
+  mkdir -p "$kout/.src" "$kout/.bin"
+  tar xzf "$src" -C "$kout/.src"
+  echo "building kube-dns, dnsmasq-nanny and sidecar of kubernetes/dns $KUBEDNS_COMMIT..." >&2
+  (cd "$kout/.src/kubernetes-dns" && CGO_ENABLED=0 GOFLAGS=-mod=vendor go build -trimpath \
+    -o "$kout/.bin/" ./cmd/kube-dns ./cmd/dnsmasq-nanny ./cmd/sidecar)
+  for b in kube-dns dnsmasq-nanny sidecar; do mv "$kout/.bin/$b" "$kout/$b"; done
+  rm -rf "$kout/.src" "$kout/.bin"
+}
+
 # build_suite NAME builds one of upstream's test programs of K8S_VERSION
 # into $out, through a wrapper module of its own (e2e-wrapper-<version>),
 # so the suites' test dependencies never change the binaries' wrapper:
@@ -182,6 +207,7 @@ for b in "${binaries[@]}"; do
   esac
   if [ "$b" = etcd ]; then build_etcd; continue; fi
   if [ "$b" = coredns ]; then build_coredns; continue; fi
+  if [ "$b" = kube-dns ]; then build_kubedns; continue; fi
   if [ "$b" = etcdctl ]; then build_etcdctl; continue; fi
   if [ "$b" = etcdutl ]; then build_etcdutl; continue; fi
   if [ -x "$out/$b" ]; then continue; fi

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -31,4 +32,22 @@ func Manifests(objs ...any) ([]byte, error) {
 		buf.Write(b)
 	}
 	return buf.Bytes(), nil
+}
+
+// KeptReplicas is the replica count a DNS addon's Deployment called name
+// keeps from the DNS Deployments found (those labelled k8s-app=kube-dns,
+// CoreDNS's and kube-dns's): its own when it exists, else that of the only
+// one (the other addon's, which it replaces), else nil.
+func KeptReplicas(found []appsv1.Deployment, name string) *int32 {
+	for _, d := range found {
+		if d.Name == name && d.Spec.Replicas != nil {
+			n := *d.Spec.Replicas
+			return &n
+		}
+	}
+	if len(found) == 1 && found[0].Spec.Replicas != nil {
+		n := *found[0].Spec.Replicas
+		return &n
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -220,6 +221,31 @@ func CreateIfMissing[T any](ctx context.Context, c creator[T], obj T) error {
 			return err
 		}
 		return nil
+	})
+}
+
+// ReplaceService creates svc or replaces the Service of that name (its
+// ResourceVersion should be "0": an update is then unconditional). Unlike
+// for other kinds, creating a Service that exists does not fail with
+// AlreadyExists when it asks for a cluster IP: the taken address makes it
+// Invalid. So the Service is looked up first.
+func ReplaceService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service) error {
+	services := cs.CoreV1().Services(svc.Namespace)
+	return RetryWrite(ctx, func() error {
+		_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = services.Create(ctx, svc, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				// Created meanwhile.
+				_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+			}
+			return err
+		case err != nil:
+			return err
+		}
+		_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+		return err
 	})
 }
 

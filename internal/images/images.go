@@ -11,6 +11,9 @@ const (
 	EtcdVersion    = "3.7.0-0"
 	CoreDNSVersion = "v1.14.6"
 	PauseVersion   = "3.10.2"
+	// KubeDNSVersion is the tag of the kube-dns addon's three images: the
+	// kubernetes/dns release the test bed builds them from.
+	KubeDNSVersion = "1.26.7"
 )
 
 // Image names as they appear after the repository.
@@ -22,6 +25,10 @@ const (
 	CoreDNS               = "coredns"
 	Pause                 = "pause"
 	Etcd                  = "etcd"
+	// The kube-dns addon's images, one per container.
+	KubeDNSKubeDNS = "k8s-dns-kube-dns"
+	KubeDNSDnsmasq = "k8s-dns-dnsmasq-nanny"
+	KubeDNSSidecar = "k8s-dns-sidecar"
 
 	// DefaultRepository is the registry images come from by default.
 	DefaultRepository = "registry.k8s.io"
@@ -66,6 +73,35 @@ func DNS(c *kubeadm.ClusterConfiguration) string {
 	return Ref(repo, CoreDNS, tag)
 }
 
+// KubeDNS returns the image of one of the kube-dns addon's containers
+// (KubeDNSKubeDNS, KubeDNSDnsmasq, KubeDNSSidecar). In the default registry
+// they live under an extra "dns/" path; in any other repository they do
+// not. dns.imageRepository and dns.imageTag override, as for CoreDNS.
+func KubeDNS(c *kubeadm.ClusterConfiguration, name string) string {
+	repo := c.ImageRepository
+	if repo == DefaultRepository {
+		repo += "/dns"
+	}
+	if c.DNS.ImageRepository != "" {
+		repo = c.DNS.ImageRepository
+	}
+	tag := KubeDNSVersion
+	if c.DNS.ImageTag != "" {
+		tag = c.DNS.ImageTag
+	}
+	return Ref(repo, name, tag)
+}
+
+// DNSImages returns the images of the cluster's DNS addon: CoreDNS's, or
+// kube-dns's three in kubeadm v1.13's order (kube-dns, sidecar,
+// dnsmasq-nanny).
+func DNSImages(c *kubeadm.ClusterConfiguration) []string {
+	if c.DNSAddon() == kubeadm.KubeDNS {
+		return []string{KubeDNS(c, KubeDNSKubeDNS), KubeDNS(c, KubeDNSSidecar), KubeDNS(c, KubeDNSDnsmasq)}
+	}
+	return []string{DNS(c)}
+}
+
 // PauseImage returns the pod sandbox image.
 func PauseImage(c *kubeadm.ClusterConfiguration) string {
 	return Ref(c.ImageRepository, Pause, PauseVersion)
@@ -96,7 +132,7 @@ func List(c *kubeadm.ClusterConfiguration) []string {
 		imgs = append(imgs, ControlPlane(c, KubeProxy))
 	}
 	if !c.DNS.Disabled {
-		imgs = append(imgs, DNS(c))
+		imgs = append(imgs, DNSImages(c)...)
 	}
 	imgs = append(imgs, PauseImage(c))
 	if c.Etcd.External == nil {

@@ -43,6 +43,25 @@ func TestList(t *testing.T) {
 		}, []string{"registry.k8s.io/kube-apiserver:v1.36.3", "registry.k8s.io/kube-controller-manager:v1.36.3",
 			"registry.k8s.io/kube-scheduler:v1.36.3", "registry.k8s.io/kube-proxy:v1.36.3",
 			"dns.example/coredns:v9", "registry.k8s.io/pause:3.10.2", "etcd.example/etcd:3.9.9-0"}},
+		"kube-dns (CoreDNS=false) under the default registry's dns/ path": {func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"CoreDNS": false}
+		}, []string{"registry.k8s.io/kube-apiserver:v1.36.3", "registry.k8s.io/kube-controller-manager:v1.36.3",
+			"registry.k8s.io/kube-scheduler:v1.36.3", "registry.k8s.io/kube-proxy:v1.36.3",
+			"registry.k8s.io/dns/k8s-dns-kube-dns:1.26.7", "registry.k8s.io/dns/k8s-dns-sidecar:1.26.7",
+			"registry.k8s.io/dns/k8s-dns-dnsmasq-nanny:1.26.7", "registry.k8s.io/pause:3.10.2", "registry.k8s.io/etcd:" + EtcdVersion}},
+		"kube-dns in a custom repository, with overrides": {func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"CoreDNS": false}
+			c.ImageRepository, c.DNS.ImageTag = "r.example/k", "1.99.0"
+			c.DNS.Disabled = false
+		}, []string{"r.example/k/kube-apiserver:v1.36.3", "r.example/k/kube-controller-manager:v1.36.3",
+			"r.example/k/kube-scheduler:v1.36.3", "r.example/k/kube-proxy:v1.36.3",
+			"r.example/k/k8s-dns-kube-dns:1.99.0", "r.example/k/k8s-dns-sidecar:1.99.0",
+			"r.example/k/k8s-dns-dnsmasq-nanny:1.99.0", "r.example/k/pause:3.10.2", "r.example/k/etcd:" + EtcdVersion}},
+		"CoreDNS=true is CoreDNS": {func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"CoreDNS": true}
+		}, []string{"registry.k8s.io/kube-apiserver:v1.36.3", "registry.k8s.io/kube-controller-manager:v1.36.3",
+			"registry.k8s.io/kube-scheduler:v1.36.3", "registry.k8s.io/kube-proxy:v1.36.3",
+			"registry.k8s.io/coredns/coredns:" + CoreDNSVersion, "registry.k8s.io/pause:3.10.2", "registry.k8s.io/etcd:" + EtcdVersion}},
 		"CI build": {func(c *kubeadm.ClusterConfiguration) {
 			c.KubernetesVersion, c.CIImageRepository = "v1.37.0-alpha.1+abc", CIRepository
 		}, []string{CIRepository + "/kube-apiserver:v1.37.0-alpha.1_abc", CIRepository + "/kube-controller-manager:v1.37.0-alpha.1_abc",

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
+	"github.com/kubeadm-go/kubeadm/internal/addons/kubedns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/images"
@@ -29,6 +30,7 @@ const (
 	ComponentKubelet = "kubelet"
 	ComponentKubeadm = "kubeadm"
 	ComponentCoreDNS = "CoreDNS"
+	ComponentKubeDNS = "kube-dns"
 )
 
 // ClusterState is what runs in the cluster now.
@@ -43,6 +45,9 @@ type ClusterState struct {
 	// CoreDNS is its image tag ("" when not installed). (kube-proxy is
 	// shown at the cluster's version, as upstream does.)
 	CoreDNS string
+	// KubeDNS is the image tag of kube-dns's first container ("" when not
+	// installed).
+	KubeDNS string
 }
 
 // nodesPerPage is how many nodes one request lists: a few tens of KiB
@@ -86,13 +91,18 @@ func ReadClusterState(ctx context.Context, c kubernetes.Interface) (*ClusterStat
 			break
 		}
 	}
-	dep, err := c.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, coredns.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("reading the CoreDNS Deployment: %w", err)
-	default:
-		s.CoreDNS = firstImageTag(dep.Spec.Template.Spec.Containers)
+	for _, dns := range []struct {
+		name, what string
+		tag        *string
+	}{{coredns.Name, "CoreDNS", &s.CoreDNS}, {kubedns.Name, "kube-dns", &s.KubeDNS}} {
+		dep, err := c.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, dns.name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("reading the %s Deployment: %w", dns.what, err)
+		default:
+			*dns.tag = firstImageTag(dep.Spec.Template.Spec.Containers)
+		}
 	}
 	return s, nil
 }
@@ -192,7 +202,11 @@ func BuildPlan(s *ClusterState, cfg *kubeadm.ClusterConfiguration, target *utilv
 		// As upstream, the cluster's version without its "v".
 		comps = append(comps, ComponentUpgrade{Name: kubeproxy.Name, CurrentVersion: strings.TrimPrefix(s.Version, "v"), NewVersion: tv})
 	}
-	if !cfg.DNS.Disabled {
+	switch {
+	case cfg.DNS.Disabled:
+	case cfg.DNSAddon() == kubeadm.KubeDNS:
+		comps = append(comps, ComponentUpgrade{Name: ComponentKubeDNS, CurrentVersion: s.KubeDNS, NewVersion: ImageTag(images.KubeDNS(cfg, images.KubeDNSKubeDNS))})
+	default:
 		comps = append(comps, ComponentUpgrade{Name: ComponentCoreDNS, CurrentVersion: s.CoreDNS, NewVersion: ImageTag(images.DNS(cfg))})
 	}
 	comps = append(comps, ComponentUpgrade{Name: ComponentKubeadm, CurrentVersion: kubeadmVersion, NewVersion: tv})

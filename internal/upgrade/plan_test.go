@@ -377,6 +377,34 @@ func TestPlanDisabledAddonsExternalEtcd(t *testing.T) {
 	}
 }
 
+// TestPlanKubeDNS: with the CoreDNS feature gate off the plan lists
+// kube-dns, at the tag of its first container, and not CoreDNS.
+func TestPlanKubeDNS(t *testing.T) {
+	cfg := planConfig("v1.36.3")
+	cfg.FeatureGates = map[string]bool{"CoreDNS": false}
+	s := planCluster()
+	s.CoreDNS, s.KubeDNS = "", "1.26.6"
+	plan := upgrade.BuildPlan(s, cfg, mustVersion(t, "v1.36.3"), "v1.36.3")
+	if len(plan.AvailableUpgrades) != 1 {
+		t.Fatalf("AvailableUpgrades = %+v, want one", plan.AvailableUpgrades)
+	}
+	var found bool
+	for _, c := range plan.AvailableUpgrades[0].Components {
+		switch c.Name {
+		case upgrade.ComponentCoreDNS:
+			t.Errorf("the plan lists CoreDNS")
+		case upgrade.ComponentKubeDNS:
+			found = true
+			if c.CurrentVersion != "1.26.6" || c.NewVersion != images.KubeDNSVersion {
+				t.Errorf("kube-dns %s -> %s, want 1.26.6 -> %s", c.CurrentVersion, c.NewVersion, images.KubeDNSVersion)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the plan does not list kube-dns: %+v", plan.AvailableUpgrades[0].Components)
+	}
+}
+
 func TestClusterStateHelpers(t *testing.T) {
 	s := planCluster()
 	s.Static["kube-apiserver"]["node0"] = "v1.36.3"

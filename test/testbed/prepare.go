@@ -87,9 +87,9 @@ type Toolchain struct {
 	Repo              string
 	KubernetesVersion string
 	// Kubeadm is our kubeadm; Testbed the hack/testbed program; Pause,
-	// Crash and Webserver the test/images programs (see
-	// WriteCrashArchive, WriteWebserverArchive).
-	Kubeadm, Testbed, Pause, Crash, Webserver string
+	// Crash, Resolve and Webserver the test/images programs (see
+	// WriteCrashArchive, ResolveImage, WriteWebserverArchive).
+	Kubeadm, Testbed, Pause, Crash, Resolve, Webserver string
 	// Upstream holds the upstream Kubernetes binaries of KubernetesVersion.
 	Upstream   string
 	Archives   []string
@@ -161,7 +161,8 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 	start := time.Now()
 	t := &Toolchain{Repo: repo, Kubeadm: filepath.Join(binDir, "kubeadm"),
 		Testbed: filepath.Join(binDir, "testbed"), Crash: filepath.Join(binDir, "crash"),
-		Pause: filepath.Join(binDir, "pause"), Webserver: filepath.Join(binDir, "webserver")}
+		Pause: filepath.Join(binDir, "pause"), Resolve: filepath.Join(binDir, "resolve"),
+		Webserver: filepath.Join(binDir, "webserver")}
 	for _, b := range []struct {
 		out, pkg string
 		flags    []string
@@ -170,7 +171,7 @@ func Build(ctx context.Context, repo, version, binDir string, out io.Writer) (*T
 		{t.Kubeadm, "./cmd/kubeadm", []string{"-trimpath", "-ldflags=-s -w"}},
 		{t.Testbed, "./hack/testbed", nil},
 		{t.Pause, "./test/images/pause", nil}, {t.Crash, "./test/images/crash", nil},
-		{t.Webserver, "./test/images/webserver", nil},
+		{t.Resolve, "./test/images/resolve", nil}, {t.Webserver, "./test/images/webserver", nil},
 	} {
 		// Built beside and renamed into place: a running node's boot
 		// program is this very file, which cannot be written to.
@@ -206,7 +207,7 @@ func (t *Toolchain) WithVersion(ctx context.Context, version string, out io.Writ
 	}
 	start := time.Now()
 	v := &Toolchain{Repo: t.Repo, Kubeadm: t.Kubeadm, Testbed: t.Testbed, Pause: t.Pause, Crash: t.Crash,
-		Webserver: t.Webserver, iptables: t.iptables}
+		Resolve: t.Resolve, Webserver: t.Webserver, iptables: t.iptables}
 	if err := v.makeImages(ctx, version, upstreamBinary(t.Repo, version, "kubeadm")); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubeadm-go/kubeadm/internal/addons"
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 )
 
@@ -19,8 +20,9 @@ import (
 // Deployment, Service). Two things already in the cluster
 // are kept: a Corefile someone changed (see customized; the default one of
 // an older release is not told apart from a user's), and the replica count
-// of the one existing DNS Deployment, unless a's PatchDeployment sets
-// another. a is not modified.
+// of the DNS Deployment found (see addons.KeptReplicas), unless a's PatchDeployment sets another. A
+// nil a.Service is left out (see internal/addons/clusterdns, which
+// switches the Service itself). a is not modified.
 //
 // Idempotent: applying the same Addon again changes nothing.
 func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
@@ -61,9 +63,8 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 	}
 
 	deploy := a.Deployment.DeepCopy()
-	if len(list.Items) == 1 && list.Items[0].Spec.Replicas != nil {
-		n := *list.Items[0].Spec.Replicas
-		deploy.Spec.Replicas = &n
+	if n := addons.KeptReplicas(list.Items, Name); n != nil {
+		deploy.Spec.Replicas = n
 	}
 	if deploy, err = a.patchedDeployment(deploy); err != nil {
 		return err
@@ -85,33 +86,11 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 		{What: "Deployment " + Namespace + "/" + Name, Do: func() error {
 			return apiclient.CreateOrUpdate(ctx, cs.AppsV1().Deployments(Namespace), deploy)
 		}},
-		{What: "Service " + Namespace + "/" + ServiceName, Do: func() error {
-			return applyService(ctx, cs, a.Service.DeepCopy())
-		}},
+	}
+	if a.Service != nil {
+		steps = append(steps, apiclient.Write{What: "Service " + Namespace + "/" + ServiceName, Do: func() error {
+			return apiclient.ReplaceService(ctx, cs, a.Service.DeepCopy())
+		}})
 	}
 	return apiclient.WriteTogether(cs, "creating or updating", steps...)
-}
-
-// applyService creates svc or replaces the Service of that name. Unlike
-// for other kinds, creating a Service that exists does not fail with
-// AlreadyExists when it asks for a cluster IP: the taken address makes it
-// Invalid. So the Service is looked up first.
-func applyService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service) error {
-	services := cs.CoreV1().Services(svc.Namespace)
-	return apiclient.RetryWrite(ctx, func() error {
-		_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			_, err = services.Create(ctx, svc, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				// Created meanwhile.
-				_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
-			}
-			return err
-		case err != nil:
-			return err
-		}
-		_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
-		return err
-	})
 }

@@ -146,3 +146,27 @@ type UpgradeConfiguration struct {
 func (c *ClusterConfiguration) KeyAlgorithm() EncryptionAlgorithmType {
 	return c.EncryptionAlgorithm
 }
+
+// DNSAddon names a DNS addon kubeadm can install.
+type DNSAddon string
+
+// The DNS addons: CoreDNS by default, kube-dns when the CoreDNS feature
+// gate is off (docs/decisions/012-kube-dns-addon.md).
+const (
+	CoreDNS DNSAddon = "CoreDNS"
+	KubeDNS DNSAddon = "kube-dns"
+)
+
+// CoreDNSGate is the feature gate that chooses the DNS addon, as in
+// kubeadm v1.11 and v1.12: "CoreDNS=false" installs kube-dns.
+const CoreDNSGate = "CoreDNS"
+
+// DNSAddon is the DNS addon the cluster runs: kube-dns when the CoreDNS
+// feature gate is set to false, else CoreDNS. It says nothing of
+// dns.disabled.
+func (c *ClusterConfiguration) DNSAddon() DNSAddon {
+	if on, set := c.FeatureGates[CoreDNSGate]; set && !on {
+		return KubeDNS
+	}
+	return CoreDNS
+}

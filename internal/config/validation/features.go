@@ -28,7 +28,10 @@ type FeatureGate struct {
 }
 
 // KnownFeatureGates are the gates kubeadm v1.37 recognizes, by name, and
-// CISHardening, which is this kubeadm's own (upstream refuses the name).
+// this kubeadm's own ones (upstream refuses their names): CISHardening,
+// NodeLocalAPILoadBalancer, and CoreDNS, the gate kubeadm v1.9–v1.17 had,
+// kept as the way to choose kube-dns (false) over CoreDNS
+// (docs/decisions/012-kube-dns-addon.md).
 // Any other name, including a different spelling or case, is refused. None
 // is locked in this release. Gates that were removed earlier (for example
 // ControlPlaneKubeletLocalMode, WaitForAllControlPlaneComponents,
@@ -39,6 +42,7 @@ type FeatureGate struct {
 // other than validation needs it (flag help, feature checks); keep one copy.
 var KnownFeatureGates = []FeatureGate{
 	{Name: "CISHardening", Default: false, Stage: FeatureAlpha},
+	{Name: "CoreDNS", Default: true, Stage: FeatureGA},
 	{Name: "NodeLocalAPILoadBalancer", Default: false, Stage: FeatureAlpha},
 	{Name: "RootlessControlPlane", Default: false, Stage: FeatureAlpha},
 }

@@ -6,10 +6,14 @@ import (
 
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeadm-go/kubeadm/internal/addons/clusterdns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
+	"github.com/kubeadm-go/kubeadm/internal/addons/kubedns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/patches"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -67,7 +71,13 @@ func AddonPhase() workflow.Phase[*Data] {
 and Deployment, and the "kube-dns" Service. Existing objects are replaced,
 except that a Corefile someone changed and the Deployment's replica count
 are kept. The DNS Pods are only scheduled once a Pod network add-on is
-installed.`,
+installed.
+
+With the feature gate CoreDNS=false, kube-dns is installed instead: the
+"kube-dns" ServiceAccount, ConfigMap (when missing), Deployment and Service.
+When the other DNS addon runs, the cluster is switched without a DNS outage:
+the new Pods are started and awaited, the "kube-dns" Service (and its cluster
+IP) moves to them, then the old Deployment is deleted.`,
 				InheritFlags: addonCoreDNSFlags(),
 				LocalFlags:   local,
 				Run: func(ctx context.Context, d *Data) error {
@@ -92,27 +102,21 @@ objects are replaced.`,
 	}
 }
 
-// runCoreDNSAddon prints or applies the CoreDNS addon. Idempotent (see
-// coredns.Apply).
+// runCoreDNSAddon prints or applies the cluster's DNS addon: CoreDNS, or
+// kube-dns when the CoreDNS feature gate is off (as kubeadm v1.11–v1.20
+// did in this phase). When the other addon runs, the cluster is switched
+// to the chosen one behind the same Service (clusterdns.Install).
+// Idempotent.
 func runCoreDNSAddon(ctx context.Context, d *Data, printOnly bool) error {
-	a, err := coredns.Build(&d.Cfg.ClusterConfiguration)
+	target, others, manifests, err := dnsAddons(d)
 	if err != nil {
-		return fmt.Errorf("building the CoreDNS addon: %w", err)
-	}
-	if d.PatchesDir != "" {
-		a.PatchDeployment = func(dep *appsv1.Deployment) (*appsv1.Deployment, error) {
-			set, err := loadPatches(d)
-			if err != nil {
-				return nil, err
-			}
-			return patches.ApplyTo(set, patches.TargetCoreDNSDeployment, dep, d.Out)
-		}
+		return err
 	}
 	if printOnly {
-		return printAddon(d, a.Manifests)
+		return printAddon(d, manifests)
 	}
 	if d.Cfg.DNS.Disabled {
-		klog.V(1).Infof("[addons] dns.disabled is set; the CoreDNS addon is not installed")
+		klog.V(1).Infof("[addons] dns.disabled is set; the %s addon is not installed", target.Name)
 		return nil
 	}
 	// Under --dry-run the client only prints what it would send.
@@ -120,11 +124,59 @@ func runCoreDNSAddon(ctx context.Context, d *Data, printOnly bool) error {
 	if err != nil {
 		return err
 	}
-	if err := coredns.Apply(ctx, cs, a); err != nil {
-		return fmt.Errorf("installing the CoreDNS addon: %w", err)
+	opts := clusterdns.Options{Out: d.Out, DryRun: d.DryRun}
+	if err := clusterdns.Install(ctx, cs, target, others, opts); err != nil {
+		return fmt.Errorf("installing the %s addon: %w", target.Name, err)
 	}
-	fmt.Fprintln(d.Out, "[addons] Applied essential addon: CoreDNS")
+	fmt.Fprintf(d.Out, "[addons] Applied essential addon: %s\n", target.Name)
 	return nil
+}
+
+// dnsAddons builds the DNS addon the configuration chooses, the other one
+// (to be replaced when it runs), and the chosen one's printer.
+func dnsAddons(d *Data) (target clusterdns.Addon, others []clusterdns.Addon, manifests func() ([]byte, error), err error) {
+	c := &d.Cfg.ClusterConfiguration
+	core, err := coredns.Build(c)
+	if err != nil {
+		return target, nil, nil, fmt.Errorf("building the CoreDNS addon: %w", err)
+	}
+	if d.PatchesDir != "" {
+		core.PatchDeployment = func(dep *appsv1.Deployment) (*appsv1.Deployment, error) {
+			set, err := loadPatches(d)
+			if err != nil {
+				return nil, err
+			}
+			return patches.ApplyTo(set, patches.TargetCoreDNSDeployment, dep, d.Out)
+		}
+	}
+	kube, err := kubedns.Build(c)
+	if err != nil {
+		return target, nil, nil, fmt.Errorf("building the kube-dns addon: %w", err)
+	}
+	coreAddon := clusterdns.Addon{
+		Name: "CoreDNS", Deployment: coredns.Name, Service: core.Service,
+		Apply: func(ctx context.Context, cs kubernetes.Interface, withService bool) error {
+			a := *core
+			if !withService {
+				a.Service = nil
+			}
+			return coredns.Apply(ctx, cs, &a)
+		},
+	}
+	kubeAddon := clusterdns.Addon{
+		Name: "kube-dns", Deployment: kubedns.Name, Service: kube.Service,
+		Apply: func(ctx context.Context, cs kubernetes.Interface, withService bool) error {
+			a := *kube
+			if !withService {
+				a.Service = nil
+			}
+			return kubedns.Apply(ctx, cs, &a)
+		},
+	}
+	if c.DNSAddon() == kubeadm.KubeDNS {
+		return kubeAddon, []clusterdns.Addon{coreAddon}, kube.Manifests, nil
+	}
+	return coreAddon, []clusterdns.Addon{kubeAddon}, core.Manifests, nil
 }
 
 // runKubeProxyAddon prints or applies the kube-proxy addon. Idempotent

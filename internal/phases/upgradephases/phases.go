@@ -607,7 +607,7 @@ a control-plane node upgrades them).`,
 			// --patches: "corednsdeployment" patches apply to CoreDNS,
 			// "kubeproxydaemonset" ones to kube-proxy.
 			{Name: "all", Short: "Upgrade every essential addon", RunAllSiblings: true, InheritFlags: []string{"config", "kubeconfig", "dry-run", "patches"}},
-			sub("coredns", "Upgrade the CoreDNS addon", "patches"),
+			sub("coredns", "Upgrade the CoreDNS addon (kube-dns with the feature gate CoreDNS=false)", "patches"),
 			sub("kube-proxy", "Upgrade the kube-proxy addon", "patches"),
 		},
 	}
