@@ -207,7 +207,19 @@ func (d *Data) InitView(ctx context.Context) (*initphases.Data, error) {
 	// The cluster's admin.conf binding exists already: no need for the
 	// authorization dance of init's first API call.
 	v.NewClient = func(ctx context.Context) (kubernetes.Interface, error) {
-		c, _, err := apiclient.FromKubeconfig(filepath.Join(d.KubeconfigDir, "admin.conf"), apiCallTimeout(d.Cfg.Timeouts))
+		admin, timeout := filepath.Join(d.KubeconfigDir, "admin.conf"), apiCallTimeout(d.Cfg.Timeouts)
+		if cfg.ControlPlaneEndpoint == "" && !d.DryRun {
+			// Without a controlPlaneEndpoint (a cluster behind the
+			// node-local balancer) admin.conf names this node's own API
+			// server, which only runs once the control-plane and etcd
+			// phases are done: reach the one discovery found instead.
+			if kc, err := d.TLSBootstrapConfig(ctx); err == nil {
+				if cluster := currentCluster(kc); cluster != nil && cluster.Server != "" {
+					return apiclient.FromKubeconfigAt(admin, cluster.Server, timeout)
+				}
+			}
+		}
+		c, _, err := apiclient.FromKubeconfig(admin, timeout)
 		return c, err
 	}
 	d.initView = v
