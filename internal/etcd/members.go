@@ -193,7 +193,9 @@ func (c *Client) AddLearner(ctx context.Context, name, peerURL string) (Member, 
 			return c.api.MemberAddAsLearner(ctx, []string{peerURL})
 		})
 		if err != nil {
-			if classify(ctx, err) == kindTooManyLearners {
+			// What etcd answered, even if the retry's time ran out
+			// meanwhile (the name then still helps).
+			if classify(context.Background(), err) == kindTooManyLearners {
 				return fmt.Errorf("another member is still a learner (%s): %w", describeLearners(current), err)
 			}
 			return err
