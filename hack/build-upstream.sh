@@ -139,7 +139,13 @@ build_coredns() {
 # the repository), into .cache/upstream/kube-dns-$KUBEDNS_COMMIT/.
 build_kubedns() {
   local kout="$root/.cache/upstream/kube-dns-$KUBEDNS_COMMIT"
-  local src="${KUBEDNS_SOURCE:-$root/../shared/third_party/kubernetes-dns-$KUBEDNS_COMMIT.tar.gz}"
+  local name="kubernetes-dns-$KUBEDNS_COMMIT.tar.gz"
+  local src="${KUBEDNS_SOURCE:-$root/../shared/third_party/$name}"
+  # A clone that is not next to shared/ (a worktree, CI's checkout) finds
+  # the machine's copy.
+  if [ -z "${KUBEDNS_SOURCE:-}" ] && [ ! -f "$src" ] && [ -f "/work/shared/third_party/$name" ]; then
+    src="/work/shared/third_party/$name"
+  fi
   if [ -x "$kout/kube-dns" ] && [ -x "$kout/dnsmasq-nanny" ] && [ -x "$kout/sidecar" ]; then return; fi
   if [ ! -f "$src" ]; then
     echo "kube-dns: no source archive at $src (set KUBEDNS_SOURCE)" >&2
