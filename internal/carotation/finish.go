@@ -75,11 +75,8 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 			return writeBundle(pki.CertPath(p.CertDir, front.CA.BaseName), frontWant, dry)
 		}},
 	}
-	for _, k := range kubeconfigReaders {
-		path := filepath.Join(p.KubernetesDir, k.file)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+	for _, k := range p.kubeconfigs() {
+		path := k.path
 		changes = append(changes, change{path, "certificate-authority-data: the new CA alone", k.component, false, func(dry bool) (bool, error) {
 			return setKubeconfigCAs(path, clusterWant, dry)
 		}})

@@ -3,10 +3,7 @@ package carotation
 import (
 	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
@@ -125,17 +122,13 @@ func (p *ControlPlane) trusted(cluster, front *CAState) error {
 			return fmt.Errorf("%s does not trust the new %s yet: run the trust phase first", pki.CertPath(p.CertDir, s.CA.BaseName), s.CA.Description)
 		}
 	}
-	for _, k := range kubeconfigReaders {
-		path := filepath.Join(p.KubernetesDir, k.file)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		cur, err := kubeconfigCAs(path)
+	for _, k := range p.kubeconfigs() {
+		cur, err := kubeconfigCAs(k.path)
 		if err != nil {
 			return err
 		}
 		if !cur.Contains(cluster.Next) {
-			return fmt.Errorf("%s does not trust the new cluster CA yet: run the trust phase first", path)
+			return fmt.Errorf("%s does not trust the new cluster CA yet: run the trust phase first", k.path)
 		}
 	}
 	return nil

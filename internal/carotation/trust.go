@@ -50,6 +50,24 @@ var kubeconfigReaders = []struct{ file, component string }{
 	{"kubelet.conf", Kubelet},
 }
 
+// kubeconfigFile is one of kubeconfigReaders on this node: its path and
+// the component that reads it ("" for none).
+type kubeconfigFile struct{ path, component string }
+
+// kubeconfigs returns the kubeconfigReaders this node has (a worker has
+// only kubelet.conf, and super-admin.conf may be gone).
+func (p *ControlPlane) kubeconfigs() []kubeconfigFile {
+	var files []kubeconfigFile
+	for _, k := range kubeconfigReaders {
+		path := filepath.Join(p.KubernetesDir, k.file)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		files = append(files, kubeconfigFile{path, k.component})
+	}
+	return files
+}
+
 // The controller manager's flags that name the CA it signs with. Its
 // signer wants exactly one certificate in that file, so during a rotation
 // they name a copy of the signing CA in Folder (kubernetes/kubeadm#1350).
@@ -151,11 +169,8 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 			return writeBundle(pki.CertPath(p.CertDir, front.CA.BaseName), frontWant, dry)
 		}},
 	}
-	for _, k := range kubeconfigReaders {
-		path := filepath.Join(p.KubernetesDir, k.file)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+	for _, k := range p.kubeconfigs() {
+		path := k.path
 		cur, err := kubeconfigCAs(path)
 		if err != nil {
 			return err
