@@ -59,18 +59,7 @@ func ControlPlane(c *kubeadm.ClusterConfiguration, component string) string {
 // DNS returns the CoreDNS image. In the default registry CoreDNS lives
 // under an extra "coredns/" path; in any other repository it does not.
 func DNS(c *kubeadm.ClusterConfiguration) string {
-	repo := c.ImageRepository
-	if repo == DefaultRepository {
-		repo += "/coredns"
-	}
-	if c.DNS.ImageRepository != "" {
-		repo = c.DNS.ImageRepository
-	}
-	tag := CoreDNSVersion
-	if c.DNS.ImageTag != "" {
-		tag = c.DNS.ImageTag
-	}
-	return Ref(repo, CoreDNS, tag)
+	return dnsImage(c, "coredns", CoreDNS, CoreDNSVersion)
 }
 
 // KubeDNS returns the image of one of the kube-dns addon's containers
@@ -78,14 +67,20 @@ func DNS(c *kubeadm.ClusterConfiguration) string {
 // they live under an extra "dns/" path; in any other repository they do
 // not. dns.imageRepository and dns.imageTag override, as for CoreDNS.
 func KubeDNS(c *kubeadm.ClusterConfiguration, name string) string {
+	return dnsImage(c, "dns", name, KubeDNSVersion)
+}
+
+// dnsImage is a DNS addon's image name: under imageRepository, plus the
+// extra path defaultPath in the default registry, unless dns.imageRepository
+// names another; tagged dns.imageTag, or tag.
+func dnsImage(c *kubeadm.ClusterConfiguration, defaultPath, name, tag string) string {
 	repo := c.ImageRepository
 	if repo == DefaultRepository {
-		repo += "/dns"
+		repo += "/" + defaultPath
 	}
 	if c.DNS.ImageRepository != "" {
 		repo = c.DNS.ImageRepository
 	}
-	tag := KubeDNSVersion
 	if c.DNS.ImageTag != "" {
 		tag = c.DNS.ImageTag
 	}
