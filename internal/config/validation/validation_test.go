@@ -305,7 +305,9 @@ func TestClusterConfiguration(t *testing.T) {
 		{"CIS hardening with a rootless control plane", func(c *kubeadm.ClusterConfiguration) {
 			c.FeatureGates = map[string]bool{"CISHardening": true, "RootlessControlPlane": true}
 		}, []want{inv("featureGates")}},
-		{"host processes alone", func(c *kubeadm.ClusterConfiguration) { c.FeatureGates = map[string]bool{"HostProcessControlPlane": true} }, nil},
+		{"host processes alone", func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"HostProcessControlPlane": true}
+		}, nil},
 		{"host processes with CIS hardening", func(c *kubeadm.ClusterConfiguration) {
 			c.FeatureGates = map[string]bool{"HostProcessControlPlane": true, "CISHardening": true}
 		}, []want{inv("featureGates")}},
