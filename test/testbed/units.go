@@ -21,8 +21,8 @@ type serviceUnit struct {
 	restartDelay time.Duration
 }
 
-// systemdDefaultRestartSec is systemd's RestartSec when a unit sets none.
-const systemdDefaultRestartSec = 100 * time.Millisecond
+// systemdDefaultRestartDelay is systemd's RestartSec when a unit sets none.
+const systemdDefaultRestartDelay = 100 * time.Millisecond
 
 // readServiceUnit reads unitDir/name (a ".service" unit). ok is false for
 // a unit without a file or without ExecStart (a timer's, say).
@@ -41,7 +41,7 @@ func readServiceUnit(name string) (u serviceUnit, ok bool, err error) {
 // parseServiceUnit reads the settings of serviceUnit from a unit file's
 // text.
 func parseServiceUnit(name, text string) (u serviceUnit, err error) {
-	u.restartDelay = systemdDefaultRestartSec
+	u.restartDelay = systemdDefaultRestartDelay
 	section := ""
 	for _, line := range unitLines(text) {
 		if strings.HasPrefix(line, "[") {

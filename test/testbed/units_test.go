@@ -53,7 +53,7 @@ func TestReadServiceUnitSettings(t *testing.T) {
 		restart bool
 		delay   time.Duration
 	}{
-		{"[Service]\nExecStart=/bin/x\n", false, systemdDefaultRestartSec},
+		{"[Service]\nExecStart=/bin/x\n", false, systemdDefaultRestartDelay},
 		{"[Service]\nExecStart=/bin/x\nRestart=always\nRestartSec=5\n", true, 5 * time.Second},
 		{"[Service]\nExecStart=-/bin/x\nRestart=on-failure\nRestartSec=250ms\n", true, 250 * time.Millisecond},
 	} {
