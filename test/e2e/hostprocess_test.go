@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,8 +22,10 @@ var hostProcessPrograms = []string{"etcd", "kube-apiserver", "kube-controller-ma
 // TestHostProcessControlPlane makes a cluster of a control-plane node and
 // a worker whose control plane runs as systemd units (the
 // HostProcessControlPlane feature gate), the programs installed in the
-// node's /usr/local/sbin as a user would: the nodes are Ready, the units
-// run and the components are healthy with no static Pod of theirs, a Pod
+// node's /usr/local/sbin as a user would: the nodes are Ready, a second
+// control-plane node joins with units of its own and its etcd member
+// votes, the units run and the components are healthy with no static Pod
+// of theirs, a Pod
 // resolves the kubernetes Service's name through the cluster's DNS, a
 // kube-apiserver killed with SIGKILL is brought back by the init system,
 // and reset leaves both nodes' folders (units included) as they were.
@@ -38,11 +43,11 @@ func TestHostProcessControlPlane(t *testing.T) {
 	for _, p := range hostProcessPrograms {
 		c.Programs[p] = tc.UpstreamBinary(p)
 	}
-	nodes, err := c.Up(context.Background(), "node1", "node2")
+	nodes, err := c.Up(context.Background(), "node1", "node2", "node3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n1, n2 := nodes[0], nodes[1]
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	before := map[string]map[string]string{}
 	for _, n := range nodes {
 		if err := n.WriteCNIConfig(); err != nil {
@@ -54,7 +59,7 @@ func TestHostProcessControlPlane(t *testing.T) {
 	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, testbed.KubernetesVersion, ""),
 		"networking:\n", "featureGates:\n  HostProcessControlPlane: true\nnetworking:\n", 1))
 	start := time.Now()
-	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
+	r := run(t, n1, "kubeadm", "init", "--config", cfg, "--upload-certs", ignoreFindings())
 	if r.Code != 0 {
 		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -79,6 +84,29 @@ func TestHostProcessControlPlane(t *testing.T) {
 	nodeReady(t, n1, "node1", 90*time.Second)
 	nodeReady(t, n1, "node2", 90*time.Second)
 	t.Logf("init, join and both nodes Ready: %v", time.Since(start).Round(time.Second))
+
+	t.Run("a second control-plane node joins with units of its own", func(t *testing.T) {
+		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n3.Addr().String(), ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("control-plane join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("control-plane join: %v", r.Took.Round(time.Millisecond))
+		nodeReady(t, n1, "node3", 90*time.Second)
+		for _, p := range hostProcessPrograms {
+			if got := strings.TrimSpace(mustRun(t, n3, "systemctl", "is-active", p)); got != "active" {
+				t.Errorf("%s.service of node3 is %q", p, got)
+			}
+		}
+		if entries, err := os.ReadDir(n3.HostPath("/etc/kubernetes/manifests")); len(entries) > 0 || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
+			t.Errorf("node3 has static Pod manifests: %v, %v", entries, err)
+		}
+		members := mustRun(t, n3, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+			"--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt", "--key=/etc/kubernetes/pki/etcd/healthcheck-client.key", "member", "list")
+		if strings.Count(members, ", started, ") != 2 || strings.Contains(members, "true") {
+			t.Errorf("etcd members (two started voters wanted):\n%s", members)
+		}
+	})
 
 	t.Run("the control plane runs as units", func(t *testing.T) {
 		for _, p := range hostProcessPrograms {
@@ -139,7 +167,7 @@ func TestHostProcessControlPlane(t *testing.T) {
 	})
 
 	t.Run("reset leaves the nodes as before", func(t *testing.T) {
-		for _, n := range []*testbed.Node{n2, n1} {
+		for _, n := range []*testbed.Node{n3, n2, n1} {
 			if r := run(t, n, "kubeadm", "reset", "--force"); r.Code != 0 {
 				t.Fatalf("reset %s: exit %d\n%s%s", n.Name, r.Code, r.Stdout, r.Stderr)
 			}
@@ -147,13 +175,15 @@ func TestHostProcessControlPlane(t *testing.T) {
 				t.Errorf("after reset, %s differs in: %v", n.Name, d)
 			}
 		}
-		for _, p := range hostProcessPrograms {
-			if r := run(t, n1, "systemctl", "status", p); r.Code != 4 {
-				t.Errorf("after reset, systemctl status %s: exit %d, want 4 (no such unit)\n%s", p, r.Code, r.Stdout)
+		for _, n := range []*testbed.Node{n3, n1} {
+			for _, p := range hostProcessPrograms {
+				if r := run(t, n, "systemctl", "status", p); r.Code != 4 {
+					t.Errorf("after reset, systemctl status %s on %s: exit %d, want 4 (no such unit)\n%s", p, n.Name, r.Code, r.Stdout)
+				}
 			}
-		}
-		if out := mustRun(t, n1, "ps", "-e", "-o", "comm="); strings.Contains(out, "kube-apiserver") || strings.Contains(out, "etcd\n") {
-			t.Errorf("control-plane processes still run after reset:\n%s", out)
+			if out := mustRun(t, n, "ps", "-e", "-o", "comm="); strings.Contains(out, "kube-apiserver") || strings.Contains(out, "etcd\n") {
+				t.Errorf("control-plane processes still run on %s after reset:\n%s", n.Name, out)
+			}
 		}
 	})
 }

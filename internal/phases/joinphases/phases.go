@@ -14,7 +14,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/version"
@@ -74,9 +73,6 @@ control-plane images.`,
 // their node-local load balancers (NodeLocalAPILoadBalancer), which need
 // no shared address.
 func canTakeControlPlane(c *kubeadm.ClusterConfiguration) error {
-	if hostprocess.Enabled(c.FeatureGates) {
-		return fmt.Errorf("this cluster's control plane runs as host processes (feature gate %s), and joining a control-plane node to such a cluster is not supported yet; workers can join", hostprocess.Gate)
-	}
 	if c.ControlPlaneEndpoint != "" || apilb.Enabled(c.FeatureGates) {
 		return nil
 	}

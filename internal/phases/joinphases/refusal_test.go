@@ -76,12 +76,3 @@ func TestControlPlaneJoinNeedsAnEndpointOrTheBalancer(t *testing.T) {
 		})
 	}
 }
-
-// A control plane of host processes takes no second control-plane node
-// yet, whatever its endpoint.
-func TestControlPlaneJoinRefusesHostProcesses(t *testing.T) {
-	c := kubeadm.ClusterConfiguration{ControlPlaneEndpoint: "lb.example:6443", FeatureGates: map[string]bool{"HostProcessControlPlane": true}}
-	if err := canTakeControlPlane(&c); err == nil || !strings.Contains(err.Error(), "not supported yet") {
-		t.Errorf("err = %v", err)
-	}
-}
