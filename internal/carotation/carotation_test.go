@@ -239,6 +239,35 @@ func TestTrustNeedsPrepare(t *testing.T) {
 	}
 }
 
+// With an external etcd kubeadm holds no etcd CA key: prepare makes no
+// new etcd CA, and trust leaves etcd/ca.crt, etcd and the API server alone.
+func TestTrustExternalEtcd(t *testing.T) {
+	cfg, l := testNode(t)
+	cfg.Etcd = kubeadm.Etcd{External: &kubeadm.ExternalEtcd{Endpoints: []string{"https://etcd:2379"}}}
+	os.Remove(pki.KeyPath(l.CertDir, "etcd/ca")) // the user's etcd CA: no key here
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir(), "etcd")); !os.IsNotExist(err) {
+		t.Errorf("prepare made a new etcd CA: %v", err)
+	}
+	fc := newFakeCluster(t, l)
+	comps := &fakeComponents{cluster: fc, fail: map[string]error{}}
+	out := &bytes.Buffer{}
+	p := &ControlPlane{Layout: l, Client: fc.client, Components: comps, RestartKubelet: comps.kubelet, Out: out, Timeout: 2e9, Interval: 1e6,
+		Cfg: &cfg.ClusterConfiguration, KeyOptions: testOptions(), Kubelet: kubeletCert(l, fc.client, comps.kubelet, out)}
+	before, _ := os.ReadFile(pki.CertPath(l.CertDir, "etcd/ca"))
+	if err := p.Trust(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if after, _ := os.ReadFile(pki.CertPath(l.CertDir, "etcd/ca")); !bytes.Equal(before, after) {
+		t.Error("trust changed etcd/ca.crt")
+	}
+	if want := []string{"replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+}
+
 func TestTrustWaitsForPublication(t *testing.T) {
 	_, _, comps, p, _ := trustNode(t)
 	comps.cluster = &fakeCluster{client: comps.cluster.client, l: Layout{CertDir: t.TempDir()}} // publishes nothing new
