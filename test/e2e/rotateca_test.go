@@ -319,34 +319,46 @@ func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time
 
 // checkAPILoop checks the kubectl loop through a rotation: on this one
 // control-plane node a call may fail only while the API server restarts
-// to read the etcd CA file (trust and finish: apiRestarts of them), and
-// only as a call to an API server that is away fails (refused, cut);
-// never for a certificate, a credential or etcd.
+// to read the etcd CA file (trust and finish: apiRestarts of them): as a
+// call to an API server that is away fails (refused, cut), or, in the
+// seconds after it serves again, Forbidden until its authorizer has read
+// the RBAC objects. Never for a certificate, a credential or etcd.
 func checkAPILoop(t *testing.T, tries int, failures []string, apiRestarts int) {
 	t.Helper()
 	away := []string{"was refused", "connection refused", "EOF", "connection reset", "GOAWAY", "ServiceUnavailable", "shutting down", "TLS handshake timeout"}
-	var windows []string
+	type window struct{ from, to time.Time }
+	var windows []window
+	var starting []time.Time
 	var other []string
-	var first, last time.Time
+	awayN := 0
 	for _, f := range failures {
 		at, err := time.Parse("15:04:05.000", strings.SplitN(f, ": ", 2)[0])
-		if err != nil || !slices.ContainsFunc(away, func(s string) bool { return strings.Contains(f, s) }) {
+		switch {
+		case err != nil:
 			other = append(other, f)
-			continue
+		case strings.Contains(f, "(Forbidden)"):
+			starting = append(starting, at)
+		case !slices.ContainsFunc(away, func(s string) bool { return strings.Contains(f, s) }):
+			other = append(other, f)
+		case len(windows) > 0 && at.Sub(windows[len(windows)-1].to) <= 5*time.Second:
+			windows[len(windows)-1].to = at
+			awayN++
+		default:
+			windows = append(windows, window{at, at})
+			awayN++
 		}
-		if !first.IsZero() && at.Sub(last) > 5*time.Second {
-			windows = append(windows, fmt.Sprintf("%s for %v", first.Format("15:04:05"), last.Sub(first).Round(100*time.Millisecond)))
-			first = time.Time{}
-		}
-		if first.IsZero() {
-			first = at
-		}
-		last = at
 	}
-	if !first.IsZero() {
-		windows = append(windows, fmt.Sprintf("%s for %v", first.Format("15:04:05"), last.Sub(first).Round(100*time.Millisecond)))
+	for _, at := range starting {
+		if !slices.ContainsFunc(windows, func(w window) bool { return !at.Before(w.to) && at.Sub(w.to) <= 10*time.Second }) {
+			other = append(other, at.Format("15:04:05.000")+": Forbidden, not just after the API server came back")
+		}
 	}
-	t.Logf("kubectl loop through the rotation: %d tries, %d failed while the API server was away (%d restarts made: %v), %d otherwise", tries, len(failures)-len(other), apiRestarts, windows, len(other))
+	var spans []string
+	for _, w := range windows {
+		spans = append(spans, fmt.Sprintf("%s for %v", w.from.Format("15:04:05"), w.to.Sub(w.from).Round(100*time.Millisecond)))
+	}
+	t.Logf("kubectl loop through the rotation: %d tries; %d failed while the API server was away (%d restarts made: %v), %d Forbidden just after it came back, %d otherwise",
+		tries, awayN, apiRestarts, spans, len(starting), len(other))
 	if len(other) > 0 || len(windows) > apiRestarts || tries < 10 {
 		t.Errorf("kubectl loop: %d tries, failures:\n%s", tries, strings.Join(failures, "\n"))
 	}
