@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
@@ -32,11 +33,11 @@ func TestPrepare(t *testing.T) {
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"rotate-ca/ca.crt", "rotate-ca/ca.key", "rotate-ca/front-proxy-ca.crt", "rotate-ca/front-proxy-ca.key"}
+	want := []string{"rotate-ca/ca.crt", "rotate-ca/ca.key", "rotate-ca/etcd/ca.crt", "rotate-ca/etcd/ca.key", "rotate-ca/front-proxy-ca.crt", "rotate-ca/front-proxy-ca.key"}
 	if got := changed(before, snapshot(t, l.CertDir)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("changed %v, want %v", got, want)
 	}
-	for _, ca := range Rotated() {
+	for _, ca := range Rotated(nil) {
 		s, err := ReadCA(l.CertDir, ca)
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +65,7 @@ func TestPrepare(t *testing.T) {
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadCA(l.CertDir, Rotated()[0])
+	s, err := ReadCA(l.CertDir, Rotated(nil)[0])
 	if err != nil || s.Next == nil {
 		t.Fatalf("%v %v", s, err)
 	}
@@ -101,8 +102,8 @@ func trustNode(t *testing.T) (Layout, *fakeCluster, *fakeComponents, *ControlPla
 func TestTrustControlPlane(t *testing.T) {
 	l, fc, comps, p, out := trustNode(t)
 	ctx := context.Background()
-	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
-	front, _ := ReadCA(l.CertDir, Rotated()[1])
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
+	front, _ := ReadCA(l.CertDir, Rotated(nil)[1])
 	both := certsOf(cluster.Signer, cluster.Next)
 
 	before := snapshot(t, l.KubernetesDir)
@@ -114,7 +115,7 @@ func TestTrustControlPlane(t *testing.T) {
 	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
 		t.Fatalf("dry run changed %v, restarted %v", got, comps.log)
 	}
-	for _, want := range []string{"Would write " + pki.CertPath(l.CertDir, "ca") + " (trust bundle of the cluster CA)", "Would restart kube-controller-manager", "Would restart kubelet"} {
+	for _, want := range []string{"Would write " + pki.CertPath(l.CertDir, "ca") + " (trust bundle of the Kubernetes cluster CA)", "Would restart kube-controller-manager", "Would restart kubelet"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run did not say %q:\n%s", want, out.String())
 		}
@@ -124,7 +125,7 @@ func TestTrustControlPlane(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	wantChanged := []string{"admin.conf", "controller-manager.conf", "kubelet.conf", "manifests/kube-controller-manager.yaml",
-		"pki/ca.crt", "pki/front-proxy-ca.crt", "pki/rotate-ca/signer.crt", "pki/rotate-ca/signer.key", "scheduler.conf", "super-admin.conf"}
+		"pki/ca.crt", "pki/etcd/ca.crt", "pki/front-proxy-ca.crt", "pki/rotate-ca/signer.crt", "pki/rotate-ca/signer.key", "scheduler.conf", "super-admin.conf"}
 	if got := changed(before, snapshot(t, l.KubernetesDir)); !reflect.DeepEqual(got, wantChanged) {
 		t.Errorf("changed %v\nwant    %v", got, wantChanged)
 	}
@@ -133,6 +134,10 @@ func TestTrustControlPlane(t *testing.T) {
 	}
 	if got := mustBundle(t, pki.CertPath(l.CertDir, "front-proxy-ca")); !got.Equal(certsOf(front.Signer, front.Next)) {
 		t.Errorf("front-proxy-ca.crt holds %s", serials(got))
+	}
+	etcdCA, _ := ReadCA(l.CertDir, Rotated(nil)[2])
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "etcd/ca")); !got.Equal(certsOf(etcdCA.Signer, etcdCA.Next)) {
+		t.Errorf("etcd/ca.crt holds %s", serials(got))
 	}
 	if got := mustBundle(t, filepath.Join(l.Dir(), "signer.crt")); !got.Equal(certsOf(cluster.Signer)) {
 		t.Errorf("signer.crt holds %s", serials(got))
@@ -148,7 +153,9 @@ func TestTrustControlPlane(t *testing.T) {
 	if string(m) != wantManifest {
 		t.Errorf("manifest:\n%s", m)
 	}
-	if want := []string{"replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+	// etcd first, then the API server (etcd/ca.crt), each healthy before
+	// the next; then the API server's clients.
+	if want := []string{"restart etcd", "restart kube-apiserver", "replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
 	cm, _ := fc.client.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
@@ -205,7 +212,7 @@ func TestTrustResumesRestarts(t *testing.T) {
 func TestTrustAfterCrash(t *testing.T) {
 	l, _, comps, p, _ := trustNode(t)
 	ctx := context.Background()
-	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	both := certsOf(cluster.Signer, cluster.Next)
 	if err := pendingPath(l.Dir()).write([]string{ControllerManager, Kubelet}); err != nil {
 		t.Fatal(err)
@@ -219,7 +226,7 @@ func TestTrustAfterCrash(t *testing.T) {
 	if err := p.Trust(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"restart kube-controller-manager", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+	if want := []string{"restart etcd", "restart kube-apiserver", "restart kube-controller-manager", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
 }
@@ -229,6 +236,35 @@ func TestTrustNeedsPrepare(t *testing.T) {
 	p := &ControlPlane{Layout: l, Out: &bytes.Buffer{}}
 	if err := p.Trust(context.Background()); err == nil || !strings.Contains(err.Error(), "run the prepare phase first") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// With an external etcd kubeadm holds no etcd CA key: prepare makes no
+// new etcd CA, and trust leaves etcd/ca.crt, etcd and the API server alone.
+func TestTrustExternalEtcd(t *testing.T) {
+	cfg, l := testNode(t)
+	cfg.Etcd = kubeadm.Etcd{External: &kubeadm.ExternalEtcd{Endpoints: []string{"https://etcd:2379"}}}
+	os.Remove(pki.KeyPath(l.CertDir, "etcd/ca")) // the user's etcd CA: no key here
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir(), "etcd")); !os.IsNotExist(err) {
+		t.Errorf("prepare made a new etcd CA: %v", err)
+	}
+	fc := newFakeCluster(t, l)
+	comps := &fakeComponents{cluster: fc, fail: map[string]error{}}
+	out := &bytes.Buffer{}
+	p := &ControlPlane{Layout: l, Client: fc.client, Components: comps, RestartKubelet: comps.kubelet, Out: out, Timeout: 2e9, Interval: 1e6,
+		Cfg: &cfg.ClusterConfiguration, KeyOptions: testOptions(), Kubelet: kubeletCert(l, fc.client, comps.kubelet, out)}
+	before, _ := os.ReadFile(pki.CertPath(l.CertDir, "etcd/ca"))
+	if err := p.Trust(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if after, _ := os.ReadFile(pki.CertPath(l.CertDir, "etcd/ca")); !bytes.Equal(before, after) {
+		t.Error("trust changed etcd/ca.crt")
+	}
+	if want := []string{"replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
 }
 
@@ -265,7 +301,7 @@ func TestSigningFlags(t *testing.T) {
 
 func TestTrustWorker(t *testing.T) {
 	_, l := testNode(t)
-	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	next, _ := pki.NewPrivateKey("ECDSA-P256")
 	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", Validity: 1e18}, next, testNow())
 	conf, caFile := filepath.Join(l.KubernetesDir, "kubelet.conf"), pki.CertPath(l.CertDir, "ca")
@@ -351,7 +387,7 @@ func TestRewriteKeepsOwner(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	cfg, l := testNode(t)
-	if got := Status(l.CertDir, l.KubernetesDir); got != nil {
+	if got := Status(nil, l.CertDir, l.KubernetesDir); got != nil {
 		t.Fatalf("no rotation: %q", got)
 	}
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
@@ -360,15 +396,23 @@ func TestStatus(t *testing.T) {
 	want := []string{
 		"ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf",
 		"front-proxy-ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: front-proxy-client",
+		"etcd-ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: apiserver-etcd-client, etcd-healthcheck-client, etcd-peer, etcd-server",
 	}
-	if got := Status(l.CertDir, l.KubernetesDir); !reflect.DeepEqual(got, want) {
+	if got := Status(nil, l.CertDir, l.KubernetesDir); !reflect.DeepEqual(got, want) {
 		t.Errorf("after prepare:\n%q\nwant\n%q", got, want)
 	}
 	_, _, _, p, _ := trustNode(t)
 	if err := p.Trust(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := Status(p.CertDir, p.KubernetesDir); len(got) != 2 || !strings.HasPrefix(got[0], "ca: the old CA signs, both are trusted; signed by the new CA: none; by the old CA: admin.conf,") {
+	if got := Status(nil, p.CertDir, p.KubernetesDir); len(got) != 3 || !strings.HasPrefix(got[0], "ca: the old CA signs, both are trusted; signed by the new CA: none; by the old CA: admin.conf,") {
 		t.Errorf("after trust: %q", got)
+	}
+	// With an external etcd, kubeadm holds no etcd CA key: it is not
+	// rotated, nor reported.
+	external := &cfg.ClusterConfiguration
+	external.Etcd = kubeadm.Etcd{External: &kubeadm.ExternalEtcd{Endpoints: []string{"https://etcd:2379"}}}
+	if got := Status(external, l.CertDir, l.KubernetesDir); len(got) != 2 {
+		t.Errorf("external etcd: %q", got)
 	}
 }

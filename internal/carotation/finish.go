@@ -2,7 +2,6 @@ package carotation
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,10 +33,11 @@ func orNobody(component string) string {
 //  1. it refuses while a certificate of this node, or a Node's kubelet
 //     client certificate (KubeletClientCAAnnotation), is not of the new
 //     CA yet;
-//  2. ca.crt, front-proxy-ca.crt and the kubeconfig files trust the new
-//     CA alone; the controller manager's manifest names ca.crt and ca.key
-//     again, as init writes it; the controller manager, the scheduler and
-//     the kubelet restart one at a time;
+//  2. ca.crt, front-proxy-ca.crt, etcd/ca.crt and the kubeconfig files
+//     trust the new CA alone; the controller manager's manifest names
+//     ca.crt and ca.key again, as init writes it; etcd, the API server
+//     (both on the new etcd CA's certificates since sign), the controller
+//     manager, the scheduler and the kubelet restart one at a time;
 //  3. cluster-info and extension-apiserver-authentication list the new
 //     CAs alone, and the step waits until every kube-root-ca.crt does;
 //  4. the Nodes' records and the rotation's folder are removed.
@@ -49,9 +49,9 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 		fmt.Fprintf(p.Out, "[rotate-ca] No rotation under way (no %s): nothing to finish\n", p.Dir())
 		return nil
 	}
-	cluster, front, err := p.readBoth()
+	states, err := p.readAll()
 	if err == nil {
-		err = p.signed(cluster, front)
+		err = p.signed(states)
 	}
 	if err != nil && p.DryRun {
 		fmt.Fprintf(p.Out, "[rotate-ca] Would drop the old CAs, once this is done: %v\n", err)
@@ -60,28 +60,30 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cluster := states[0]
 	if !p.DryRun {
 		if err := checkNodes(ctx, p.Client, KubeletClientCAAnnotation, bootstraptoken.CACertHash(cluster.Next), "sign"); err != nil {
 			return err
 		}
 	}
-	clusterWant, frontWant := Bundle{cluster.Next}, Bundle{front.Next}
-	manifest := filepath.Join(p.ManifestDir, ControllerManager+".yaml")
-	changes := []change{
-		{pki.CertPath(p.CertDir, cluster.CA.BaseName), "the new cluster CA alone", ControllerManager, false, func(dry bool) (bool, error) {
-			return writeBundle(pki.CertPath(p.CertDir, cluster.CA.BaseName), clusterWant, dry)
-		}},
-		{pki.CertPath(p.CertDir, front.CA.BaseName), "the new front proxy CA alone", "", false, func(dry bool) (bool, error) {
-			return writeBundle(pki.CertPath(p.CertDir, front.CA.BaseName), frontWant, dry)
-		}},
+	want := map[string]Bundle{}
+	var changes []change
+	for _, s := range states {
+		path, b := pki.CertPath(p.CertDir, s.CA.BaseName), Bundle{s.Next}
+		want[s.CA.Name] = b
+		changes = append(changes, change{path, "the new " + s.CA.Description + " alone", caReaders(s.CA), false, func(dry bool) (bool, error) {
+			return writeBundle(path, b, dry)
+		}})
 	}
+	clusterWant, frontWant := want[pki.CAName], want[pki.FrontProxyCAName]
+	manifest := filepath.Join(p.ManifestDir, ControllerManager+".yaml")
 	for _, k := range p.kubeconfigs() {
 		path := k.path
-		changes = append(changes, change{path, "certificate-authority-data: the new CA alone", k.component, false, func(dry bool) (bool, error) {
+		changes = append(changes, change{path, "certificate-authority-data: the new CA alone", k.restarts(), false, func(dry bool) (bool, error) {
 			return setKubeconfigCAs(path, clusterWant, dry)
 		}})
 	}
-	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag + " back to ca.crt and ca.key", ControllerManager, true, func(dry bool) (bool, error) {
+	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag + " back to ca.crt and ca.key", []string{ControllerManager}, true, func(dry bool) (bool, error) {
 		return setSigningFlags(manifest, "ca.crt", "ca.key", dry)
 	}})
 	return p.apply(ctx, changes, func(ctx context.Context) error {
@@ -114,11 +116,14 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 
 // signed checks that the sign step made the new CAs sign every
 // certificate of this node.
-func (p *ControlPlane) signed(cluster, front *CAState) error {
-	if !cluster.Signer.Equal(cluster.Next) || !front.Signer.Equal(front.Next) {
-		return fmt.Errorf("the new CAs do not sign yet: run the sign phase first")
+func (p *ControlPlane) signed(states []*CAState) error {
+	for _, s := range states {
+		if !s.Signer.Equal(s.Next) {
+			return fmt.Errorf("the new CAs do not sign yet: run the sign phase first")
+		}
 	}
-	left, err := p.leftToSign(map[string]*x509.Certificate{cluster.CA.Name: cluster.Next, front.CA.Name: front.Next})
+	cluster := states[0]
+	left, err := p.leftToSign(nextOf(states))
 	if err != nil {
 		return err
 	}

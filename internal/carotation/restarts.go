@@ -16,12 +16,16 @@ import (
 // The components a changed file may need restarted, in the order they
 // are restarted.
 const (
+	Etcd              = "etcd"
+	APIServer         = "kube-apiserver"
 	ControllerManager = "kube-controller-manager"
 	Scheduler         = "kube-scheduler"
 	Kubelet           = "kubelet"
 )
 
-var restartOrder = []string{ControllerManager, Scheduler, Kubelet}
+// restartOrder: etcd before the API server, which needs it, and the API
+// server before its clients.
+var restartOrder = []string{Etcd, APIServer, ControllerManager, Scheduler, Kubelet}
 
 // pendingFile lists, one a line, the components that must still read
 // their changed files again. It is written before the files change.

@@ -11,21 +11,28 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
-// readBoth reads the cluster CA and the front proxy CA; both must have
-// their new CA made.
-func (p *ControlPlane) readBoth() (cluster, front *CAState, err error) {
-	var out [2]*CAState
-	for i, ca := range Rotated() {
-		s, err := ReadCA(p.CertDir, ca)
-		if err != nil {
-			return nil, nil, err
-		}
-		if s.Next == nil {
-			return nil, nil, fmt.Errorf("no new %s in %s: run the prepare and trust phases first", ca.Description, p.Dir())
-		}
-		out[i] = s
+// readAll reads every rotated CA (the cluster CA first); each must have
+// its new CA made.
+func (p *ControlPlane) readAll() ([]*CAState, error) {
+	states, err := p.readRotated()
+	if err != nil {
+		return nil, err
 	}
-	return out[0], out[1], nil
+	for _, s := range states {
+		if s.Next == nil {
+			return nil, fmt.Errorf("no new %s in %s: run the prepare and trust phases first", s.CA.Description, p.Dir())
+		}
+	}
+	return states, nil
+}
+
+// nextOf maps the name of each CA of states to its new CA.
+func nextOf(states []*CAState) map[string]*x509.Certificate {
+	next := map[string]*x509.Certificate{}
+	for _, s := range states {
+		next[s.CA.Name] = s.Next
+	}
+	return next
 }
 
 // leafCert reads the certificate named info.Name: a certificate file or
@@ -81,14 +88,17 @@ func (p *ControlPlane) leftToSign(next map[string]*x509.Certificate) ([]string, 
 
 // Sign makes the new CAs sign on this control-plane node (phase sign):
 //
-//  1. ca.key and front-proxy-ca.key become the new keys, and ca.crt and
-//     front-proxy-ca.crt list the new CA first (the current one stays
-//     trusted after it); the controller manager's copy of its signing CA
-//     becomes the new CA, which it reads again by itself;
+//  1. ca.key, front-proxy-ca.key and etcd/ca.key become the new keys,
+//     and their certificate files list the new CA first (the current one
+//     stays trusted after it; no component reads them again for this);
+//     the controller manager's copy of its signing CA becomes the new CA,
+//     which it reads again by itself;
 //  2. cluster-info lists the new cluster CA first: the CA that signs;
 //  3. every certificate and kubeconfig client certificate of this node
-//     that a rotated CA signed is re-issued by its new CA, and the
-//     components made to use them one at a time, by the automatic
+//     that a rotated CA signed is re-issued by its new CA (etcd's and the
+//     API server's etcd client certificate among them, which etcd and the
+//     API server read again by themselves), and the components made to
+//     use them one at a time, by the automatic
 //     renewal's code (decision 008): its restarts, health waits and
 //     roll-back, and its record of the restarts owed;
 //  4. the kubelet gets a client certificate of the new CA (KubeletCert)
@@ -96,9 +106,9 @@ func (p *ControlPlane) leftToSign(next map[string]*x509.Certificate) ([]string, 
 //
 // The trust step must have run. Run again, it changes nothing.
 func (p *ControlPlane) Sign(ctx context.Context) error {
-	cluster, front, err := p.readBoth()
+	states, err := p.readAll()
 	if err == nil {
-		err = p.trusted(cluster, front)
+		err = p.trusted(states)
 	}
 	if err != nil && p.DryRun {
 		fmt.Fprintf(p.Out, "[rotate-ca] Would make the new CAs sign, once this is done: %v\n", err)
@@ -107,17 +117,19 @@ func (p *ControlPlane) Sign(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cluster := states[0]
 	if !p.DryRun && !cluster.Signer.Equal(cluster.Next) {
 		if err := checkNodes(ctx, p.Client, TrustedAnnotation, bootstraptoken.CACertHash(cluster.Next), "trust"); err != nil {
 			return err
 		}
 	}
-	return p.sign(ctx, cluster, front)
+	return p.sign(ctx, states)
 }
 
 // trusted checks that the trust step made this node trust the new CAs.
-func (p *ControlPlane) trusted(cluster, front *CAState) error {
-	for _, s := range []*CAState{cluster, front} {
+func (p *ControlPlane) trusted(states []*CAState) error {
+	cluster := states[0]
+	for _, s := range states {
 		if !s.Trusted.Contains(s.Next) {
 			return fmt.Errorf("%s does not trust the new %s yet: run the trust phase first", pki.CertPath(p.CertDir, s.CA.BaseName), s.CA.Description)
 		}
@@ -134,31 +146,32 @@ func (p *ControlPlane) trusted(cluster, front *CAState) error {
 	return nil
 }
 
-func (p *ControlPlane) sign(ctx context.Context, cluster, front *CAState) error {
+func (p *ControlPlane) sign(ctx context.Context, states []*CAState) error {
+	cluster := states[0]
 	var changes []change
-	for _, s := range []*CAState{cluster, front} {
+	for _, s := range states {
 		keyPath, crtPath := pki.KeyPath(p.CertDir, s.CA.BaseName), pki.CertPath(p.CertDir, s.CA.BaseName)
 		nextKey := pki.KeyPath(p.CertDir, nextBase(s.CA))
 		want := bundleOf(append(Bundle{s.Next}, s.Trusted...)...)
 		// The key first: a run killed between the two leaves a key whose
 		// certificate is in the bundle, which ReadCA accepts.
 		changes = append(changes,
-			change{keyPath, "the key of the new " + s.CA.Description, "", false, func(dry bool) (bool, error) {
+			change{keyPath, "the key of the new " + s.CA.Description, nil, false, func(dry bool) (bool, error) {
 				return copyFile(nextKey, keyPath, nil, dry)
 			}},
-			change{crtPath, "the new " + s.CA.Description + " first", "", false, func(dry bool) (bool, error) {
+			change{crtPath, "the new " + s.CA.Description + " first", nil, false, func(dry bool) (bool, error) {
 				return writeBundle(crtPath, want, dry)
 			}})
 	}
 	sCrt, sKey := filepath.Join(p.CertDir, signerCert), filepath.Join(p.CertDir, signerKey)
 	changes = append(changes,
-		change{sKey, "the controller manager's signing key: the new one", "", false, func(dry bool) (bool, error) {
+		change{sKey, "the controller manager's signing key: the new one", nil, false, func(dry bool) (bool, error) {
 			return copyFile(pki.KeyPath(p.CertDir, nextBase(cluster.CA)), sKey, nil, dry)
 		}},
-		change{sCrt, "the controller manager's signing CA: the new one", "", false, func(dry bool) (bool, error) {
+		change{sCrt, "the controller manager's signing CA: the new one", nil, false, func(dry bool) (bool, error) {
 			return copyFile(pki.CertPath(p.CertDir, nextBase(cluster.CA)), sCrt, Bundle{cluster.Next}.PEM(), dry)
 		}})
-	next := map[string]*x509.Certificate{cluster.CA.Name: cluster.Next, front.CA.Name: front.Next}
+	next := nextOf(states)
 	return p.apply(ctx, changes, func(ctx context.Context) error {
 		if p.DryRun {
 			left, err := p.leftToSign(next)

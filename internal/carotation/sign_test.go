@@ -38,7 +38,7 @@ func signNode(t *testing.T) (Layout, *fakeCluster, *fakeComponents, *ControlPlan
 func leaves(t *testing.T, l Layout) map[string]*x509.Certificate {
 	t.Helper()
 	out := map[string]*x509.Certificate{}
-	for _, name := range []string{"apiserver", "apiserver-kubelet-client", "front-proxy-client"} {
+	for _, name := range []string{"apiserver", "apiserver-kubelet-client", "front-proxy-client", "etcd/server", "etcd/peer", "etcd/healthcheck-client", "apiserver-etcd-client"} {
 		out[name] = mustCert(t, pki.CertPath(l.CertDir, name))
 	}
 	for _, f := range []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf"} {
@@ -80,9 +80,9 @@ func clusterInfoCAs(t *testing.T, fc *fakeCluster) Bundle {
 func TestSignAndFinish(t *testing.T) {
 	l, fc, comps, p, out := signNode(t)
 	ctx := context.Background()
-	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
-	front, _ := ReadCA(l.CertDir, Rotated()[1])
-	etcdBefore := mustCert(t, pki.CertPath(l.CertDir, "etcd/server"))
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
+	front, _ := ReadCA(l.CertDir, Rotated(nil)[1])
+	etcdCA, _ := ReadCA(l.CertDir, Rotated(nil)[2])
 	renewal := p.Renewal.(*fakeRenewal)
 
 	before := snapshot(t, l.KubernetesDir)
@@ -96,6 +96,8 @@ func TestSignAndFinish(t *testing.T) {
 	}
 	for _, want := range []string{"Would write " + pki.KeyPath(l.CertDir, "ca") + " (the key of the new Kubernetes cluster CA)",
 		"Would re-issue apiserver with the new CA and have kube-apiserver use it", "Would re-issue admin.conf with the new CA and have its users use it",
+		"Would write " + pki.KeyPath(l.CertDir, "etcd/ca") + " (the key of the new etcd CA)",
+		"Would re-issue etcd-server with the new CA and have etcd use it", "Would re-issue apiserver-etcd-client with the new CA and have kube-apiserver use it",
 		"Would ask the cluster for a kubelet client certificate of the new CA (system:node:node1"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run did not say %q:\n%s", want, out)
@@ -106,7 +108,7 @@ func TestSignAndFinish(t *testing.T) {
 	if err := p.Sign(ctx); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	signed, _ := ReadCA(l.CertDir, Rotated()[0])
+	signed, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	if !signed.Signer.Equal(cluster.Next) || !signed.Trusted.Equal(certsOf(cluster.Next, cluster.Signer)) {
 		t.Errorf("ca.crt holds %s, its key is the new one: %v", serials(signed.Trusted), signed.Signer.Equal(cluster.Next))
 	}
@@ -115,8 +117,11 @@ func TestSignAndFinish(t *testing.T) {
 	}
 	for name, c := range leaves(t, l) {
 		ca := cluster.Next
-		if name == "front-proxy-client" {
+		switch {
+		case name == "front-proxy-client":
 			ca = front.Next
+		case strings.Contains(name, "etcd"):
+			ca = etcdCA.Next
 		}
 		if err := c.CheckSignatureFrom(ca); err != nil {
 			t.Errorf("%s not signed by the new CA: %v", name, err)
@@ -125,13 +130,15 @@ func TestSignAndFinish(t *testing.T) {
 	if apiserver := mustCert(t, pki.CertPath(l.CertDir, "apiserver")); !strings.Contains(strings.Join(apiserver.DNSNames, ","), "kubernetes.default.svc") {
 		t.Errorf("apiserver lost its names: %v", apiserver.DNSNames)
 	}
-	if !mustCert(t, pki.CertPath(l.CertDir, "etcd/server")).Equal(etcdBefore) {
-		t.Error("an etcd certificate was re-issued; the etcd CA is not rotated")
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "etcd/ca")); !got.Equal(certsOf(etcdCA.Next, etcdCA.Signer)) {
+		t.Errorf("etcd/ca.crt holds %s", serials(got))
 	}
 	if got := clusterInfoCAs(t, fc); !got.Equal(certsOf(cluster.Next, cluster.Signer)) {
 		t.Errorf("cluster-info lists %s", serials(got))
 	}
-	if want := []string{"reloaded kube-apiserver", "restart kube-controller-manager", "restart kube-scheduler"}; !reflect.DeepEqual(renewal.log, want) {
+	// etcd and the API server read their re-issued certificates by
+	// themselves, and trust the new etcd CA since trust: no restart.
+	if want := []string{"reloaded etcd", "reloaded kube-apiserver", "restart kube-controller-manager", "restart kube-scheduler"}; !reflect.DeepEqual(renewal.log, want) {
 		t.Errorf("renewal %v, want %v", renewal.log, want)
 	}
 	if want := []string{"restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
@@ -141,7 +148,8 @@ func TestSignAndFinish(t *testing.T) {
 	if n.Annotations[KubeletClientCAAnnotation] != bootstraptoken.CACertHash(cluster.Next) {
 		t.Errorf("Node annotations %v", n.Annotations)
 	}
-	if got := Status(l.CertDir, l.KubernetesDir); len(got) != 2 || got[0] != "ca: the new CA signs, both are trusted; signed by the new CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf; by the old CA: none" {
+	if got := Status(nil, l.CertDir, l.KubernetesDir); len(got) != 3 || got[0] != "ca: the new CA signs, both are trusted; signed by the new CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf; by the old CA: none" ||
+		got[2] != "etcd-ca: the new CA signs, both are trusted; signed by the new CA: apiserver-etcd-client, etcd-healthcheck-client, etcd-peer, etcd-server; by the old CA: none" {
 		t.Errorf("status %q", got)
 	}
 
@@ -178,6 +186,9 @@ func TestSignAndFinish(t *testing.T) {
 	if got := mustBundle(t, pki.CertPath(l.CertDir, "front-proxy-ca")); !got.Equal(certsOf(front.Next)) {
 		t.Errorf("front-proxy-ca.crt holds %s", serials(got))
 	}
+	if got := mustBundle(t, pki.CertPath(l.CertDir, "etcd/ca")); !got.Equal(certsOf(etcdCA.Next)) {
+		t.Errorf("etcd/ca.crt holds %s", serials(got))
+	}
 	for _, k := range kubeconfigReaders {
 		if got, err := kubeconfigCAs(filepath.Join(l.KubernetesDir, k.file)); err != nil || !got.Equal(certsOf(cluster.Next)) {
 			t.Errorf("%s trusts %s %v", k.file, serials(got), err)
@@ -199,7 +210,7 @@ func TestSignAndFinish(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+	if want := []string{"restart etcd", "restart kube-apiserver", "replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
 	if _, err := os.Stat(l.Dir()); !os.IsNotExist(err) {
@@ -209,7 +220,7 @@ func TestSignAndFinish(t *testing.T) {
 	if len(n.Annotations) > 0 {
 		t.Errorf("Node annotations left: %v", n.Annotations)
 	}
-	if got := Status(l.CertDir, l.KubernetesDir); got != nil {
+	if got := Status(nil, l.CertDir, l.KubernetesDir); got != nil {
 		t.Errorf("status after finish %q", got)
 	}
 	// Again: nothing to finish.
@@ -223,11 +234,11 @@ func TestSignAndFinish(t *testing.T) {
 // finishes the swap.
 func TestSignAfterCrash(t *testing.T) {
 	l, _, _, p, out := signNode(t)
-	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	if _, err := copyFile(pki.KeyPath(l.CertDir, "rotate-ca/ca"), pki.KeyPath(l.CertDir, "ca"), nil, false); err != nil {
 		t.Fatal(err)
 	}
-	mid, err := ReadCA(l.CertDir, Rotated()[0])
+	mid, err := ReadCA(l.CertDir, Rotated(nil)[0])
 	if err != nil || !mid.Signer.Equal(cluster.Next) {
 		t.Fatalf("half-swapped CA: %v", err)
 	}
@@ -253,7 +264,7 @@ func TestSignAndFinishWaitForNodes(t *testing.T) {
 	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 {
 		t.Fatalf("a refused sign changed %v", got)
 	}
-	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	patch := []byte(`{"metadata":{"annotations":{"` + TrustedAnnotation + `":"` + bootstraptoken.CACertHash(cluster.Signer) + "," + bootstraptoken.CACertHash(cluster.Next) + `"}}}`)
 	fc.client.CoreV1().Nodes().Patch(ctx, "node2", "application/merge-patch+json", patch, metav1.PatchOptions{})
 	if err := p.Sign(ctx); err != nil {
@@ -274,7 +285,7 @@ func TestFinishNeedsSign(t *testing.T) {
 
 func TestWorkerSignAndFinish(t *testing.T) {
 	_, l := testNode(t)
-	cluster, _ := ReadCA(l.CertDir, Rotated()[0])
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	// The control plane's new CA, which its controller manager signs with.
 	next, _ := pki.NewPrivateKey("ECDSA-P256")
 	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", IsCA: true, Validity: 1e18}, next, testNow())
@@ -350,7 +361,7 @@ func TestKubeletCertEmbedded(t *testing.T) {
 	restarts := 0
 	out := &bytes.Buffer{}
 	k = kubeletCert(l, fc.client, func(context.Context) error { restarts++; return nil }, out)
-	signing, _ := ReadCA(l.CertDir, Rotated()[0])
+	signing, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	// The fake signer signs with ca.crt/ca.key: the CA that signs.
 	if err := k.Renew(context.Background(), signing.Signer); err != nil || restarts != 0 {
 		t.Fatalf("already signed by the signing CA: %v, %d restarts\n%s", err, restarts, out)

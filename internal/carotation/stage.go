@@ -42,12 +42,16 @@ func Rotating(certDir string) bool {
 // Dir is the rotation's folder.
 func (l Layout) Dir() string { return filepath.Join(l.CertDir, Folder) }
 
-// Rotated are the CAs a rotation replaces, as named in pki.CertTable.
-// The etcd CA and the service-account key are not rotated yet (see the
-// decision record).
-func Rotated() []pki.Cert {
+// Rotated are the CAs a rotation of the cluster of cfg replaces, as named
+// in pki.CertTable: the cluster CA first, the front proxy CA, and the etcd
+// CA unless etcd is external (kubeadm holds no key of it then).
+func Rotated(cfg *kubeadm.ClusterConfiguration) []pki.Cert {
+	names := []string{pki.CAName, pki.FrontProxyCAName}
+	if cfg == nil || cfg.Etcd.External == nil {
+		names = append(names, pki.EtcdCAName)
+	}
 	var out []pki.Cert
-	for _, n := range []string{pki.CAName, pki.FrontProxyCAName} {
+	for _, n := range names {
 		c, _ := pki.LookupCert(n)
 		out = append(out, c)
 	}
@@ -55,8 +59,9 @@ func Rotated() []pki.Cert {
 }
 
 // nextBase is the base name, under the certificate folder, of the new CA
-// that replaces ca.
-func nextBase(ca pki.Cert) string { return filepath.Join(Folder, filepath.Base(ca.BaseName)) }
+// that replaces ca: its own base name under Folder (rotate-ca/ca,
+// rotate-ca/etcd/ca).
+func nextBase(ca pki.Cert) string { return filepath.Join(Folder, ca.BaseName) }
 
 // CAState is what the certificate folder holds of one CA.
 type CAState struct {
@@ -116,7 +121,7 @@ func ReadCA(certDir string, ca pki.Cert) (*CAState, error) {
 // running it again changes nothing; a key left without its certificate (a
 // run killed between the two) is used for it.
 func Prepare(cfg *kubeadm.ClusterConfiguration, certDir string, opts pki.Options, dryRun bool, out io.Writer) error {
-	for _, ca := range Rotated() {
+	for _, ca := range Rotated(cfg) {
 		s, err := ReadCA(certDir, ca)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -16,13 +17,13 @@ import (
 // kubeconfigDir: which CA signs, whether the new one is trusted, and
 // which CA signed each certificate of the CA on the node (the kubeconfig
 // files' client certificates and the kubelet's among them). No rotation:
-// nil.
-func Status(certDir, kubeconfigDir string) []string {
+// nil. cfg says which CAs rotate (Rotated).
+func Status(cfg *kubeadm.ClusterConfiguration, certDir, kubeconfigDir string) []string {
 	if _, err := os.Stat(filepath.Join(certDir, Folder)); err != nil {
 		return nil
 	}
 	var out []string
-	for _, ca := range Rotated() {
+	for _, ca := range Rotated(cfg) {
 		s, err := ReadCA(certDir, ca)
 		if err != nil {
 			out = append(out, fmt.Sprintf("%s: %v", ca.Name, err))

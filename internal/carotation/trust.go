@@ -54,6 +54,14 @@ var kubeconfigReaders = []struct{ file, component string }{
 // the component that reads it ("" for none).
 type kubeconfigFile struct{ path, component string }
 
+// restarts is the component to restart after the file changed, if any.
+func (k kubeconfigFile) restarts() []string {
+	if k.component == "" {
+		return nil
+	}
+	return []string{k.component}
+}
+
 // kubeconfigs returns the kubeconfigReaders this node has (a worker has
 // only kubelet.conf, and super-admin.conf may be gone).
 func (p *ControlPlane) kubeconfigs() []kubeconfigFile {
@@ -92,9 +100,9 @@ type ControlPlane struct {
 	Timeout  time.Duration
 	Interval time.Duration
 
-	// For the sign step: the cluster's configuration (validity and key
-	// algorithm of the re-issued certificates), how to make the keys, and
-	// the renewal's restarts and health waits (decision 008).
+	// The cluster's configuration (which CAs rotate, and the validity and
+	// key algorithm of the certificates sign re-issues), how to make the
+	// keys, and the renewal's restarts and health waits (decision 008).
 	Cfg        *kubeadm.ClusterConfiguration
 	KeyOptions pki.Options
 	Renewal    certrenewal.Node
@@ -102,13 +110,44 @@ type ControlPlane struct {
 	Kubelet *KubeletCert
 }
 
-// change is one file the step writes, and the component that must read
+// change is one file the step writes, and the components that must read
 // it again.
 type change struct {
-	path, what, component string
-	// manifest: the kubelet replaces the component when it changes.
+	path, what string
+	restarts   []string
+	// manifest: the kubelet replaces the controller manager when it
+	// changes.
 	manifest bool
 	write    func(dryRun bool) (bool, error)
+}
+
+// caReaders are the components to restart after the file of ca changed:
+// those that read it only at start. The API server and the kubelet read
+// the cluster and front proxy CA files again by themselves; etcd
+// (--trusted-ca-file, --peer-trusted-ca-file) and the API server
+// (--etcd-cafile) read the etcd CA file only at start.
+func caReaders(ca pki.Cert) []string {
+	switch ca.Name {
+	case pki.CAName:
+		return []string{ControllerManager} // --root-ca-file
+	case pki.EtcdCAName:
+		return []string{Etcd, APIServer}
+	}
+	return nil
+}
+
+// readRotated reads the state of every rotated CA, in Rotated's order
+// (the cluster CA first).
+func (p *ControlPlane) readRotated() ([]*CAState, error) {
+	var out []*CAState
+	for _, ca := range Rotated(p.Cfg) {
+		s, err := ReadCA(p.CertDir, ca)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // Trust makes this control-plane node, and the cluster objects, trust the
@@ -117,11 +156,14 @@ type change struct {
 //  1. the controller manager signs with a copy of the signing CA in
 //     Folder (its manifest's flags changed), since ca.crt becomes a bundle;
 //  2. ca.crt and front-proxy-ca.crt hold the current and the new CA, which
-//     the API server and the kubelet read again by themselves;
+//     the API server and the kubelet read again by themselves, and so does
+//     etcd/ca.crt, which etcd and the API server read only at start;
 //  3. the kubeconfig files' certificate-authority-data holds both;
-//  4. the controller manager (root CA it publishes), the scheduler and the
-//     kubelet (their kubeconfig) restart, one at a time, each healthy
-//     before the next;
+//  4. etcd and the API server (the etcd CA), the controller manager (root
+//     CA it publishes), the scheduler and the kubelet (their kubeconfig)
+//     restart, one at a time, each healthy before the next: no leaf
+//     certificate changes yet, so etcd and the API server accept each
+//     other at every instant;
 //  5. cluster-info holds both, and the step waits until every
 //     kube-root-ca.crt ConfigMap and extension-apiserver-authentication
 //     do.
@@ -129,19 +171,17 @@ type change struct {
 // It only adds trust, never removes any, so it may run at any time of a
 // rotation; run again it changes nothing.
 func (p *ControlPlane) Trust(ctx context.Context) error {
-	cluster, err := ReadCA(p.CertDir, Rotated()[0])
+	states, err := p.readRotated()
 	if err != nil {
 		return err
 	}
-	front, err := ReadCA(p.CertDir, Rotated()[1])
-	if err != nil {
-		return err
-	}
+	cluster := states[0]
 	if cluster.Next != nil && cluster.Signer.Equal(cluster.Next) {
 		fmt.Fprintf(p.Out, "[rotate-ca] The new CAs sign already (phase sign ran): nothing to trust\n")
 		return nil
 	}
-	for _, s := range []*CAState{cluster, front} {
+	want := map[string]Bundle{}
+	for _, s := range states {
 		if s.Next == nil && p.DryRun {
 			fmt.Fprintf(p.Out, "[rotate-ca] Would make this node and the cluster trust the new CAs of the prepare phase beside the current ones (none made yet, so nothing more is compared)\n")
 			return nil
@@ -149,25 +189,25 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 		if s.Next == nil {
 			return fmt.Errorf("no new %s in %s: run the prepare phase first", s.CA.Description, p.Dir())
 		}
+		want[s.CA.Name] = bundleOf(append(slices.Clone(s.Trusted), s.Next)...)
 	}
-	clusterWant := bundleOf(append(slices.Clone(cluster.Trusted), cluster.Next)...)
-	frontWant := bundleOf(append(slices.Clone(front.Trusted), front.Next)...)
+	clusterWant, frontWant := want[pki.CAName], want[pki.FrontProxyCAName]
 
 	manifest := staticpod.ManifestPath(p.ManifestDir, ControllerManager)
 	sCrt, sKey := filepath.Join(p.CertDir, signerCert), filepath.Join(p.CertDir, signerKey)
 	changes := []change{
-		{sCrt, "the controller manager's signing CA", "", false, func(dry bool) (bool, error) {
+		{sCrt, "the controller manager's signing CA", nil, false, func(dry bool) (bool, error) {
 			return copyFile(pki.CertPath(p.CertDir, cluster.CA.BaseName), sCrt, Bundle{cluster.Signer}.PEM(), dry)
 		}},
-		{sKey, "the controller manager's signing key", "", false, func(dry bool) (bool, error) {
+		{sKey, "the controller manager's signing key", nil, false, func(dry bool) (bool, error) {
 			return copyFile(pki.KeyPath(p.CertDir, cluster.CA.BaseName), sKey, nil, dry)
 		}},
-		{pki.CertPath(p.CertDir, cluster.CA.BaseName), "trust bundle of the cluster CA", ControllerManager, false, func(dry bool) (bool, error) {
-			return writeBundle(pki.CertPath(p.CertDir, cluster.CA.BaseName), clusterWant, dry)
-		}},
-		{pki.CertPath(p.CertDir, front.CA.BaseName), "trust bundle of the front proxy CA", "", false, func(dry bool) (bool, error) {
-			return writeBundle(pki.CertPath(p.CertDir, front.CA.BaseName), frontWant, dry)
-		}},
+	}
+	for _, s := range states {
+		path, b := pki.CertPath(p.CertDir, s.CA.BaseName), want[s.CA.Name]
+		changes = append(changes, change{path, "trust bundle of the " + s.CA.Description, caReaders(s.CA), false, func(dry bool) (bool, error) {
+			return writeBundle(path, b, dry)
+		}})
 	}
 	for _, k := range p.kubeconfigs() {
 		path := k.path
@@ -176,13 +216,13 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 			return err
 		}
 		want := bundleOf(append(cur, clusterWant...)...)
-		changes = append(changes, change{path, "certificate-authority-data", k.component, false, func(dry bool) (bool, error) {
+		changes = append(changes, change{path, "certificate-authority-data", k.restarts(), false, func(dry bool) (bool, error) {
 			return setKubeconfigCAs(path, want, dry)
 		}})
 	}
 	// The manifest last: the controller manager the kubelet starts for it
 	// reads the files above.
-	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag, ControllerManager, true, func(dry bool) (bool, error) {
+	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag, []string{ControllerManager}, true, func(dry bool) (bool, error) {
 		return setSigningFlags(manifest, signerCert, signerKey, dry)
 	}})
 	return p.apply(ctx, changes, func(ctx context.Context) error {
@@ -218,8 +258,10 @@ func (p *ControlPlane) apply(ctx context.Context, changes []change, publish func
 		}
 		if differs {
 			due = append(due, c)
-			if c.component != "" && !slices.Contains(need, c.component) {
-				need = append(need, c.component)
+			for _, r := range c.restarts {
+				if !slices.Contains(need, r) {
+					need = append(need, r)
+				}
 			}
 		}
 	}

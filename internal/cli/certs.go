@@ -324,7 +324,7 @@ func (o *checkExpirationOptions) run(ctx context.Context, streams Streams, env c
 		return err
 	}
 	printRenewalStatus(ctx, streams.Out, env.renewal)
-	if lines := carotation.Status(cc.certDir(o.certDir), env.kubernetesDir); len(lines) > 0 {
+	if lines := carotation.Status(&cc.cfg.ClusterConfiguration, cc.certDir(o.certDir), env.kubernetesDir); len(lines) > 0 {
 		fmt.Fprintln(streams.Out, "CA rotation under way (kubeadm certs rotate-ca):")
 		for _, l := range lines {
 			fmt.Fprintf(streams.Out, "  %s\n", l)

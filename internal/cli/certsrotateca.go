@@ -40,8 +40,9 @@ func newRotateCACmd(streams Streams, env certsEnv) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "rotate-ca",
-		Short: "Replace the cluster CA and the front proxy CA without stopping the cluster",
-		Long: `Replace the cluster CA and the front proxy CA in steps that never leave a
+		Short: "Replace the cluster CA, the front proxy CA and the etcd CA without stopping the cluster",
+		Long: `Replace the cluster CA, the front proxy CA and the etcd CA (unless etcd is
+external) in steps that never leave a
 client or component without trust: make the new CAs (prepare), trust the
 current and the new ones everywhere (trust), sign with the new ones and
 re-issue every certificate they sign (sign), then drop the old ones (finish).
@@ -53,7 +54,9 @@ certificate folder to the other control-plane nodes after prepare, then run
 nodes first. A phase that needs another node to catch up first says which.
 Each phase looks at what the files and the cluster hold and changes only
 what is missing: run again, or after a crash, it carries on where it
-stopped. The etcd CA and the service-account key are not rotated (see
+stopped. etcd and the API server read the etcd CA only at start, so trust
+and finish restart them: on a cluster with one control-plane node, the API
+server is away meanwhile. The service-account key is not rotated (see
 docs/certificate-authority-rotation.md).`,
 		Example: `  # A cluster of one node
   kubeadm certs rotate-ca

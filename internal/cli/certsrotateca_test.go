@@ -73,13 +73,13 @@ func TestCertsRotateCA(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Made the new front proxy CA") {
 		t.Fatalf("prepare: code %d\n%s", code, out)
 	}
-	if s, err := carotation.ReadCA(cfg.CertificatesDir, carotation.Rotated()[0]); err != nil || s.Next == nil {
+	if s, err := carotation.ReadCA(cfg.CertificatesDir, carotation.Rotated(nil)[0]); err != nil || s.Next == nil {
 		t.Fatalf("no new CA: %v", err)
 	}
 	made := snap()
 	out, code = runCerts(t, env, "rotate-ca", "phase", "trust", "--dry-run", "--config", cfgPath)
 	for _, want := range []string{
-		"Would write " + pki.CertPath(cfg.CertificatesDir, "ca") + " (trust bundle of the cluster CA)",
+		"Would write " + pki.CertPath(cfg.CertificatesDir, "ca") + " (trust bundle of the Kubernetes cluster CA)",
 		"Would write " + filepath.Join(env.kubernetesDir, "admin.conf") + " (certificate-authority-data)",
 		"Would write " + filepath.Join(manifests, "kube-controller-manager.yaml") + " (flags --cluster-signing-cert-file= and --cluster-signing-key-file=)",
 		"Would restart kube-controller-manager", "Would restart kube-scheduler", "Would restart kubelet",

@@ -57,9 +57,10 @@ func Phases() []workflow.Phase[*Data] {
 	return []workflow.Phase[*Data]{
 		{
 			Name:  "prepare",
-			Short: "Make the new cluster CA and front proxy CA (on the first control-plane node)",
-			Long: `Make a new cluster CA and a new front proxy CA, each with the subject of the
-current one, a new key and the configured CA validity, in the folder
+			Short: "Make the new cluster, front proxy and etcd CAs (on the first control-plane node)",
+			Long: `Make a new cluster CA, front proxy CA and etcd CA (unless etcd is external),
+each with the subject of the current one, a new key and the configured CA
+validity, in the folder
 rotate-ca of the certificate folder. Nothing uses them yet. A new CA already
 there is kept. Copy that folder to the other control-plane nodes before
 running the trust phase there.`,
@@ -72,8 +73,9 @@ running the trust phase there.`,
 			Long: `On a control-plane node: the CA files, the kubeconfig files of /etc/kubernetes
 and the cluster-info ConfigMap trust the current and the new CAs; the
 controller manager signs with a copy of the current CA (its signer wants a
-file of one certificate); the controller manager, the scheduler and the
-kubelet restart one at a time; the phase waits until every kube-root-ca.crt
+file of one certificate); etcd and the API server (which read the etcd CA
+only at start), the controller manager, the scheduler and the kubelet
+restart one at a time; the phase waits until every kube-root-ca.crt
 ConfigMap and extension-apiserver-authentication hold the new CAs too.
 
 On any other node: the kubelet's kubeconfig and client CA file trust every
@@ -89,7 +91,7 @@ current ones.`,
 			Name:  "sign",
 			Short: "Make the new CAs sign: re-issue this node's certificates and the kubelet's",
 			Long: `On a control-plane node: the new CAs become the signing ones (ca.key,
-front-proxy-ca.key, the controller manager's signing CA; the CA files list
+front-proxy-ca.key, etcd/ca.key, the controller manager's signing CA; the CA files list
 them first and still trust the previous ones); cluster-info lists the new
 cluster CA first; every certificate and kubeconfig client certificate the
 previous CAs signed is re-issued by the new ones, keeping its subject and
@@ -109,8 +111,8 @@ Run it on the control-plane nodes first, then on every other node.`,
 			Long: `On a control-plane node: refuses while a certificate of this node, or the
 kubelet client certificate of a Node, is not of the new CAs; then the CA
 files and kubeconfig files trust the new CAs alone, the controller manager
-signs with ca.crt and ca.key again, the controller manager, the scheduler
-and the kubelet restart one at a time, cluster-info and
+signs with ca.crt and ca.key again, etcd, the API server, the controller
+manager, the scheduler and the kubelet restart one at a time, cluster-info and
 extension-apiserver-authentication list the new CAs alone, the phase waits
 until every kube-root-ca.crt ConfigMap does, and the rotation's folder is
 removed.
