@@ -446,13 +446,17 @@ func TestUpgradeKilled(t *testing.T) {
 	// In node1's folder, which every node sees (host folders are visible).
 	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
 	writeFile(t, upgradeCfg, upgradeConfiguration("3m"))
+	// A downgrade needs forceUpgrade, which goes in the file: --force
+	// cannot be mixed with --config.
+	downgradeCfg := filepath.Join(n1.Dir, "downgrade.yaml")
+	writeFile(t, downgradeCfg, strings.Replace(upgradeConfiguration("3m"), "apply:\n", "apply:\n  forceUpgrade: true\n", 1))
 	etcdManifest := n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")
 	apply := func(tc *testbed.Toolchain) []string {
-		args := []string{"kubeadm", "upgrade", "apply", tc.KubernetesVersion, "--yes", "--config", upgradeCfg}
+		cfg := upgradeCfg
 		if tc == from {
-			args = append(args, "--force") // a downgrade
+			cfg = downgradeCfg
 		}
-		return args
+		return []string{"kubeadm", "upgrade", "apply", tc.KubernetesVersion, "--yes", "--config", cfg}
 	}
 	// checkUpgraded checks that node n runs tc's control plane and
 	// returns its end state; addons says whether they must be at tc's
