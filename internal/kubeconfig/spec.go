@@ -79,8 +79,9 @@ func LocalAPIServerURL(cfg *kubeadm.InitConfiguration) (string, error) {
 
 // ControlPlaneURL returns the URL clients use to reach the cluster's API
 // servers: controlPlaneEndpoint when set, else this node's own API server.
-// A controlPlaneEndpoint without a port gets the local bind port; one with a
-// different port keeps its own, and warn (when not nil) is told so. The
+// A controlPlaneEndpoint without a port (or with an empty one, "host:") gets
+// the local bind port; one with a different port keeps its own, and warn
+// (when not nil) is told so. Host and port are kept as written. The
 // endpoint and the node's own API server are those of cfg.
 func ControlPlaneURL(cfg *kubeadm.InitConfiguration, warn func(format string, args ...any)) (string, error) {
 	controlPlaneEndpoint := cfg.ControlPlaneEndpoint
@@ -89,18 +90,22 @@ func ControlPlaneURL(cfg *kubeadm.InitConfiguration, warn func(format string, ar
 	}
 	bindPort := strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort))
 	host, port, err := net.SplitHostPort(controlPlaneEndpoint)
-	if err != nil {
+	switch {
+	case err != nil:
 		// No port (a bare IPv6 address lands here too).
 		host, port = controlPlaneEndpoint, bindPort
-	} else if port != bindPort && warn != nil {
+	case port == "":
+		// "host:" names no port either.
+		port = bindPort
+	case port != bindPort && warn != nil:
 		warn("the port of controlPlaneEndpoint %q takes precedence over the API server bind port %s in the control-plane address", controlPlaneEndpoint, bindPort)
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
 		return "", fmt.Errorf("controlPlaneEndpoint %q: the port %q is not a number from 1 to 65535", controlPlaneEndpoint, port)
 	}
-	if ip := net.ParseIP(host); ip != nil {
-		host = ip.String()
-	} else if len(k8svalidation.IsDNS1123Subdomain(host)) > 0 {
+	// The host stays as written, an IP address too (upstream's URL keeps
+	// "2001:DB8::1" or "::ffff:192.0.2.5" so).
+	if net.ParseIP(host) == nil && len(k8svalidation.IsDNS1123Subdomain(host)) > 0 {
 		return "", fmt.Errorf("controlPlaneEndpoint %q: the host %q is neither an IP address nor a DNS name", controlPlaneEndpoint, host)
 	}
 	return "https://" + net.JoinHostPort(host, port), nil

@@ -338,7 +338,8 @@ func EndpointHost(endpoint string) string {
 // APIServerURL is the address clients use to reach the API server:
 // "https://host:port" from the control-plane endpoint when one is set and
 // local is false, from the node's own advertise address and bind port
-// otherwise. An endpoint without a port gets the bind port.
+// otherwise. An endpoint without a port (or with an empty one) gets the
+// bind port.
 func APIServerURL(cfg *kubeadm.InitConfiguration, local bool) (string, error) {
 	port := strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort))
 	if cfg.LocalAPIEndpoint.BindPort == 0 {
@@ -347,7 +348,10 @@ func APIServerURL(cfg *kubeadm.InitConfiguration, local bool) (string, error) {
 	if !local && cfg.ControlPlaneEndpoint != "" {
 		host, p, err := net.SplitHostPort(cfg.ControlPlaneEndpoint)
 		if err != nil {
-			host, p = EndpointHost(cfg.ControlPlaneEndpoint), port
+			host = EndpointHost(cfg.ControlPlaneEndpoint)
+		}
+		if p == "" {
+			p = port
 		}
 		return "https://" + net.JoinHostPort(host, p), nil
 	}

@@ -320,6 +320,8 @@ func TestSANHelpers(t *testing.T) {
 		{"lb.example.com:443", false, "https://lb.example.com:443"},
 		{"lb.example.com:443", true, "https://192.168.1.10:6443"},
 		{"[fd00::1]:443", false, "https://[fd00::1]:443"},
+		{"lb.example.com:", false, "https://lb.example.com:6443"},
+		{"[FD00::1]:", false, "https://[FD00::1]:6443"},
 	} {
 		cfg := testConfig(func(c *kubeadm.InitConfiguration) { c.ControlPlaneEndpoint = tt.endpoint })
 		got, err := APIServerURL(cfg, tt.local)
