@@ -36,9 +36,12 @@ func ParseSubnets(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// ParseNetworking sets c.Subnets from c.Networking. A list that does not
-// parse is left empty; validation reports it with its field path.
-func ParseNetworking(c *kubeadm.ClusterConfiguration) {
+// ParseAddresses sets c.Subnets from c.Networking and c.Endpoint from
+// c.ControlPlaneEndpoint. A subnet list that does not parse is left empty;
+// validation reports it with its field path, as it does an endpoint whose
+// parts are not valid.
+func ParseAddresses(c *kubeadm.ClusterConfiguration) {
+	c.Endpoint = kubeadm.ParseEndpoint(c.ControlPlaneEndpoint)
 	c.Subnets = kubeadm.Subnets{}
 	if s, err := ParseSubnets(c.Networking.ServiceSubnet); err == nil {
 		c.Subnets.Service = s

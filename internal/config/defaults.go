@@ -238,7 +238,7 @@ func (e Environment) cluster(ctx context.Context, c *kubeadm.ClusterConfiguratio
 		return err
 	}
 	c.KubernetesVersion = v
-	ParseNetworking(c)
+	ParseAddresses(c)
 	if version.IsCIVersion(requested) && c.ImageRepository == v1beta4.DefaultImageRepository {
 		c.CIImageRepository = images.CIRepository
 	}

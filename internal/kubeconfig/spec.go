@@ -82,31 +82,28 @@ func LocalAPIServerURL(cfg *kubeadm.InitConfiguration) (string, error) {
 // A controlPlaneEndpoint without a port (or with an empty one, "host:") gets
 // the local bind port; one with a different port keeps its own, and warn
 // (when not nil) is told so. Host and port are kept as written. The
-// endpoint and the node's own API server are those of cfg.
+// endpoint is cfg.Endpoint, as package config parsed it; the node's own
+// API server is cfg's.
 func ControlPlaneURL(cfg *kubeadm.InitConfiguration, warn func(format string, args ...any)) (string, error) {
-	controlPlaneEndpoint := cfg.ControlPlaneEndpoint
-	if controlPlaneEndpoint == "" {
+	cpe := cfg.ControlPlaneEndpoint
+	if cpe == "" {
 		return LocalAPIServerURL(cfg)
 	}
 	bindPort := strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort))
-	host, port, err := net.SplitHostPort(controlPlaneEndpoint)
+	host, port := cfg.Endpoint.Host, cfg.Endpoint.Port
 	switch {
-	case err != nil:
-		// No port (a bare IPv6 address lands here too).
-		host, port = controlPlaneEndpoint, bindPort
 	case port == "":
-		// "host:" names no port either.
 		port = bindPort
 	case port != bindPort && warn != nil:
-		warn("the port of controlPlaneEndpoint %q takes precedence over the API server bind port %s in the control-plane address", controlPlaneEndpoint, bindPort)
+		warn("the port of controlPlaneEndpoint %q takes precedence over the API server bind port %s in the control-plane address", cpe, bindPort)
 	}
+	// Join and upgrade take the endpoint from the cluster without
+	// validating it again, and the bind port may be the bad one.
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return "", fmt.Errorf("controlPlaneEndpoint %q: the port %q is not a number from 1 to 65535", controlPlaneEndpoint, port)
+		return "", fmt.Errorf("controlPlaneEndpoint %q: the port %q is not a number from 1 to 65535", cpe, port)
 	}
-	// The host stays as written, an IP address too (upstream's URL keeps
-	// "2001:DB8::1" or "::ffff:192.0.2.5" so).
-	if net.ParseIP(host) == nil && len(k8svalidation.IsDNS1123Subdomain(host)) > 0 {
-		return "", fmt.Errorf("controlPlaneEndpoint %q: the host %q is neither an IP address nor a DNS name", controlPlaneEndpoint, host)
+	if !cfg.Endpoint.IsIP() && len(k8svalidation.IsDNS1123Subdomain(host)) > 0 {
+		return "", fmt.Errorf("controlPlaneEndpoint %q: the host %q is neither an IP address nor a DNS name", cpe, host)
 	}
 	return "https://" + net.JoinHostPort(host, port), nil
 }

@@ -302,14 +302,6 @@ func checkModes(t *testing.T, dir string) {
 }
 
 func TestSANHelpers(t *testing.T) {
-	for in, want := range map[string]string{
-		"": "", "lb": "lb", "lb:6443": "lb", "10.0.0.1": "10.0.0.1", "10.0.0.1:443": "10.0.0.1",
-		"[fd00::1]:6443": "fd00::1", "fd00::1": "fd00::1", "[fd00::1]": "fd00::1",
-	} {
-		if got := EndpointHost(in); got != want {
-			t.Errorf("EndpointHost(%q) = %q, want %q", in, got, want)
-		}
-	}
 	for _, tt := range []struct {
 		endpoint string
 		local    bool

@@ -43,13 +43,13 @@ func InitConfiguration(t testing.TB, yaml, address string) *kubeadm.InitConfigur
 }
 
 // Parse sets the parsed values of a configuration a test built or changed
-// by hand (AdvertiseIP, Subnets) from its strings, as defaulting does; a
-// string that does not parse leaves its value empty.
+// by hand (AdvertiseIP, Subnets, Endpoint) from its strings, as defaulting
+// does; a string that does not parse leaves its value empty.
 func Parse(cfg *kubeadm.InitConfiguration) *kubeadm.InitConfiguration {
 	cfg.AdvertiseIP = netip.Addr{}
 	if a, err := netip.ParseAddr(cfg.LocalAPIEndpoint.AdvertiseAddress); err == nil {
 		cfg.AdvertiseIP = a.Unmap()
 	}
-	config.ParseNetworking(&cfg.ClusterConfiguration)
+	config.ParseAddresses(&cfg.ClusterConfiguration)
 	return cfg
 }

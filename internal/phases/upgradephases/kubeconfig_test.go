@@ -66,8 +66,9 @@ func TestKubeconfigPhase(t *testing.T) {
 			}
 			host := &kubelettest.SystemdHost{}
 			var out bytes.Buffer
-			cfg := configtest.Parse(&kubeadm.InitConfiguration{LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}})
+			cfg := &kubeadm.InitConfiguration{LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}}
 			cfg.ControlPlaneEndpoint = tc.endpoint
+			configtest.Parse(cfg)
 			d := &Data{
 				Cfg: cfg, Node: &upgrade.LocalNode{ControlPlane: tc.controlPlane},
 				KubernetesDir: dir, DryRun: tc.dryRun, Service: host, Out: &out,
