@@ -336,8 +336,8 @@ func TestEndpointParsedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
-		if cfg.Endpoint != kubeadm.ParseEndpoint(s) {
-			t.Errorf("%q: defaulting left the endpoint %+v, want it parsed", s, cfg.Endpoint)
+		if cfg.Endpoint != kubeadm.ParseEndpoint(cfg.ControlPlaneEndpoint) {
+			t.Errorf("%q: defaulting left the endpoint %q as %+v, want it parsed", s, cfg.ControlPlaneEndpoint, cfg.Endpoint)
 		}
 		err = validation.CheckControlPlaneEndpoint(&cfg.ClusterConfiguration)
 		if slices.Contains(good, s) && err != nil {
@@ -345,6 +345,36 @@ func TestEndpointParsedOnce(t *testing.T) {
 		}
 		if slices.Contains(bad, s) && err == nil {
 			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+// TestEndpointGetsTheBindPort: as upstream's defaulting, an endpoint
+// without a port (or with an empty one) gets the API server's bind port,
+// its host as written; one that does not validate stays as written.
+func TestEndpointGetsTheBindPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"lb.example.test":      "lb.example.test:7443",
+		"lb.example.test:":     "lb.example.test:7443",
+		"lb.example.test:6443": "lb.example.test:6443",
+		"FD00:0::10":           "[FD00:0::10]:7443",
+		"[FD00:0::10]:":        "[FD00:0::10]:7443",
+		"::ffff:192.0.2.5":     "[::ffff:192.0.2.5]:7443",
+		"[lb]:":                "lb:7443",
+		"LB":                   "LB",
+		"[fd00::1]":            "[fd00::1]",
+		"":                     "",
+	} {
+		docs := &Documents{
+			Init:    &v1beta4.InitConfiguration{LocalAPIEndpoint: v1beta4.APIEndpoint{BindPort: 7443}},
+			Cluster: &v1beta4.ClusterConfiguration{ControlPlaneEndpoint: in},
+		}
+		cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if cfg.ControlPlaneEndpoint != want || cfg.Endpoint != kubeadm.ParseEndpoint(want) {
+			t.Errorf("%q became %q (%+v), want %q", in, cfg.ControlPlaneEndpoint, cfg.Endpoint, want)
 		}
 	}
 }

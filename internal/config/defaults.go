@@ -89,6 +89,7 @@ func (e Environment) InitConfiguration(ctx context.Context, docs *Documents, opt
 	if err := e.cluster(ctx, &cfg.ClusterConfiguration); err != nil {
 		return nil, err
 	}
+	defaultEndpointPort(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.BindPort)
 	e.componentConfigs(cfg, docs)
 	return cfg, nil
 }
