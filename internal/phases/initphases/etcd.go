@@ -61,5 +61,8 @@ func runEtcdLocal(_ context.Context, d *Data) error {
 	if err != nil {
 		return err
 	}
-	return writeStaticManifest(d, staticpod.Etcd, data)
+	if err := writeStaticManifest(d, staticpod.Etcd, data); err != nil {
+		return err
+	}
+	return showDryRunManifest(d, staticpod.Etcd)
 }
