@@ -160,6 +160,15 @@ func TestMakeDryRunDir(t *testing.T) {
 	if dryRunParent != "/etc/kubernetes/tmp" {
 		t.Errorf("dry runs' folders are made in %s, want upstream's /etc/kubernetes/tmp", dryRunParent)
 	}
+	// Upstream's names, as its dry runs print them.
+	for got, want := range map[string]string{
+		initDryRunPrefix: "kubeadm-init-dryrun", joinDryRunPrefix: "kubeadm-join-dryrun",
+		upgradeApplyDryRunPrefix: "kubeadm-upgrade-apply-dryrun", upgradeNodeDryRunPrefix: "kubeadm-upgrade-node-dryrun",
+	} {
+		if got != want {
+			t.Errorf("dry-run folder prefix %q, want upstream's %q", got, want)
+		}
+	}
 }
 
 // TestControlPlaneExtraArgsFlags: the control-plane phases take upstream's

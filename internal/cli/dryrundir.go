@@ -16,6 +16,15 @@ const (
 	upgradeDryRunDirEnv = "KUBEADM_UPGRADE_DRYRUN_DIR"
 )
 
+// The names of the dry-run folders before their random suffix, upstream's
+// (seen with upstream v1.37.2: "kubeadm-upgrade-node-dryrun2995176182").
+const (
+	initDryRunPrefix         = "kubeadm-init-dryrun"
+	joinDryRunPrefix         = "kubeadm-join-dryrun"
+	upgradeApplyDryRunPrefix = "kubeadm-upgrade-apply-dryrun"
+	upgradeNodeDryRunPrefix  = "kubeadm-upgrade-node-dryrun"
+)
+
 // dryRunParent is the folder that holds the dry runs' folders.
 const dryRunParent = initphases.KubernetesDir + "/tmp"
 

@@ -284,7 +284,7 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		return nil, err
 	}
 	if d.DryRun {
-		dir, err := makeDryRunDir(initDryRunDirEnv, dryRunParent, "kubeadm-init-dryrun", streams.Err)
+		dir, err := makeDryRunDir(initDryRunDirEnv, dryRunParent, initDryRunPrefix, streams.Err)
 		if err != nil {
 			return nil, err
 		}
