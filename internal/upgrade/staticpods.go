@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -167,7 +168,54 @@ func (s *StaticPods) apply(ctx context.Context, m Manifest) error {
 		return err
 	}
 	fmt.Fprintf(s.Out, "[upgrade/staticpods] %q upgraded and healthy after %v\n", m.Component, time.Since(start).Round(100*time.Millisecond))
+	if m.Component == staticpod.Etcd {
+		return s.waitAPIServerServes(ctx)
+	}
 	return nil
+}
+
+// waitAPIServerServes waits, after etcd was replaced, until the API server
+// of this node (the one its manifest on disk describes) is ready again:
+// it had lost its etcd. Taking it down next, for its own upgrade, before
+// it served again would join the two outages into one long enough for the
+// kubelets that reach the cluster through it to miss their lease renewals
+// and their nodes to be marked NotReady, with their Pods dropped from
+// every Service. A node without an API server manifest goes on at once.
+func (s *StaticPods) waitAPIServerServes(ctx context.Context) error {
+	pod, err := staticpod.ReadManifest(staticpod.ManifestPath(s.ManifestDir, staticpod.KubeAPIServer))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	url, err := staticpod.HealthURL(pod)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "[upgrade/staticpods] Waiting up to %v for this node's API server to serve again with the new etcd\n", s.Timeout)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	for {
+		err := s.healthy(ctx, url)
+		if err == nil {
+			fmt.Fprintf(s.Out, "[upgrade/staticpods] This node's API server serves again after %v\n", time.Since(start).Round(100*time.Millisecond))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("this node's API server did not serve again with the new etcd within %v: %s: %w", s.Timeout, url, err)
+		case <-time.After(s.interval()):
+		}
+	}
+}
+
+func (s *StaticPods) interval() time.Duration {
+	if s.Interval <= 0 {
+		return 500 * time.Millisecond
+	}
+	return s.Interval
 }
 
 // Rollback restores every manifest Apply replaced, newest first, then
@@ -231,10 +279,7 @@ func (s *StaticPods) waitReplaced(ctx context.Context, component string, since t
 	if err != nil {
 		return err
 	}
-	interval := s.Interval
-	if interval <= 0 {
-		interval = 500 * time.Millisecond
-	}
+	interval := s.interval()
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	var last error // why the latest try failed; every try sets it

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -400,5 +401,65 @@ func TestBackupDirName(t *testing.T) {
 	at := time.Date(2026, 5, 1, 9, 8, 7, 0, time.UTC)
 	if got, want := upgrade.BackupDirName("/etc/kubernetes/tmp", "etcd", at), "/etc/kubernetes/tmp/kubeadm-backup-etcd-2026-05-01-09-08-07"; got != want {
 		t.Errorf("BackupDirName = %s, want %s", got, want)
+	}
+}
+
+// TestStaticPodsApplyWaitsForAPIServerAfterEtcd: once etcd is replaced,
+// the API server (which lost its etcd meanwhile) must serve again before
+// its own manifest is written, so that the two restarts do not make one
+// outage; a node without an API server manifest goes on at once.
+func TestStaticPodsApplyWaitsForAPIServerAfterEtcd(t *testing.T) {
+	f := newStaticPodsFixture(t)
+	const etcdPort = 2381
+	f.old["etcd"] = podManifest("etcd", "3.6.8-0", etcdPort)
+	f.new["etcd"] = podManifest("etcd", "3.7.0-0", etcdPort)
+	if err := os.WriteFile(filepath.Join(f.manifestDir, "etcd.yaml"), f.old["etcd"], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.kubelet.running("etcd", f.old["etcd"])
+	apiserver := filepath.Join(f.manifestDir, "kube-apiserver.yaml")
+	unanswered := 3 // the API server's first answers after etcd's replacement fail
+	var asked []string
+	sp := f.staticPods(func(_ context.Context, url string) error {
+		asked = append(asked, url)
+		if url != healthURL(6443) {
+			return nil
+		}
+		if b, _ := os.ReadFile(apiserver); bytes.Equal(b, f.old["kube-apiserver"]) && unanswered > 0 {
+			unanswered--
+			return errors.New("HTTP 500: [-]etcd failed")
+		}
+		return nil
+	}, 5*time.Second)
+	ms := append([]upgrade.Manifest{{Component: "etcd", Data: f.new["etcd"]}}, f.manifests(f.new)...)
+	ms[1].Before = func() error {
+		if unanswered > 0 {
+			t.Errorf("the API server's upgrade began before it served again after etcd's (%d answers to go)", unanswered)
+		}
+		return nil
+	}
+	if err := sp.Apply(context.Background(), ms); err != nil {
+		t.Fatalf("Apply: %v\n%s", err, f.out.String())
+	}
+	want := []string{healthURL(etcdPort), healthURL(6443), healthURL(6443), healthURL(6443), healthURL(6443), healthURL(6443), healthURL(10257)}
+	if !slices.Equal(asked, want) {
+		t.Errorf("health asked of\n%v\nwant\n%v", asked, want)
+	}
+	if !strings.Contains(f.out.String(), "API server serves again") {
+		t.Errorf("the output does not say the API server was waited for:\n%s", f.out.String())
+	}
+
+	// etcd alone, on a node whose API server manifest is gone: no wait.
+	if err := os.Remove(apiserver); err != nil {
+		t.Fatal(err)
+	}
+	f.old["etcd"], f.new["etcd"] = f.new["etcd"], podManifest("etcd", "3.7.1-0", etcdPort)
+	asked = nil
+	sp = f.staticPods(func(_ context.Context, url string) error { asked = append(asked, url); return nil }, time.Second)
+	if err := sp.Apply(context.Background(), []upgrade.Manifest{{Component: "etcd", Data: f.new["etcd"]}}); err != nil {
+		t.Fatalf("Apply without an API server: %v", err)
+	}
+	if !slices.Equal(asked, []string{healthURL(etcdPort)}) {
+		t.Errorf("health asked of %v without an API server, want etcd's only", asked)
 	}
 }

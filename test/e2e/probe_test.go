@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 // probe asks a Service for an answer five times a second from a node, in
 // a shell loop of the node's, and counts the answers that were not 200.
 type probe struct {
+	from          *testbed.Node
 	cmd           *exec.Cmd
 	done          chan error
 	log, stopFile string
@@ -92,7 +94,7 @@ func startProbe(t *testing.T, from, target *testbed.Node, tc *testbed.Toolchain)
 		return nil
 	})
 
-	p := &probe{log: filepath.Join(from.Dir, "probe.log"), stopFile: filepath.Join(from.Dir, "probe.stop"), done: make(chan error, 1)}
+	p := &probe{from: from, log: filepath.Join(from.Dir, "probe.log"), stopFile: filepath.Join(from.Dir, "probe.stop"), done: make(chan error, 1)}
 	_ = os.Remove(p.stopFile)
 	_ = os.Remove(p.log)
 	script := fmt.Sprintf(`while [ ! -e %[1]s ]; do
@@ -110,20 +112,50 @@ done`, p.stopFile, url, p.log)
 }
 
 // count reads the log and returns the failed and total probes, from line
-// skip on.
-func (p *probe) count(skip int) (failed, total int) {
+// skip on, and the spans of consecutive failures (when they began, how
+// long they lasted, how many probes and which answers).
+func (p *probe) count(skip int) (failed, total int, outages []string) {
 	data, _ := os.ReadFile(p.log)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var (
+		first, last string
+		n           int
+		codes       = map[string]int{}
+	)
+	closeOutage := func() {
+		if n == 0 {
+			return
+		}
+		outages = append(outages, fmt.Sprintf("%s for %s: %d probes %v", unixTime(first).Format("15:04:05.0"), unixTime(last).Sub(unixTime(first)).Round(100*time.Millisecond), n, codes))
+		n, codes = 0, map[string]int{}
+	}
 	for i, l := range lines {
 		if i < skip || l == "" {
 			continue
 		}
 		total++
-		if !strings.HasSuffix(l, " 200") {
-			failed++
+		ts, code, _ := strings.Cut(l, " ")
+		if code == "200" {
+			closeOutage()
+			continue
 		}
+		failed++
+		if n == 0 {
+			first = ts
+		}
+		last = ts
+		n++
+		codes[code]++
 	}
-	return failed, total
+	closeOutage()
+	return failed, total, outages
+}
+
+// unixTime reads the probe log's "seconds.nanoseconds" time stamps (to
+// the microsecond).
+func unixTime(s string) time.Time {
+	f, _ := strconv.ParseFloat(s, 64)
+	return time.UnixMicro(int64(f * 1e6)).UTC()
 }
 
 // mark logs the failed probes since the last mark, as those of step.
@@ -132,9 +164,18 @@ func (p *probe) mark(t *testing.T, step string) {
 	if p.stopped {
 		return
 	}
-	failed, total := p.count(p.counted)
+	failed, total, outages := p.count(p.counted)
 	p.counted += total
 	t.Logf("Service probes during %q: %d failed of %d", step, failed, total)
+	for _, o := range outages {
+		t.Logf("  failing from %s", o)
+	}
+	if failed > 0 {
+		// What the cluster saw meanwhile (node and Pod readiness, the
+		// controllers' decisions), to tell why.
+		events := kubectlTry(t, p.from, "get", "events", "-A", "--sort-by=.lastTimestamp", "-o", "custom-columns=LAST:.lastTimestamp,NS:.metadata.namespace,OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message")
+		t.Logf("  the cluster's events: %s\n%s", events.err, events.out)
+	}
 }
 
 // stop ends the probe loop and returns the failed and total probes.
@@ -158,6 +199,6 @@ func (p *probe) stop(t *testing.T) (failed, total int) {
 		_ = p.cmd.Process.Kill()
 		t.Errorf("the probe loop did not stop")
 	}
-	p.failed, p.total = p.count(0)
+	p.failed, p.total, _ = p.count(0)
 	return p.failed, p.total
 }
