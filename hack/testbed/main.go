@@ -14,7 +14,9 @@
 // Inside a node the same program is the node's boot program ("testbed
 // boot", started by the test bed) and its stand-in systemctl (when called
 // by that name); in a cluster's hub it is the registry of the cluster's
-// images ("testbed registry", see testbed.Cluster.ServeImages).
+// images ("testbed registry", see testbed.Cluster.ServeImages) and the
+// load balancer in front of its API servers ("testbed api-loadbalancer",
+// see testbed.Cluster.ServeAPILoadBalancer).
 package main
 
 import (
@@ -56,14 +58,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if len(args) < 2 {
 			return errors.New("usage: testbed registry ADDRESS ARCHIVE [ARCHIVE]")
 		}
-		// The test bed starts it with a pipe as file 3 for "ready".
-		var ready io.WriteCloser
-		if f := os.NewFile(3, "ready"); f != nil {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
-				ready = f
-			}
+		return testbed.ServeRegistry(args[1], args[2:], readyPipe())
+	}
+	if args[0] == "api-loadbalancer" {
+		if len(args) < 3 {
+			return errors.New("usage: testbed api-loadbalancer ADDRESS UPSTREAM [UPSTREAM]")
 		}
-		return testbed.ServeRegistry(args[1], args[2:], ready)
+		return testbed.RunAPILoadBalancer(args[1], args[2:], readyPipe(), stdout)
 	}
 	if args[0] == "boot" {
 		if len(args) != 2 {
@@ -238,4 +239,17 @@ Logs: %s. Remove everything with:
   go run ./hack/testbed down
 `, time.Since(start).Seconds(), n.Name, n.Addr(), n.LogDir())
 	return nil
+}
+
+// readyPipe is the pipe the test bed gives its hub processes as file 3,
+// to write "ready" to; nil when there is none.
+func readyPipe() io.WriteCloser {
+	f := os.NewFile(3, "ready")
+	if f == nil {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return nil
+	}
+	return f
 }

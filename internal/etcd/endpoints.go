@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,4 +128,34 @@ func normalURL(raw string) string {
 		host = ip.Unmap().String()
 	}
 	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(host), port)
+}
+
+// StackedClientURLs returns the client URLs of stacked etcd members that no
+// Pod describes (a control plane of host processes): https://ADDRESS:2379
+// for every ready address of the kubernetes Service's EndpointSlices,
+// which are the API servers' advertise addresses, where each one's etcd
+// member listens too. One request, bounded by ctx; none is an error.
+func StackedClientURLs(ctx context.Context, c kubernetes.Interface) ([]string, error) {
+	list, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kubernetes"})
+	if err != nil {
+		return nil, fmt.Errorf("listing the kubernetes Service's EndpointSlices: %w", err)
+	}
+	var urls []string
+	for _, s := range list.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+				continue
+			}
+			for _, a := range e.Addresses {
+				u := "https://" + net.JoinHostPort(a, strconv.Itoa(staticpod.EtcdClientPort))
+				if !slices.Contains(urls, u) {
+					urls = append(urls, u)
+				}
+			}
+		}
+	}
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("the kubernetes Service has no ready endpoint: cannot tell where the etcd cluster is")
+	}
+	return urls, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -175,5 +176,28 @@ func TestDefaultCertFiles(t *testing.T) {
 	ca, cert, key := DefaultCertFiles("/etc/kubernetes/pki")
 	if ca != "/etc/kubernetes/pki/etcd/ca.crt" || cert != "/etc/kubernetes/pki/apiserver-etcd-client.crt" || key != "/etc/kubernetes/pki/apiserver-etcd-client.key" {
 		t.Errorf("DefaultCertFiles = %s, %s, %s", ca, cert, key)
+	}
+}
+
+func TestStackedClientURLs(t *testing.T) {
+	no := false
+	slice := func(name string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, Labels: map[string]string{"kubernetes.io/service-name": "kubernetes"}},
+			Endpoints:  eps,
+		}
+	}
+	c := fake.NewClientset(
+		slice("kubernetes", discoveryv1.Endpoint{Addresses: []string{"10.0.0.1"}}, discoveryv1.Endpoint{Addresses: []string{"fd00::2"}},
+			discoveryv1.Endpoint{Addresses: []string{"10.0.0.9"}, Conditions: discoveryv1.EndpointConditions{Ready: &no}}),
+		slice("kubernetes-x", discoveryv1.Endpoint{Addresses: []string{"10.0.0.1"}}),
+	)
+	got, err := StackedClientURLs(context.Background(), c)
+	want := []string{"https://10.0.0.1:2379", "https://[fd00::2]:2379"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("got %v, %v; want %v", got, err, want)
+	}
+	if _, err := StackedClientURLs(context.Background(), fake.NewClientset()); err == nil {
+		t.Errorf("no endpoint gave no error")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 )
 
@@ -56,6 +57,9 @@ func InitChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir string) []Ch
 	}
 	for _, p := range cfg.Subnets.Pod {
 		checks = append(checks, HTTPProxyCIDR(h, p))
+	}
+	if hostprocess.Enabled(cfg.FeatureGates) {
+		checks = append(checks, HostProcessChecks(h, &cfg.ClusterConfiguration)...)
 	}
 	checks = append(checks, nodeChecks(h, criSocket, cfg.NodeRegistration.Name, cpVersion)...)
 	addrs := []netip.Addr{cfg.AdvertiseIP}
@@ -125,8 +129,17 @@ func InitImagePull(h Host, cfg *kubeadm.InitConfiguration, warnf func(string, ..
 		policy = corev1.PullIfNotPresent
 	}
 	serial := cfg.NodeRegistration.ImagePullSerial == nil || *cfg.NodeRegistration.ImagePullSerial
+	list := images.List(&cfg.ClusterConfiguration)
+	if hostprocess.Enabled(cfg.FeatureGates) {
+		// The control plane's programs are on the host, not in images.
+		host := map[string]bool{images.EtcdImage(&cfg.ClusterConfiguration): true}
+		for _, c := range []string{images.KubeAPIServer, images.KubeControllerManager, images.KubeScheduler} {
+			host[images.ControlPlane(&cfg.ClusterConfiguration, c)] = true
+		}
+		list = slices.DeleteFunc(list, func(i string) bool { return host[i] })
+	}
 	return ImagePull(h, cfg.NodeRegistration.CRISocket, ImagePullOptions{
-		Images:       images.List(&cfg.ClusterConfiguration),
+		Images:       list,
 		Policy:       policy,
 		Serial:       serial,
 		SandboxImage: images.PauseImage(&cfg.ClusterConfiguration),

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 )
 
 // JoinChecks returns the checks "kubeadm join" runs on every joining node
@@ -61,6 +62,9 @@ func JoinControlPlaneChecks(h Host, cfg *kubeadm.InitConfiguration, manifestDir 
 		if cfg.Etcd.Local != nil && cfg.Etcd.Local.DataDir != "" {
 			checks = append(checks, DirAvailable(h, cfg.Etcd.Local.DataDir))
 		}
+	}
+	if hostprocess.Enabled(cfg.FeatureGates) {
+		checks = append(checks, HostProcessChecks(h, &cfg.ClusterConfiguration)...)
 	}
 	return checks
 }

@@ -32,6 +32,12 @@ func ReadEtcdMember(manifestDir string) (*EtcdMember, error) {
 	if err != nil {
 		return nil, err
 	}
+	return EtcdMemberOf(pod), nil
+}
+
+// EtcdMemberOf reads the member out of an etcd Pod (a manifest, or the
+// Pod a host-process unit gives back, whose paths are the node's).
+func EtcdMemberOf(pod *corev1.Pod) *EtcdMember {
 	flags := Flags(pod)
 	m := &EtcdMember{
 		Name:                flags["name"],
@@ -43,7 +49,7 @@ func ReadEtcdMember(manifestDir string) (*EtcdMember, error) {
 	if m.DataDir != "" {
 		m.HostDataDir = hostPathOf(pod, &pod.Spec.Containers[0], m.DataDir)
 	}
-	return m, nil
+	return m
 }
 
 // hostPathOf maps p, a path inside container c, to the node's path through

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,9 +35,10 @@ func controlPlaneComponents() []string {
 // node" on the other control-plane nodes and on the worker, each followed
 // by its kubelet. As upstream's, the addons (CoreDNS, kube-proxy) are only
 // upgraded once no control-plane node is left at the old version, by the
-// "upgrade node" of the last one. During all of it a Deployment on the
-// worker is probed through its Service from another node; the failed
-// probes are counted (docs/performance.md).
+// "upgrade node" of the last one. The cluster's endpoint is the test bed's
+// load balancer in front of the three API servers. During all of it a
+// Deployment on the worker is probed through its Service from the first
+// node; the failed probes are counted (docs/performance.md).
 func TestUpgrade(t *testing.T) {
 	longTest(t, "25 minutes with the first build of the older release")
 	from, to := requireUpgradeToolchains(t)
@@ -62,9 +63,20 @@ func TestUpgrade(t *testing.T) {
 	}
 
 	// a. The cluster at the older version, made by that release's
-	// kubeadm, and a key in etcd.
+	// kubeadm, and a key in etcd. Its endpoint is a load balancer in front
+	// of the three API servers, as kubeadm's guide to highly available
+	// clusters asks: with the first node's API server as the endpoint,
+	// every node would lose the cluster while that one restarts (its
+	// kubelets miss their lease renewals, their Pods leave the Services).
+	var apiServers []netip.AddrPort
+	for _, n := range []*testbed.Node{n1, n2, n3} {
+		apiServers = append(apiServers, netip.AddrPortFrom(n.Addr(), 6443))
+	}
+	if err := c.ServeAPILoadBalancer(ctx, apiServers); err != nil {
+		t.Fatal(err)
+	}
 	initCfg := filepath.Join(n1.Dir, "kubeadm.yaml")
-	writeFile(t, initCfg, testbed.InitConfig(n1, oldV, ""))
+	writeFile(t, initCfg, testbed.InitConfigBehind(n1, oldV, testbed.APILoadBalancerAddr, ""))
 	r := run(t, n1, testbed.OldKubeadm, "init", "--config", initCfg, "--upload-certs", ignoreFindings())
 	if r.Code != 0 {
 		t.Fatalf("kubeadm %s init: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
@@ -188,8 +200,8 @@ func TestUpgrade(t *testing.T) {
 				t.Errorf("the manifests differ from before the failed upgrade: %v", d)
 			}
 		}
-		eventually(t, 4*time.Minute, "API server answering after the rollback", func() error {
-			return kubectlTry(t, n1, "get", "nodes").err
+		eventually(t, 4*time.Minute, "node1's API server answering after the rollback", func() error {
+			return kubectlTry(t, n1, "--server", "https://"+netip.AddrPortFrom(n1.Addr(), 6443).String(), "get", "nodes").err
 		})
 		// The old control plane runs again, and every node is Ready once
 		// its kubelet reaches the API server again (the next apply's

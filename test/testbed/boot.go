@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,6 +119,7 @@ func Boot(cfgPath string, goFile, readyFile *os.File) error {
 	}()
 	<-sigs
 	ln.Close()
+	b.stopUnits()
 	b.stop("kubelet")
 	b.stop("containerd")
 	return nil
@@ -172,6 +174,12 @@ type service struct {
 	argv         func() ([]string, error)
 	restartDelay time.Duration
 	logPath      string
+	// env is added to the boot program's environment.
+	env []string
+	// fromUnit marks a service read from a unit file of unitDir; once, a
+	// unit whose process is not started again when it exits
+	// (Restart=no).
+	fromUnit, once bool
 
 	wanted  bool
 	pid     int
@@ -218,10 +226,15 @@ func serviceLaunches(logPath string) ([]time.Time, error) {
 type booter struct {
 	mu       sync.Mutex
 	services map[string]*service
-	// enabled holds the units of unitDir that were enabled (timers such
-	// as kubeadm's certificate renewal): the stand-in knows their files
-	// but runs nothing for them.
+	// enabled holds the units of unitDir that were enabled: timers such
+	// as kubeadm's certificate renewal, whose files the stand-in knows
+	// but runs nothing for, and service units, which it runs when
+	// started (see controlUnit).
 	enabled map[string]bool
+	// unitOrder lists the services read from unit files in the order they
+	// were first started; they are stopped in reverse order.
+	unitOrder []string
+	logDir    string
 }
 
 // unitDir is where the node's administrator units live (a folder of the
@@ -236,7 +249,7 @@ func newBooter(cfg BootConfig) *booter {
 	if delay == 0 {
 		delay = 10 * time.Second
 	}
-	return &booter{enabled: map[string]bool{}, services: map[string]*service{
+	return &booter{enabled: map[string]bool{}, logDir: cfg.LogDir, services: map[string]*service{
 		"containerd": {
 			name:         "containerd",
 			argv:         func() ([]string, error) { return []string{"containerd", "--config", cfg.ContainerdConfig}, nil },
@@ -337,7 +350,7 @@ func (b *booter) launchLocked(s *service) {
 		if err == nil {
 			fmt.Fprintf(log, "%s%s%s%s\n", launchPrefix, time.Now().Format(time.RFC3339Nano), launchInfix, strings.Join(argv, " "))
 			p, err = os.StartProcess(path, argv, &os.ProcAttr{
-				Env:   os.Environ(),
+				Env:   append(os.Environ(), s.env...),
 				Files: []*os.File{nil, log, log},
 				Sys:   &syscall.SysProcAttr{Setsid: true},
 			})
@@ -383,6 +396,9 @@ func (b *booter) reap() {
 				s.pid = 0
 				s.lastErr = waitStatusText(ws)
 				close(s.exited)
+				if s.once {
+					s.wanted = false
+				}
 				b.scheduleLocked(s)
 			}
 		}
@@ -445,6 +461,16 @@ func (b *booter) control(verb, unit string) (int, string) {
 	b.mu.Lock()
 	s, known := b.services[unit]
 	b.mu.Unlock()
+	if !known || s.fromUnit {
+		u, ok, err := readServiceUnit(unit + ".service")
+		if err != nil {
+			return 1, err.Error() + "\n"
+		}
+		if ok || (known && b.forget(unit)) {
+			return b.controlUnit(verb, unit, u, ok)
+		}
+		known = false
+	}
 	if !known {
 		if code, out, ok := b.unitFile(verb, unit); ok {
 			return code, out
@@ -471,35 +497,141 @@ func (b *booter) control(verb, unit string) (int, string) {
 	case "enable", "disable":
 	case "is-enabled":
 		return 0, "enabled\n"
-	case "is-active", "status":
-		b.mu.Lock()
-		running, wanted, lastErr := s.pid != 0, s.wanted, s.lastErr
-		b.mu.Unlock()
-		state := "inactive"
-		switch {
-		case running:
-			state = "active"
-		case wanted:
-			state = "activating"
-		}
-		if verb == "is-active" {
-			if running {
-				return 0, "active\n"
-			}
-			return 3, state + "\n"
-		}
-		out := fmt.Sprintf("* %s.service\n   Active: %s\n", unit, state)
-		if lastErr != "" {
-			out += "   Last exit: " + lastErr + "\n"
-		}
-		if running {
-			return 0, out
-		}
-		return 3, out
+	case "show", "is-active", "status":
+		return b.answer(verb, unit, s)
 	default:
 		return 1, fmt.Sprintf("Unknown command verb %s.\n", verb)
 	}
 	return 0, ""
+}
+
+// answer says how a service fares, for "show" (its MainPID and
+// ActiveState), "is-active" and "status".
+func (b *booter) answer(verb, unit string, s *service) (int, string) {
+	b.mu.Lock()
+	pid, running, wanted, lastErr := s.pid, s.pid != 0, s.wanted, s.lastErr
+	b.mu.Unlock()
+	state := "inactive"
+	switch {
+	case running:
+		state = "active"
+	case wanted:
+		state = "activating"
+	}
+	switch verb {
+	case "show":
+		return 0, fmt.Sprintf("MainPID=%d\nActiveState=%s\n", pid, state)
+	case "is-active":
+		if running {
+			return 0, "active\n"
+		}
+		return 3, state + "\n"
+	}
+	out := fmt.Sprintf("* %s.service\n   Active: %s\n", unit, state)
+	if lastErr != "" {
+		out += "   Last exit: " + lastErr + "\n"
+	}
+	if running {
+		return 0, out
+	}
+	return 3, out
+}
+
+// forget drops a service read from a unit file whose file is gone, unless
+// its process still runs (systemd keeps running a unit whose file was
+// deleted until it is stopped). It reports whether the service is kept.
+func (b *booter) forget(name string) (kept bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.services[name]
+	if s.pid != 0 || s.wanted {
+		return true
+	}
+	delete(b.services, name)
+	b.unitOrder = slices.DeleteFunc(b.unitOrder, func(n string) bool { return n == name })
+	delete(b.enabled, name+".service")
+	return false
+}
+
+// controlUnit carries out a request about a service unit of unitDir: it
+// runs the unit's command line as a service (the unit file read again at
+// every start, as if systemd's units had been reloaded), restarted after
+// RestartSec when it exits unless Restart=no, and answers for it as for
+// the kubelet. hasFile is false for a unit whose file was deleted while
+// its process runs: it can only be stopped or asked about.
+func (b *booter) controlUnit(verb, name string, u serviceUnit, hasFile bool) (int, string) {
+	file := name + ".service"
+	switch verb {
+	case "start", "restart", "try-restart", "reload-or-restart":
+		if !hasFile {
+			return 5, fmt.Sprintf("Failed to %s %s: Unit %s not found.\n", verb, file, file)
+		}
+		b.mu.Lock()
+		s, known := b.services[name]
+		b.mu.Unlock()
+		if known && verb != "start" {
+			b.stop(name)
+		}
+		if verb == "try-restart" && !known {
+			return 0, ""
+		}
+		b.mu.Lock()
+		if !known {
+			s = &service{name: name, fromUnit: true, logPath: filepath.Join(b.logDir, file)}
+			b.services[name] = s
+			b.unitOrder = append(b.unitOrder, name)
+		}
+		argv := u.argv
+		s.argv = func() ([]string, error) { return argv, nil }
+		s.env, s.restartDelay, s.once = u.env, u.restartDelay, !u.restart
+		b.mu.Unlock()
+		b.start(name)
+		return 0, ""
+	case "stop":
+		b.mu.Lock()
+		_, known := b.services[name]
+		b.mu.Unlock()
+		if known {
+			b.stop(name)
+		}
+		return 0, ""
+	case "enable", "disable", "is-enabled":
+		if !hasFile {
+			return 1, fmt.Sprintf("Failed to %s unit: Unit file %s does not exist.\n", verb, file)
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch verb {
+		case "enable":
+			b.enabled[file] = true
+		case "disable":
+			delete(b.enabled, file)
+		default:
+			if b.enabled[file] {
+				return 0, "enabled\n"
+			}
+			return 1, "disabled\n"
+		}
+		return 0, ""
+	}
+	b.mu.Lock()
+	s, known := b.services[name]
+	if !known {
+		s = &service{name: name}
+	}
+	b.mu.Unlock()
+	return b.answer(verb, name, s)
+}
+
+// stopUnits stops the services read from unit files, the last started
+// first.
+func (b *booter) stopUnits() {
+	b.mu.Lock()
+	order := slices.Clone(b.unitOrder)
+	b.mu.Unlock()
+	for _, name := range slices.Backward(order) {
+		b.stop(name)
+	}
 }
 
 // unitFile answers a request about a unit the boot program does not run

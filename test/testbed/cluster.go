@@ -208,8 +208,10 @@ func (c *Cluster) Down(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("node %s: %w", nodes[i].Name, err))
 		}
 	}
-	if err := c.stopRegistry(); err != nil {
-		errs = append(errs, err)
+	for _, name := range []string{"registry", apiLBName} {
+		if err := c.stopHubProcess(name); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := deleteNetns(ctx, runIP, c.hub()); err != nil {
 		errs = append(errs, err)

@@ -138,6 +138,49 @@ func TestNodeLifecycle(t *testing.T) {
 	if got, err := run(n1, "systemctl", "status", "no-such-unit"); err == nil || !strings.Contains(got, "could not be found") {
 		t.Errorf("status of an unknown unit: %q, %v", got, err)
 	}
+	// A service unit of /etc/systemd/system runs when started, comes back
+	// after a kill -9, stops, and is unknown once its file is gone.
+	unit := "[Service]\nExecStart=/bin/sh -c \"exec sleep 1000\"\nRestart=always\nRestartSec=200ms\n"
+	if err := os.WriteFile(filepath.Join(n1.Dir, "etc-systemd-system", "tbt-sleep.service"), []byte(unit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"enable", "tbt-sleep"}, {"start", "tbt-sleep"}} {
+		if got, err := run(n1, "systemctl", args...); err != nil {
+			t.Errorf("systemctl %v: %v: %s", args, err, got)
+		}
+	}
+	mainPID := func() string {
+		got, _ := run(n1, "systemctl", "show", "--property=MainPID", "tbt-sleep")
+		pid, _, _ := strings.Cut(strings.TrimPrefix(got, "MainPID="), "\n")
+		return pid
+	}
+	first := mainPID()
+	if got, err := run(n1, "systemctl", "is-active", "tbt-sleep"); err != nil || got != "active" || first == "0" {
+		t.Errorf("the unit is %q (%v), MainPID %s", got, err, first)
+	}
+	if got, err := run(n1, "kill", "-9", first); err != nil {
+		t.Errorf("kill -9 %s: %v: %s", first, err, got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for pid := mainPID(); pid == first || pid == "0"; pid = mainPID() {
+		if time.Now().After(deadline) {
+			t.Errorf("the killed unit did not come back (MainPID %s)", pid)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := run(n1, "systemctl", "stop", "tbt-sleep"); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if got, _ := run(n1, "systemctl", "is-active", "tbt-sleep"); got != "inactive" {
+		t.Errorf("after stop the unit is %q", got)
+	}
+	if err := os.Remove(filepath.Join(n1.Dir, "etc-systemd-system", "tbt-sleep.service")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := run(n1, "systemctl", "status", "tbt-sleep"); err == nil || !strings.Contains(got, "could not be found") {
+		t.Errorf("status of a deleted unit: %q, %v", got, err)
+	}
 	if got, err := run(n1, "ps", "-e", "-o", "pid=,comm="); err == nil {
 		if !strings.Contains(got, "1 testbed") {
 			t.Errorf("the boot program is not the node's PID 1:\n%s", got)

@@ -328,6 +328,13 @@ const OldKubeadm = "kubeadm-old"
 // appended as more YAML documents. (The node's own cgroup root reaches its
 // kubelet through /etc/default/kubelet, as for every node.)
 func InitConfig(n *Node, version, extra string) string {
+	return InitConfigBehind(n, version, netip.AddrPortFrom(n.Addr(), 6443), extra)
+}
+
+// InitConfigBehind is InitConfig with controlPlaneEndpoint set to endpoint
+// (the cluster's API server load balancer, APILoadBalancerAddr) instead
+// of the first node's API server.
+func InitConfigBehind(n *Node, version string, endpoint netip.AddrPort, extra string) string {
 	cfg := fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
 localAPIEndpoint:
@@ -357,7 +364,7 @@ apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 conntrack:
   maxPerCore: 0
-`, n.Addr(), n.Name, version, netip.AddrPortFrom(n.Addr(), 6443))
+`, n.Addr(), n.Name, version, endpoint)
 	if extra != "" {
 		cfg += "---\n" + extra
 	}

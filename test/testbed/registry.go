@@ -2,7 +2,6 @@ package testbed
 
 import (
 	"archive/tar"
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,12 +11,9 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // Registry serves the images of some archives (WriteArchive) read-only
@@ -192,90 +188,10 @@ func (c *Cluster) registryAddr() string {
 	return netip.AddrPortFrom(gatewayAddr, registryPort).String()
 }
 
-func (c *Cluster) registryPIDFile() string { return filepath.Join(c.StateDir, "registry.pid") }
-
-// registryPID is the process id of the cluster's running registry, or 0.
-func (c *Cluster) registryPID() int {
-	data, err := os.ReadFile(c.registryPIDFile())
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !strings.Contains(string(cmdline), "\x00registry\x00") {
-		return 0
-	}
-	return pid
-}
-
 // ensureRegistry starts "testbed registry" in the hub, serving the
-// cluster's archives, unless it runs; it returns once the registry
-// listens. The process outlives the caller; Down stops it.
+// cluster's archives, unless it runs.
 func (c *Cluster) ensureRegistry(ctx context.Context) error {
-	if c.registryPID() != 0 {
-		return nil
-	}
-	if err := os.MkdirAll(c.StateDir, 0o755); err != nil {
-		return err
-	}
-	log, err := os.OpenFile(filepath.Join(c.StateDir, "registry.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer readyR.Close()
-	args := append([]string{"--net=/run/netns/" + c.hub(), "--", c.Testbed, "registry", c.registryAddr()}, c.Archives...)
-	cmd := exec.Command("nsenter", args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.ExtraFiles = []*os.File{readyW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	readyW.Close()
-	if err != nil {
-		return fmt.Errorf("starting the cluster's registry: %w", err)
-	}
-	go func() { _ = cmd.Wait() }()
-	if err := os.WriteFile(c.registryPIDFile(), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
-		return err
-	}
-	got := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(readyR).ReadString('\n')
-		got <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-got:
-		if line == "ready" {
-			return nil
-		}
-	case <-time.After(60 * time.Second):
-	case <-ctx.Done():
-	}
-	_ = c.stopRegistry()
-	return fmt.Errorf("the cluster's registry did not start (see %s)", filepath.Join(c.StateDir, "registry.log"))
-}
-
-// stopRegistry ends the cluster's registry if it runs.
-func (c *Cluster) stopRegistry() error {
-	if pid := c.registryPID(); pid != 0 {
-		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-			return fmt.Errorf("stopping the cluster's registry: %w", err)
-		}
-		for i := 0; i < 100 && c.registryPID() != 0 && !isZombie(pid); i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	if err := os.Remove(c.registryPIDFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
+	return c.startHubProcess(ctx, "registry", append([]string{c.registryAddr()}, c.Archives...))
 }
 
 // ServeRegistry indexes archives, listens on addr, writes "ready" and a

@@ -29,6 +29,7 @@ type FeatureGate struct {
 
 // KnownFeatureGates are the gates kubeadm v1.37 recognizes, by name, and
 // this kubeadm's own ones (upstream refuses their names): CISHardening,
+// HostProcessControlPlane (docs/decisions/013-host-process-control-plane.md),
 // NodeLocalAPILoadBalancer, and CoreDNS, the gate kubeadm v1.9–v1.17 had,
 // kept as the way to choose kube-dns (false) over CoreDNS
 // (docs/decisions/012-kube-dns-addon.md).
@@ -43,6 +44,7 @@ type FeatureGate struct {
 var KnownFeatureGates = []FeatureGate{
 	{Name: "CISHardening", Default: false, Stage: FeatureAlpha},
 	{Name: "CoreDNS", Default: true, Stage: FeatureGA},
+	{Name: "HostProcessControlPlane", Default: false, Stage: FeatureAlpha},
 	{Name: "NodeLocalAPILoadBalancer", Default: false, Stage: FeatureAlpha},
 	{Name: "RootlessControlPlane", Default: false, Stage: FeatureAlpha},
 }
@@ -82,6 +84,13 @@ func validateFeatureGates(gates map[string]bool, p *field.Path) field.ErrorList 
 	// plane could not read.
 	if gates["CISHardening"] && gates["RootlessControlPlane"] {
 		errs = append(errs, field.Invalid(p, gates, "the feature gates CISHardening and RootlessControlPlane cannot both be on: the hardening profile keeps every key and kubeconfig file readable by root only"))
+	}
+	// Both put users and security contexts into the Pods, which the units
+	// of a control plane of host processes do not translate yet.
+	for _, other := range []string{"CISHardening", "RootlessControlPlane"} {
+		if gates["HostProcessControlPlane"] && gates[other] {
+			errs = append(errs, field.Invalid(p, gates, fmt.Sprintf("the feature gates HostProcessControlPlane and %s cannot both be on: the units of a control plane of host processes do not carry the users and security contexts %s gives the components", other, other)))
+		}
 	}
 	return errs
 }

@@ -305,6 +305,15 @@ func TestClusterConfiguration(t *testing.T) {
 		{"CIS hardening with a rootless control plane", func(c *kubeadm.ClusterConfiguration) {
 			c.FeatureGates = map[string]bool{"CISHardening": true, "RootlessControlPlane": true}
 		}, []want{inv("featureGates")}},
+		{"host processes alone", func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"HostProcessControlPlane": true}
+		}, nil},
+		{"host processes with CIS hardening", func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"HostProcessControlPlane": true, "CISHardening": true}
+		}, []want{inv("featureGates")}},
+		{"host processes with a rootless control plane", func(c *kubeadm.ClusterConfiguration) {
+			c.FeatureGates = map[string]bool{"HostProcessControlPlane": true, "RootlessControlPlane": true}
+		}, []want{inv("featureGates")}},
 		{"feature gates are case-sensitive", func(c *kubeadm.ClusterConfiguration) { c.FeatureGates = map[string]bool{"rootlesscontrolplane": true} }, []want{inv("featureGates")}},
 		{"image repository", func(c *kubeadm.ClusterConfiguration) { c.ImageRepository = "registry.io/Foo" }, []want{inv("imageRepository")}},
 		{"dns image repository", func(c *kubeadm.ClusterConfiguration) { c.DNS.ImageRepository = "::" }, []want{inv("dns.imageRepository")}},

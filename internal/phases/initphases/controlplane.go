@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeadm-go/kubeadm/internal/patches"
@@ -55,6 +56,10 @@ func ControlPlanePhase() workflow.Phase[*Data] {
 		Long: `Write the static Pod manifests of the API server, the controller manager and
 the scheduler, which the kubelet starts.`,
 		Run: func(_ context.Context, d *Data) error {
+			if HostProcesses(d) {
+				fmt.Fprintf(d.Out, "[control-plane] Using the systemd unit folder %q (HostProcessControlPlane)\n", unitDir(d))
+				return nil
+			}
 			fmt.Fprintf(d.Out, "[control-plane] Using manifest folder %q\n", d.ManifestDir)
 			return nil
 		},
@@ -84,8 +89,8 @@ func controlPlaneComponentPhase(name, component string, flags []string) workflow
 		Long: fmt.Sprintf(`Write the %s static Pod manifest into the manifest folder, with the
 user's patches applied. A manifest that is already right is left untouched.`, component),
 		InheritFlags: flags,
-		Run: func(_ context.Context, d *Data) error {
-			return runControlPlaneComponent(d, component)
+		Run: func(ctx context.Context, d *Data) error {
+			return runControlPlaneComponent(ctx, d, component)
 		},
 	}
 }
@@ -96,17 +101,30 @@ user's patches applied. A manifest that is already right is left untouched.`, co
 // admission configuration and audit log folder are made first, and the
 // kubelet serving certificate approver (the job the controller manager
 // leaves undone) is set up after the controller manager.
-func runControlPlaneComponent(d *Data, component string) error {
-	fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
+//
+// With the HostProcessControlPlane feature gate, the component's systemd
+// unit is written and started instead of its manifest (see InstallUnit).
+func runControlPlaneComponent(ctx context.Context, d *Data, component string) error {
+	if HostProcesses(d) {
+		fmt.Fprintf(d.Out, "[control-plane] Creating the systemd unit for %q\n", component)
+	} else {
+		fmt.Fprintf(d.Out, "[control-plane] Creating static Pod manifest for %q\n", component)
+	}
 	if err := PrepareNode(d, component); err != nil {
 		return err
 	}
-	data, err := BuildManifest(d, component)
-	if err != nil {
-		return err
-	}
-	if err := writeStaticManifest(d, component, data); err != nil {
-		return err
+	if HostProcesses(d) {
+		if err := InstallUnit(ctx, d, component); err != nil {
+			return err
+		}
+	} else {
+		data, err := BuildManifest(d, component)
+		if err != nil {
+			return err
+		}
+		if err := writeStaticManifest(d, component, data); err != nil {
+			return err
+		}
 	}
 	// With NodeLocalAPILoadBalancer, every node runs the balancer; on a
 	// control-plane node it prefers the API server next to it.
@@ -125,6 +143,16 @@ func runControlPlaneComponent(d *Data, component string) error {
 // applied, as the init phases write it. Upgrades compare and write the
 // same bytes.
 func BuildManifest(d *Data, component string) ([]byte, error) {
+	pod, err := BuildPod(d, component)
+	if err != nil {
+		return nil, err
+	}
+	return staticpod.Marshal(pod)
+}
+
+// BuildPod is the static Pod of component that BuildManifest serialises;
+// the units of a control plane of host processes are made from it too.
+func BuildPod(d *Data, component string) (*corev1.Pod, error) {
 	opts := staticpod.HostOptions(klog.Warningf)
 	if component == staticpod.KubeControllerManager {
 		ext, err := usesExternalCA(d.CertDir)
@@ -152,7 +180,7 @@ func BuildManifest(d *Data, component string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return staticpod.Marshal(pod)
+	return pod, nil
 }
 
 // writeStaticManifest writes the manifest of component, leaving a manifest with

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
 )
 
@@ -83,6 +84,13 @@ type Data struct {
 	// of the renewal's files outside kubeadm's folders ("": /).
 	KubeadmPath string
 	SystemRoot  string
+
+	// InitSystem runs systemctl for the units of a control plane of host
+	// processes (HostProcessControlPlane; nil: this machine). LookPath
+	// finds their programs (nil: exec.LookPath). Their units go under
+	// SystemRoot.
+	InitSystem kubelet.Host
+	LookPath   func(file string) (string, error)
 
 	// Out receives the phases' progress messages, Err their warnings.
 	Out io.Writer

@@ -41,7 +41,7 @@ already right is left untouched.`,
 
 // runEtcdLocal writes etcd.yaml. Idempotent: the data folder is only
 // created when missing and the manifest only rewritten when it changes.
-func runEtcdLocal(_ context.Context, d *Data) error {
+func runEtcdLocal(ctx context.Context, d *Data) error {
 	cfg := d.Cfg
 	if cfg.Etcd.External != nil {
 		klog.V(1).Infof("[etcd] The configuration uses an external etcd; no local etcd manifest is written")
@@ -52,6 +52,13 @@ func runEtcdLocal(_ context.Context, d *Data) error {
 		fmt.Fprintf(d.Out, "[etcd] Would ensure that %q directory is present\n", dataDir)
 	} else if err := os.MkdirAll(dataDir, etcdDataDirMode); err != nil {
 		return fmt.Errorf("creating the etcd data folder: %w", err)
+	}
+	if HostProcesses(d) {
+		fmt.Fprintf(d.Out, "[etcd] Creating the systemd unit for local etcd in %q\n", unitDir(d))
+		if err := PrepareNode(d, staticpod.Etcd); err != nil {
+			return err
+		}
+		return InstallUnit(ctx, d, staticpod.Etcd)
 	}
 	fmt.Fprintf(d.Out, "[etcd] Creating static Pod manifest for local etcd in %q\n", d.ManifestDir)
 	if err := PrepareNode(d, staticpod.Etcd); err != nil {

@@ -307,7 +307,7 @@ func TestAPIServerPhaseWritesTheBalancerWithTheGate(t *testing.T) {
 			}
 			d, _ := staticPodData(t, extra)
 			d.DryRun, d.DryRunDir = true, t.TempDir()
-			if err := runControlPlaneComponent(d, "kube-apiserver"); err != nil {
+			if err := runControlPlaneComponent(context.Background(), d, "kube-apiserver"); err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(filepath.Join(d.ManifestDir, "kube-apiserver-lb.yaml"))

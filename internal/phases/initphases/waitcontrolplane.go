@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -108,7 +109,11 @@ func WaitForControlPlane(ctx context.Context, d *Data, h HealthChecks) error {
 		return nil
 	}
 	w := newHealthWaiter(d, h)
-	fmt.Fprintf(d.Out, "[wait-control-plane] Waiting for the kubelet to boot up the control plane as static Pods from directory %q\n", d.ManifestDir)
+	if HostProcesses(d) {
+		fmt.Fprintf(d.Out, "[wait-control-plane] Waiting for systemd to run the control plane from the units in %q\n", unitDir(d))
+	} else {
+		fmt.Fprintf(d.Out, "[wait-control-plane] Waiting for the kubelet to boot up the control plane as static Pods from directory %q\n", d.ManifestDir)
+	}
 	if !h.SkipKubelet {
 		if err := w.waitKubelet(ctx); err != nil {
 			return err
@@ -219,7 +224,7 @@ func (w *healthWaiter) components() ([]component, error) {
 	cfg := w.d.Cfg
 	var comps []component
 	for _, name := range staticpod.ControlPlaneComponents() {
-		args, err := staticpod.ReadFlags(staticpod.ManifestPath(w.d.ManifestDir, name))
+		args, err := w.flags(name)
 		if err != nil {
 			return nil, err
 		}
@@ -243,6 +248,23 @@ func (w *healthWaiter) components() ([]component, error) {
 		comps = append(comps, c)
 	}
 	return comps, nil
+}
+
+// flags are the command-line flags component runs with: those of its
+// manifest, or of its unit for a control plane of host processes.
+func (w *healthWaiter) flags(component string) (map[string]string, error) {
+	if !HostProcesses(w.d) {
+		return staticpod.ReadFlags(staticpod.ManifestPath(w.d.ManifestDir, component))
+	}
+	p := hostprocess.UnitPath(w.d.SystemRoot, component)
+	pod, ours, err := hostprocess.ReadUnit(p, component)
+	if err != nil {
+		return nil, err
+	}
+	if !ours {
+		return nil, fmt.Errorf("%s was not written by kubeadm", p)
+	}
+	return staticpod.Flags(pod), nil
 }
 
 func componentURL(args map[string]string, defaultPort int, path string) string {
@@ -287,6 +309,10 @@ func (w *healthWaiter) waitComponents(ctx context.Context) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		if HostProcesses(w.d) {
+			w.printf("%s", unitHint)
+			return fmt.Errorf("waiting for the control plane to become healthy: %w", err)
+		}
 		w.printf(componentHint, w.d.Cfg.NodeRegistration.CRISocket)
 		return fmt.Errorf("waiting for the control plane to become healthy: %w", err)
 	}
@@ -302,6 +328,16 @@ Kubernetes containers with your runtime's command-line tool, for example:
 	- 'crictl --runtime-endpoint %[1]s ps -a | grep kube | grep -v pause'
 then read the logs of the failing one:
 	- 'crictl --runtime-endpoint %[1]s logs CONTAINERID'
+
+`
+
+// unitHint is printed when a component run by systemd does not become
+// healthy.
+const unitHint = `
+A control-plane component did not answer as healthy. Ask systemd how its
+unit fares and read its log, for example:
+	- 'systemctl status kube-apiserver'
+	- 'journalctl -xeu kube-apiserver'
 
 `
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -128,6 +129,11 @@ func newEtcdClient(ctx context.Context, api kubernetes.Interface, certDir string
 	lookup, cancel := context.WithTimeout(ctx, apiCallTimeout(cfg.Timeouts))
 	defer cancel()
 	urls, err := etcd.ClientURLs(lookup, api)
+	if err != nil && hostprocess.Enabled(cfg.FeatureGates) {
+		// A control plane of host processes has no etcd Pods: its members
+		// listen where the API servers do.
+		urls, err = etcd.StackedClientURLs(lookup, api)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 )
@@ -45,7 +46,8 @@ type Data struct {
 	// control plane are removed from ("" means /etc).
 	EtcDir string
 	// SystemRoot prefixes the paths of the certificate renewal's files
-	// outside kubeadm's folders ("" means /).
+	// and of the control plane's units outside kubeadm's folders ("" means
+	// /).
 	SystemRoot string
 	// ApproverBinary is the copy of kubeadm the CISHardening profile's
 	// approver runs (cis.ApproverBinary; "" looks for none).
@@ -88,6 +90,11 @@ type Data struct {
 // renewalSchedule is the automatic certificate renewal of the node.
 func (d *Data) renewalSchedule() certrenewal.Schedule {
 	return certrenewal.Schedule{Host: d.Service, Root: d.SystemRoot, Out: d.Out}
+}
+
+// units are the systemd units of a control plane of host processes.
+func (d *Data) units() hostprocess.Units {
+	return hostprocess.Units{Host: d.Service, Root: d.SystemRoot, Out: d.Out}
 }
 
 // ProcMounts lists the mount points of this process's mount namespace from

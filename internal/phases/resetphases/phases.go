@@ -18,6 +18,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apilb"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
@@ -71,13 +72,21 @@ type localEtcd struct {
 	clientURLs             []string
 }
 
-// readLocalEtcd reads the etcd static Pod manifest; nil when there is none
-// (a worker, or an external etcd). The data folder is the node's side of
-// the volume that mounts the member's --data-dir.
-func readLocalEtcd(manifestDir string) (*localEtcd, error) {
-	m, err := staticpod.ReadEtcdMember(manifestDir)
+// readLocalEtcd reads the etcd static Pod manifest, or else kubeadm's etcd
+// unit of a control plane of host processes; nil when there is neither (a
+// worker, or an external etcd). The data folder is the node's side of the
+// volume that mounts the member's --data-dir.
+func readLocalEtcd(d *Data) (*localEtcd, error) {
+	m, err := staticpod.ReadEtcdMember(d.ManifestDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		pod, ours, uerr := hostprocess.ReadUnit(hostprocess.UnitPath(d.SystemRoot, hostprocess.Etcd), hostprocess.Etcd)
+		switch {
+		case errors.Is(uerr, fs.ErrNotExist) || (uerr == nil && !ours):
+			return nil, nil
+		case uerr != nil:
+			return nil, uerr
+		}
+		m, err = staticpod.EtcdMemberOf(pod), nil
 	}
 	if err != nil {
 		return nil, err
@@ -96,13 +105,13 @@ func readLocalEtcd(manifestDir string) (*localEtcd, error) {
 }
 
 func runRemoveEtcdMember(ctx context.Context, d *Data) error {
-	local, err := readLocalEtcd(d.ManifestDir)
+	local, err := readLocalEtcd(d)
 	if err != nil {
 		fmt.Fprintf(d.Out, "[reset] WARNING: %v; the etcd member of this node, if any, is left alone\n", err)
 		return nil
 	}
 	if local == nil {
-		fmt.Fprintln(d.Out, "[reset] No local etcd manifest: this node has no etcd member (a worker, or an external etcd, which must be reset by hand)")
+		fmt.Fprintln(d.Out, "[reset] No local etcd manifest or unit: this node has no etcd member (a worker, or an external etcd, which must be reset by hand)")
 		return nil
 	}
 	if d.DryRun {
@@ -229,17 +238,25 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		if files := d.renewalSchedule().Installed(); len(files) > 0 {
 			fmt.Fprintf(d.Out, "[dryrun] Would disable and delete the automatic certificate renewal %v\n", files)
 		}
+		if comps, _ := d.units().Installed(); len(comps) > 0 {
+			fmt.Fprintf(d.Out, "[dryrun] Would stop, disable and delete the systemd units of %v\n", comps)
+		}
 		if lbPresent(d) {
 			fmt.Fprintf(d.Out, "[dryrun] Would delete the node-local API server load balancer's %q and %q\n", filepath.Join(d.KubernetesDir, apilb.StateDir), apilb.BinaryPath)
 		}
 		return cleanupHardening(d)
 	}
+	var errs []error
 
+	// A control plane of host processes goes first, the scheduler first
+	// and etcd last, before its files and data are deleted.
+	if err := d.units().Remove(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("removing the control plane's systemd units: %w", err))
+	}
 	fmt.Fprintln(d.Out, "[reset] Stopping the kubelet service")
 	if err := kubelet.NewService(d.Service, d.Out).StopService(ctx); err != nil {
 		fmt.Fprintf(d.Out, "[reset] WARNING: the kubelet service could not be stopped (%v); if a kubelet still runs, it may bring back files and containers\n", err)
 	}
-	var errs []error
 	fmt.Fprintf(d.Out, "[reset] Unmounting what the kubelet mounted below %q\n", d.KubeletDir)
 	if err := unmountUnder(d, d.KubeletDir); err != nil {
 		// Not fatal by itself: emptying the folder below finds every mount

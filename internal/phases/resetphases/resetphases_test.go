@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
 	criv1 "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/cri/critest"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet/kubelettest"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
@@ -293,7 +295,8 @@ COMMIT
 
 func TestReadLocalEtcd(t *testing.T) {
 	dir := t.TempDir()
-	if e, err := readLocalEtcd(dir); e != nil || err != nil {
+	d := &Data{ManifestDir: dir, SystemRoot: t.TempDir()}
+	if e, err := readLocalEtcd(d); e != nil || err != nil {
 		t.Fatalf("no manifest: %v, %v", e, err)
 	}
 	manifest := `apiVersion: v1
@@ -312,12 +315,82 @@ spec:
 	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := readLocalEtcd(dir)
+	e, err := readLocalEtcd(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e.name != "cp-2" || e.dataDir != "/var/lib/etcd2" || e.peerURL != "https://10.0.0.2:2380" || len(e.clientURLs) != 1 {
 		t.Errorf("read %+v", e)
+	}
+}
+
+// Without a manifest, the etcd unit of a control plane of host processes
+// tells the member; a unit kubeadm did not write is not read.
+func TestReadLocalEtcdFromTheUnit(t *testing.T) {
+	d := &Data{ManifestDir: t.TempDir(), SystemRoot: t.TempDir()}
+	unit := hostprocess.UnitPath(d.SystemRoot, hostprocess.Etcd)
+	if err := os.MkdirAll(filepath.Dir(unit), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unit, []byte("[Service]\nExecStart=/usr/bin/etcd --data-dir=/srv/etcd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := readLocalEtcd(d); e != nil || err != nil {
+		t.Fatalf("foreign unit: %v, %v", e, err)
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Command: []string{"etcd", "--name=cp", "--data-dir=/var/lib/etcd3", "--initial-advertise-peer-urls=https://10.0.0.2:2380"}}}}}
+	data, err := hostprocess.Unit(hostprocess.Etcd, pod, "/usr/bin/etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unit, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := readLocalEtcd(d)
+	if err != nil || e == nil {
+		t.Fatalf("%v, %v", e, err)
+	}
+	if e.name != "cp" || e.dataDir != "/var/lib/etcd3" || e.peerURL != "https://10.0.0.2:2380" {
+		t.Errorf("read %+v", e)
+	}
+}
+
+// cleanup-node stops, disables and deletes kubeadm's units, the scheduler
+// first and etcd last, before the kubelet; other units stay.
+func TestCleanupNodeRemovesUnits(t *testing.T) {
+	d, root := testNode(t)
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Command: []string{"x"}}}}}
+	for _, c := range hostprocess.Components() {
+		data, err := hostprocess.Unit(c, pod, "/usr/bin/"+c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(hostprocess.UnitPath(root, c), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := filepath.Join(root, "etc/systemd/system/containerd.service")
+	if err := os.WriteFile(other, []byte("[Service]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCleanupNode(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Join(d.Service.(*kubelettest.SystemdHost).Calls, ",")
+	want := "systemctl stop kube-scheduler.service,systemctl disable kube-scheduler.service," +
+		"systemctl stop kube-controller-manager.service,systemctl disable kube-controller-manager.service," +
+		"systemctl stop kube-apiserver.service,systemctl disable kube-apiserver.service," +
+		"systemctl stop etcd.service,systemctl disable etcd.service,systemctl daemon-reload,systemctl stop kubelet"
+	if !strings.HasPrefix(calls, want) {
+		t.Errorf("calls\n%s\nwant first\n%s", calls, want)
+	}
+	for _, c := range hostprocess.Components() {
+		if _, err := os.Stat(hostprocess.UnitPath(root, c)); err == nil {
+			t.Errorf("the unit of %s is left", c)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another unit was removed: %v", err)
 	}
 }
 

@@ -36,6 +36,9 @@ type Data struct {
 	Policy *upgrade.VersionPolicy
 
 	KubernetesDir, ManifestDir, KubeletDir, CertDir string
+	// SystemRoot prefixes the unit folder of a control plane of host
+	// processes ("" means /).
+	SystemRoot string
 	// KubeconfigPath is the kubeconfig the client uses.
 	KubeconfigPath string
 	PatchesDir     string

@@ -17,6 +17,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -126,6 +127,11 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 		// ca.crt, a trust bundle by now, and its signers refuse a bundle.
 		return exitcode.PreflightError(fmt.Errorf("a CA rotation is under way on this node (%s holds the controller manager's signing CA): finish it before upgrading", filepath.Join(d.CertDir, carotation.Folder)))
 	}
+	if d.Cfg != nil && hostprocess.Enabled(d.Cfg.FeatureGates) && (d.Apply || d.Node == nil || d.Node.ControlPlane || hasUnits(d)) {
+		// Not ignorable: the upgrade would write static Pod manifests
+		// beside the running units.
+		return exitcode.PreflightError(fmt.Errorf("this cluster's control plane runs as host processes (feature gate %s), and upgrading a control-plane node of such a cluster is not supported yet: upgrade the programs and restart their units by hand", hostprocess.Gate))
+	}
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
@@ -134,6 +140,14 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 		return exitcode.PreflightError(err)
 	}
 	return nil
+}
+
+// hasUnits reports whether this node runs a control plane of host
+// processes: kubeadm's units are in its unit folder (an upgrade takes a
+// node without a kube-apiserver manifest for a worker).
+func hasUnits(d *Data) bool {
+	comps, _ := hostprocess.Units{Root: d.SystemRoot}.Installed()
+	return len(comps) > 0
 }
 
 func runNodePreflight(ctx context.Context, d *Data) error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
@@ -151,6 +152,35 @@ func TestNodeChecksRunSystemVerification(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "[WARNING SystemVerification]") {
 		t.Errorf("the ignored failure was not printed as a warning:\n%s", out.String())
+	}
+}
+
+// Upgrading a control-plane node of a control plane of host processes is
+// refused, ignorable or not: the upgrade would write static Pod manifests
+// beside the units. A worker of such a cluster upgrades.
+func TestNodeChecksRefuseHostProcesses(t *testing.T) {
+	cfg := &kubeadm.InitConfiguration{}
+	cfg.FeatureGates = map[string]bool{hostprocess.Gate: true}
+	root := t.TempDir()
+	worker := &Data{Host: brokenKubeletHost{}, Out: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("all"), Cfg: cfg,
+		Node: &upgrade.LocalNode{}, SystemRoot: root}
+	if err := runNodeChecks(context.Background(), worker); err != nil {
+		t.Errorf("a worker: %v", err)
+	}
+	unit := hostprocess.UnitPath(root, hostprocess.KubeAPIServer)
+	if err := os.MkdirAll(filepath.Dir(unit), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unit, []byte(hostprocess.Marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	apply := *worker
+	apply.Apply, apply.SystemRoot = true, t.TempDir()
+	for name, d := range map[string]*Data{"node with units": worker, "apply": &apply} {
+		err := runNodeChecks(context.Background(), d)
+		if err == nil || !strings.Contains(err.Error(), "not supported yet") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 

@@ -1,0 +1,147 @@
+package hostprocess
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+)
+
+// UnitMode is the mode of a unit file: it holds no secret, and systemd
+// warns about units others may write.
+const UnitMode os.FileMode = 0o644
+
+// Runner runs a program and returns its combined output; a program that
+// ran and failed gives an error with an ExitCode() int method
+// (kubelet.OSHost is one).
+type Runner interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// Units drives the units of a node through systemctl. Every method
+// inspects the unit files first, so each can run any number of times.
+type Units struct {
+	Host Runner
+	// Root prefixes UnitDir ("" is /); systemctl is told unit names only.
+	Root string
+	// Out receives progress lines.
+	Out io.Writer
+}
+
+// Write writes component's unit when its content differs from data and
+// reports whether it did. A unit file in the way that kubeadm did not
+// write is an error (preflight reports it first).
+func (u Units) Write(component string, data []byte) (changed bool, err error) {
+	p := UnitPath(u.Root, component)
+	old, err := boundedread.ReadFile(p, boundedread.MaxFile)
+	switch {
+	case err == nil && bytes.Equal(old, data):
+		return false, nil
+	case err == nil && !Ours(old):
+		return false, fmt.Errorf("%s exists and was not written by kubeadm: remove it, or move it aside, first", p)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("reading the unit %s: %w", p, err)
+	}
+	if err := os.MkdirAll(UnitPath(u.Root, ""), 0o755); err != nil {
+		return false, fmt.Errorf("creating the unit folder: %w", err)
+	}
+	if err := atomicfile.Write(p, data, UnitMode); err != nil {
+		return false, fmt.Errorf("writing the unit %s: %w", p, err)
+	}
+	return true, nil
+}
+
+// Start makes systemd run component's unit: it reloads the units when
+// changed, enables it (so the node's boot starts it) and restarts it when
+// changed, else starts it (nothing happens to a unit that runs).
+func (u Units) Start(ctx context.Context, component string, changed bool) error {
+	unit := UnitName(component)
+	if changed {
+		if err := u.systemctl(ctx, "daemon-reload"); err != nil {
+			return err
+		}
+	}
+	if err := u.systemctl(ctx, "enable", unit); err != nil {
+		return err
+	}
+	verb := "start"
+	if changed {
+		verb = "restart"
+	}
+	return u.systemctl(ctx, verb, unit)
+}
+
+// Installed lists the components that have a unit kubeadm wrote, in start
+// order.
+func (u Units) Installed() ([]string, error) {
+	var found []string
+	for _, c := range Components() {
+		data, err := boundedread.ReadFile(UnitPath(u.Root, c), boundedread.MaxFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return found, fmt.Errorf("reading the unit of %s: %w", c, err)
+		}
+		if Ours(data) {
+			found = append(found, c)
+		}
+	}
+	return found, nil
+}
+
+// Remove stops, disables and deletes every unit kubeadm wrote, the
+// scheduler first and etcd last, then reloads systemd. It goes on past
+// failures and returns them all; a unit that could not be stopped is
+// kept, so that running Remove again tries again.
+func (u Units) Remove(ctx context.Context) error {
+	comps, err := u.Installed()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	removed := false
+	for _, c := range slices.Backward(comps) {
+		unit := UnitName(c)
+		fmt.Fprintf(u.Out, "[reset] Stopping and removing the %s unit\n", unit)
+		if err := u.systemctl(ctx, "stop", unit); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := u.systemctl(ctx, "disable", unit); err != nil {
+			errs = append(errs, err)
+		}
+		if err := os.Remove(UnitPath(u.Root, c)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = true
+	}
+	if removed {
+		if err := u.systemctl(ctx, "daemon-reload"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// systemctl runs systemctl, its output folded into the error.
+func (u Units) systemctl(ctx context.Context, args ...string) error {
+	out, err := u.Host.Run(ctx, "systemctl", args...)
+	if err == nil {
+		return nil
+	}
+	msg := strings.Join(strings.Fields(string(out)), " ")
+	if msg != "" {
+		return fmt.Errorf("systemctl %s: %w: %s", strings.Join(args, " "), err, msg)
+	}
+	return fmt.Errorf("systemctl %s: %w", strings.Join(args, " "), err)
+}

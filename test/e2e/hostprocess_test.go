@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/test/testbed"
+)
+
+// hostProcessPrograms are the control plane's programs, which the user
+// installs on a node of a control plane of host processes.
+var hostProcessPrograms = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// TestHostProcessControlPlane makes a cluster of a control-plane node and
+// a worker whose control plane runs as systemd units (the
+// HostProcessControlPlane feature gate), the programs installed in the
+// node's /usr/local/sbin as a user would: the nodes are Ready, a second
+// control-plane node joins with units of its own and its etcd member
+// votes, the units run and the components are healthy with no static Pod
+// of theirs, a Pod
+// resolves the kubernetes Service's name through the cluster's DNS, a
+// kube-apiserver killed with SIGKILL is brought back by the init system,
+// and reset leaves both nodes' folders (units included) as they were.
+func TestHostProcessControlPlane(t *testing.T) {
+	if otherKubeadm() {
+		t.Skip("a control plane of host processes is ours only")
+	}
+	tc := requireToolchain(t)
+	resolveArchive, err := tc.ResolveImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, "e2ehp")
+	c.Archives = append(slices.Clone(c.Archives), resolveArchive)
+	for _, p := range hostProcessPrograms {
+		c.Programs[p] = tc.UpstreamBinary(p)
+	}
+	nodes, err := c.Up(context.Background(), "node1", "node2", "node3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	before := map[string]map[string]string{}
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
+		before[n.Name] = nodeFiles(t, n)
+	}
+	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
+	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, testbed.KubernetesVersion, ""),
+		"networking:\n", "featureGates:\n  HostProcessControlPlane: true\nnetworking:\n", 1))
+	start := time.Now()
+	r := run(t, n1, "kubeadm", "init", "--config", cfg, "--upload-certs", ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	t.Logf("init: %v", r.Took.Round(time.Millisecond))
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if strings.Contains(l, " is healthy after ") {
+			t.Log(l)
+		}
+	}
+	for _, want := range []string{
+		"[etcd] Creating the systemd unit for local etcd in \"/etc/systemd/system\"\n",
+		"[control-plane] Creating the systemd unit for \"kube-apiserver\"\n",
+		"[wait-control-plane] Waiting for systemd to run the control plane from the units in \"/etc/systemd/system\"\n",
+		"Your Kubernetes control-plane has initialized successfully!",
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("init did not print %q:\n%s", want, r.Stdout)
+		}
+	}
+	jc := parseJoinCommand(t, r.Stdout)
+	mustRun(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	nodeReady(t, n1, "node1", 90*time.Second)
+	nodeReady(t, n1, "node2", 90*time.Second)
+	t.Logf("init, join and both nodes Ready: %v", time.Since(start).Round(time.Second))
+
+	t.Run("a second control-plane node joins with units of its own", func(t *testing.T) {
+		r := run(t, n3, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash,
+			"--control-plane", "--certificate-key", jc.certificateKey, "--apiserver-advertise-address", n3.Addr().String(), ignoreFindings())
+		if r.Code != 0 {
+			t.Fatalf("control-plane join: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("control-plane join: %v", r.Took.Round(time.Millisecond))
+		nodeReady(t, n1, "node3", 90*time.Second)
+		for _, p := range hostProcessPrograms {
+			if got := strings.TrimSpace(mustRun(t, n3, "systemctl", "is-active", p)); got != "active" {
+				t.Errorf("%s.service of node3 is %q", p, got)
+			}
+		}
+		if entries, err := os.ReadDir(n3.HostPath("/etc/kubernetes/manifests")); len(entries) > 0 || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
+			t.Errorf("node3 has static Pod manifests: %v, %v", entries, err)
+		}
+		members := mustRun(t, n3, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+			"--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt", "--key=/etc/kubernetes/pki/etcd/healthcheck-client.key", "member", "list")
+		if strings.Count(members, ", started, ") != 2 || strings.Contains(members, "true") {
+			t.Errorf("etcd members (two started voters wanted):\n%s", members)
+		}
+	})
+
+	t.Run("the control plane runs as units", func(t *testing.T) {
+		for _, p := range hostProcessPrograms {
+			if got := strings.TrimSpace(mustRun(t, n1, "systemctl", "is-active", p)); got != "active" {
+				t.Errorf("%s.service is %q", p, got)
+			}
+			if got := run(t, n1, "systemctl", "is-enabled", p).Stdout; strings.TrimSpace(got) != "enabled" {
+				t.Errorf("%s.service is not enabled: %q", p, got)
+			}
+		}
+		unit := mustRun(t, n1, "cat", "/etc/systemd/system/kube-apiserver.service")
+		for _, want := range []string{"ExecStart=/usr/local/sbin/kube-apiserver \\\n", "--advertise-address=" + n1.Addr().String(), "Restart=always\n"} {
+			if !strings.Contains(unit, want) {
+				t.Errorf("the API server's unit lacks %q:\n%s", want, unit)
+			}
+		}
+		if out := mustRun(t, n1, "ls", "/etc/kubernetes/manifests"); strings.TrimSpace(out) != "" {
+			t.Errorf("static Pod manifests were written: %s", out)
+		}
+		if out := kubectl(t, n1, "get", "--raw", "/readyz"); out != "ok" {
+			t.Errorf("/readyz: %q", out)
+		}
+		pods := kubectl(t, n1, "-n", "kube-system", "get", "pods", "-o", "name")
+		for _, p := range hostProcessPrograms {
+			if strings.Contains(pods, "pod/"+p+"-") {
+				t.Errorf("a %s Pod runs:\n%s", p, pods)
+			}
+		}
+		cc := kubectl(t, n1, "-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "jsonpath={.data.ClusterConfiguration}")
+		if !strings.Contains(cc, "featureGates:\n  HostProcessControlPlane: true\n") {
+			t.Errorf("kubeadm-config does not keep the choice:\n%s", cc)
+		}
+	})
+
+	t.Run("a Pod resolves the kubernetes Service through the cluster DNS", func(t *testing.T) {
+		available(t, n1, "coredns", 3*time.Minute)
+		kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
+			"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=500ms", "kubernetes.default.svc.cluster.local.")
+		eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
+			return expectOutput(kubectlTry(t, n1, "logs", "resolver", "--tail=1"), "nonempty")
+		})
+		if out := kubectl(t, n1, "logs", "resolver", "--tail=1"); !strings.Contains(out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
+			t.Errorf("the resolver Pod: %s", out)
+		}
+	})
+
+	t.Run("a killed API server comes back by itself", func(t *testing.T) {
+		pid := mainPID(t, n1, "kube-apiserver")
+		mustRun(t, n1, "kill", "-9", pid)
+		killed := time.Now()
+		eventually(t, 2*time.Minute, "a new kube-apiserver", func() error {
+			if p := mainPID(t, n1, "kube-apiserver"); p == pid || p == "0" {
+				return fmt.Errorf("MainPID %s", p)
+			}
+			return expectOutput(kubectlTry(t, n1, "get", "--raw", "/readyz"), "ok")
+		})
+		t.Logf("the API server was ready again %v after kill -9", time.Since(killed).Round(100*time.Millisecond))
+	})
+
+	t.Run("reset leaves the nodes as before", func(t *testing.T) {
+		for _, n := range []*testbed.Node{n3, n2, n1} {
+			if r := run(t, n, "kubeadm", "reset", "--force"); r.Code != 0 {
+				t.Fatalf("reset %s: exit %d\n%s%s", n.Name, r.Code, r.Stdout, r.Stderr)
+			}
+			if d := diffDigests(before[n.Name], nodeFiles(t, n)); len(d) > 0 {
+				t.Errorf("after reset, %s differs in: %v", n.Name, d)
+			}
+		}
+		for _, n := range []*testbed.Node{n3, n1} {
+			for _, p := range hostProcessPrograms {
+				if r := run(t, n, "systemctl", "status", p); r.Code != 4 {
+					t.Errorf("after reset, systemctl status %s on %s: exit %d, want 4 (no such unit)\n%s", p, n.Name, r.Code, r.Stdout)
+				}
+			}
+			if out := mustRun(t, n, "ps", "-e", "-o", "comm="); strings.Contains(out, "kube-apiserver") || strings.Contains(out, "etcd\n") {
+				t.Errorf("control-plane processes still run on %s after reset:\n%s", n.Name, out)
+			}
+		}
+	})
+}
+
+// mainPID is the process ID of a service on a node, as its stand-in
+// systemctl tells it ("0" when it does not run).
+func mainPID(t *testing.T, n *testbed.Node, service string) string {
+	t.Helper()
+	out := mustRun(t, n, "systemctl", "show", "--property=MainPID", service)
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "MainPID="); ok {
+			return v
+		}
+	}
+	t.Fatalf("systemctl show %s: no MainPID in %q", service, out)
+	return ""
+}
