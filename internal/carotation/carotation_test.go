@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
@@ -22,19 +24,19 @@ import (
 
 func TestPrepare(t *testing.T) {
 	cfg, l := testNode(t)
-	before := snapshot(t, l.CertDir)
+	before := pkitest.Files(t, l.CertDir)
 	var out bytes.Buffer
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, pki.Options{Now: testNow}, true, &out); err != nil {
 		t.Fatal(err)
 	}
-	if got := changed(before, snapshot(t, l.CertDir)); len(got) > 0 || !strings.Contains(out.String(), "Would make a new Kubernetes cluster CA") {
+	if got := changed(before, pkitest.Files(t, l.CertDir)); len(got) > 0 || !strings.Contains(out.String(), "Would make a new Kubernetes cluster CA") {
 		t.Fatalf("dry run changed %v\n%s", got, out.String())
 	}
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"rotate-ca/ca.crt", "rotate-ca/ca.key", "rotate-ca/etcd/ca.crt", "rotate-ca/etcd/ca.key", "rotate-ca/front-proxy-ca.crt", "rotate-ca/front-proxy-ca.key"}
-	if got := changed(before, snapshot(t, l.CertDir)); !reflect.DeepEqual(got, want) {
+	if got := changed(before, pkitest.Files(t, l.CertDir)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("changed %v, want %v", got, want)
 	}
 	for _, ca := range Rotated(nil) {
@@ -53,11 +55,11 @@ func TestPrepare(t *testing.T) {
 		}
 	}
 	// Again: nothing changes.
-	done := snapshot(t, l.CertDir)
+	done := pkitest.Files(t, l.CertDir)
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
 		t.Fatal(err)
 	}
-	if got := changed(done, snapshot(t, l.CertDir)); len(got) > 0 {
+	if got := changed(done, pkitest.Files(t, l.CertDir)); len(got) > 0 {
 		t.Errorf("second run changed %v", got)
 	}
 	// Killed between the key and the certificate: the key is kept.
@@ -69,7 +71,7 @@ func TestPrepare(t *testing.T) {
 	if err != nil || s.Next == nil {
 		t.Fatalf("%v %v", s, err)
 	}
-	if got := changed(done, snapshot(t, l.CertDir)); !reflect.DeepEqual(got, []string{"rotate-ca/ca.crt"}) {
+	if got := changed(done, pkitest.Files(t, l.CertDir)); !reflect.DeepEqual(got, []string{"rotate-ca/ca.crt"}) {
 		t.Errorf("after a crash changed %v", got)
 	}
 }
@@ -106,13 +108,13 @@ func TestTrustControlPlane(t *testing.T) {
 	front, _ := ReadCA(l.CertDir, Rotated(nil)[1])
 	both := certsOf(cluster.Signer, cluster.Next)
 
-	before := snapshot(t, l.KubernetesDir)
+	before := pkitest.Files(t, l.KubernetesDir)
 	p.DryRun = true
 	if err := p.Trust(ctx); err != nil {
 		t.Fatal(err)
 	}
 	p.DryRun = false
-	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
+	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
 		t.Fatalf("dry run changed %v, restarted %v", got, comps.log)
 	}
 	for _, want := range []string{"Would write " + pki.CertPath(l.CertDir, "ca") + " (trust bundle of the Kubernetes cluster CA)", "Would restart kube-controller-manager", "Would restart kubelet"} {
@@ -126,7 +128,7 @@ func TestTrustControlPlane(t *testing.T) {
 	}
 	wantChanged := []string{"admin.conf", "controller-manager.conf", "kubelet.conf", "manifests/kube-controller-manager.yaml",
 		"pki/ca.crt", "pki/etcd/ca.crt", "pki/front-proxy-ca.crt", "pki/rotate-ca/signer.crt", "pki/rotate-ca/signer.key", "scheduler.conf", "super-admin.conf"}
-	if got := changed(before, snapshot(t, l.KubernetesDir)); !reflect.DeepEqual(got, wantChanged) {
+	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); !reflect.DeepEqual(got, wantChanged) {
 		t.Errorf("changed %v\nwant    %v", got, wantChanged)
 	}
 	if got := mustBundle(t, pki.CertPath(l.CertDir, "ca")); !got.Equal(both) {
@@ -168,12 +170,12 @@ func TestTrustControlPlane(t *testing.T) {
 	}
 
 	// Again: nothing changes, nothing restarts.
-	done := snapshot(t, l.KubernetesDir)
+	done := pkitest.Files(t, l.KubernetesDir)
 	comps.log = nil
 	if err := p.Trust(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := changed(done, snapshot(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
+	if got := changed(done, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
 		t.Errorf("second run changed %v, restarted %v", got, comps.log)
 	}
 }
@@ -192,7 +194,7 @@ func TestTrustResumesRestarts(t *testing.T) {
 	if string(pend) != "kube-scheduler\nkubelet\n" {
 		t.Errorf("pending-restarts %q", pend)
 	}
-	done := snapshot(t, l.KubernetesDir)
+	done := pkitest.Files(t, l.KubernetesDir)
 	delete(comps.fail, Scheduler)
 	comps.log = nil
 	if err := p.Trust(ctx); err != nil {
@@ -201,7 +203,7 @@ func TestTrustResumesRestarts(t *testing.T) {
 	if want := []string{"restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
-	if got := changed(done, snapshot(t, l.KubernetesDir)); !reflect.DeepEqual(got, []string{"pki/rotate-ca/pending-restarts (removed)"}) {
+	if got := changed(done, pkitest.Files(t, l.KubernetesDir)); !reflect.DeepEqual(got, []string{"pki/rotate-ca/pending-restarts (removed)"}) {
 		t.Errorf("changed %v", got)
 	}
 }
@@ -320,8 +322,8 @@ func TestTrustWorker(t *testing.T) {
 	w.Kubelet = kubeletCert(l, fc.client, w.RestartKubelet, out)
 	ctx := context.Background()
 	// Before the control-plane nodes: nothing to do.
-	before := snapshot(t, l.KubernetesDir)
-	if err := w.Trust(ctx); err != nil || restarts != 0 || len(changed(before, snapshot(t, l.KubernetesDir))) > 0 || !strings.Contains(out.String(), "run this phase on the control-plane nodes first") {
+	before := pkitest.Files(t, l.KubernetesDir)
+	if err := w.Trust(ctx); err != nil || restarts != 0 || len(changed(before, pkitest.Files(t, l.KubernetesDir))) > 0 || !strings.Contains(out.String(), "run this phase on the control-plane nodes first") {
 		t.Fatalf("%v, %d restarts\n%s", err, restarts, out)
 	}
 	listed = certsOf(cluster.Signer, nextCA)
@@ -340,11 +342,11 @@ func TestTrustWorker(t *testing.T) {
 	if n, _ := fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{}); n.Annotations[TrustedAnnotation] != bootstraptoken.CACertHash(cluster.Signer)+","+bootstraptoken.CACertHash(nextCA) {
 		t.Errorf("the Node records trusting %q", n.Annotations[TrustedAnnotation])
 	}
-	if want := []string{"kubelet.conf", "pki/ca.crt"}; !reflect.DeepEqual(changed(before, snapshot(t, l.KubernetesDir)), want) {
-		t.Errorf("changed %v", changed(before, snapshot(t, l.KubernetesDir)))
+	if want := []string{"kubelet.conf", "pki/ca.crt"}; !reflect.DeepEqual(changed(before, pkitest.Files(t, l.KubernetesDir)), want) {
+		t.Errorf("changed %v", changed(before, pkitest.Files(t, l.KubernetesDir)))
 	}
-	done := snapshot(t, l.KubernetesDir)
-	if err := w.Trust(ctx); err != nil || restarts != 1 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
+	done := pkitest.Files(t, l.KubernetesDir)
+	if err := w.Trust(ctx); err != nil || restarts != 1 || len(changed(done, pkitest.Files(t, l.KubernetesDir))) > 0 {
 		t.Errorf("again: %v, %d restarts", err, restarts)
 	}
 }

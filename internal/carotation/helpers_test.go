@@ -34,18 +34,7 @@ func testNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 func testOptions() pki.Options { return pki.Options{Now: testNow} }
 
 // testConfig is a defaulted configuration with ECDSA keys (quick to make).
-func testConfig() *kubeadm.InitConfiguration {
-	cfg := &kubeadm.InitConfiguration{}
-	cfg.NodeRegistration.Name = "node1"
-	cfg.LocalAPIEndpoint = kubeadm.APIEndpoint{AdvertiseAddress: "192.168.1.10", BindPort: 6443}
-	cfg.Networking = kubeadm.Networking{ServiceSubnet: "10.96.0.0/12", DNSDomain: "cluster.local"}
-	cfg.Etcd.Local = &kubeadm.LocalEtcd{}
-	cfg.EncryptionAlgorithm = v1beta4.EncryptionAlgorithmECDSAP256
-	cfg.CertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCertificateValidityPeriod}
-	cfg.CACertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCACertificateValidityPeriod}
-	cfg.ClusterName = "kubernetes"
-	return configtest.Parse(cfg)
-}
+func testConfig() *kubeadm.InitConfiguration { return configtest.ControlPlaneNode() }
 
 const kcmManifest = `apiVersion: v1
 kind: Pod
@@ -211,21 +200,6 @@ func (f *fakeComponents) did(ctx context.Context, what, c string) error {
 }
 
 var errDown = errors.New("not healthy")
-
-// snapshot maps every file under dir to its content.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			b, _ := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			out[rel] = string(b)
-		}
-		return nil
-	})
-	return out
-}
 
 func changed(a, b map[string]string) []string {
 	var out []string

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -85,13 +87,13 @@ func TestSignAndFinish(t *testing.T) {
 	etcdCA, _ := ReadCA(l.CertDir, Rotated(nil)[2])
 	renewal := p.Renewal.(*fakeRenewal)
 
-	before := snapshot(t, l.KubernetesDir)
+	before := pkitest.Files(t, l.KubernetesDir)
 	p.DryRun = true
 	if err := p.Sign(ctx); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	p.DryRun = false
-	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 || len(comps.log)+len(renewal.log) > 0 {
+	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 || len(comps.log)+len(renewal.log) > 0 {
 		t.Fatalf("dry run changed %v, restarted %v %v", got, comps.log, renewal.log)
 	}
 	for _, want := range []string{"Would write " + pki.KeyPath(l.CertDir, "ca") + " (the key of the new Kubernetes cluster CA)",
@@ -154,17 +156,17 @@ func TestSignAndFinish(t *testing.T) {
 	}
 
 	// Again: nothing changes but the renewal's status file.
-	done := snapshot(t, l.KubernetesDir)
+	done := pkitest.Files(t, l.KubernetesDir)
 	comps.log, renewal.log = nil, nil
 	if err := p.Sign(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := changed(done, snapshot(t, l.KubernetesDir)); !reflect.DeepEqual(got, []string{"pki/rotate-ca/sign-status.json"}) || len(comps.log)+len(renewal.log) > 0 {
+	if got := changed(done, pkitest.Files(t, l.KubernetesDir)); !reflect.DeepEqual(got, []string{"pki/rotate-ca/sign-status.json"}) || len(comps.log)+len(renewal.log) > 0 {
 		t.Errorf("second run changed %v, restarted %v %v", got, comps.log, renewal.log)
 	}
 	// Trust after sign changes nothing either.
-	if err := p.Trust(ctx); err != nil || len(changed(done, snapshot(t, l.KubernetesDir))) > 1 {
-		t.Errorf("trust after sign: %v %v", err, changed(done, snapshot(t, l.KubernetesDir)))
+	if err := p.Trust(ctx); err != nil || len(changed(done, pkitest.Files(t, l.KubernetesDir))) > 1 {
+		t.Errorf("trust after sign: %v %v", err, changed(done, pkitest.Files(t, l.KubernetesDir)))
 	}
 
 	out.Reset()
@@ -224,9 +226,9 @@ func TestSignAndFinish(t *testing.T) {
 		t.Errorf("status after finish %q", got)
 	}
 	// Again: nothing to finish.
-	done = snapshot(t, l.KubernetesDir)
-	if err := p.Finish(ctx); err != nil || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
-		t.Errorf("second finish: %v %v", err, changed(done, snapshot(t, l.KubernetesDir)))
+	done = pkitest.Files(t, l.KubernetesDir)
+	if err := p.Finish(ctx); err != nil || len(changed(done, pkitest.Files(t, l.KubernetesDir))) > 0 {
+		t.Errorf("second finish: %v %v", err, changed(done, pkitest.Files(t, l.KubernetesDir)))
 	}
 }
 
@@ -256,12 +258,12 @@ func TestSignAndFinishWaitForNodes(t *testing.T) {
 	l, fc, _, p, out := signNode(t)
 	ctx := context.Background()
 	fc.client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node2"}}, metav1.CreateOptions{})
-	before := snapshot(t, l.KubernetesDir)
+	before := pkitest.Files(t, l.KubernetesDir)
 	err := p.Sign(ctx)
 	if err == nil || !strings.Contains(err.Error(), `the Nodes [node2] have not recorded the new CA`) || !strings.Contains(err.Error(), "phase trust") {
 		t.Fatalf("got %v", err)
 	}
-	if got := changed(before, snapshot(t, l.KubernetesDir)); len(got) > 0 {
+	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 {
 		t.Fatalf("a refused sign changed %v", got)
 	}
 	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
@@ -321,8 +323,8 @@ func TestWorkerSignAndFinish(t *testing.T) {
 	if target, _ := os.Readlink(cred.certFile); filepath.Base(target) != "kubelet-client-2026-03-04-05-06-07.pem" {
 		t.Errorf("the link names %s", target)
 	}
-	done := snapshot(t, l.KubernetesDir)
-	if err := w.Sign(ctx); err != nil || restarts != 1 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
+	done := pkitest.Files(t, l.KubernetesDir)
+	if err := w.Sign(ctx); err != nil || restarts != 1 || len(changed(done, pkitest.Files(t, l.KubernetesDir))) > 0 {
 		t.Errorf("second sign: %v, %d restarts", err, restarts)
 	}
 	listed = certsOf(nextCA)
@@ -332,8 +334,8 @@ func TestWorkerSignAndFinish(t *testing.T) {
 	if got, _ := kubeconfigCAs(conf); !got.Equal(listed) || !mustBundle(t, caFile).Equal(listed) || restarts != 2 {
 		t.Errorf("kubelet.conf %s, ca.crt %s, %d restarts", serials(got), serials(mustBundle(t, caFile)), restarts)
 	}
-	done = snapshot(t, l.KubernetesDir)
-	if err := w.Finish(ctx); err != nil || restarts != 2 || len(changed(done, snapshot(t, l.KubernetesDir))) > 0 {
+	done = pkitest.Files(t, l.KubernetesDir)
+	if err := w.Finish(ctx); err != nil || restarts != 2 || len(changed(done, pkitest.Files(t, l.KubernetesDir))) > 0 {
 		t.Errorf("second finish: %v, %d restarts", err, restarts)
 	}
 }

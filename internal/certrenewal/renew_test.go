@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
-	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 func testNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
@@ -30,17 +29,8 @@ func testNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 func testTree(t *testing.T) (*kubeadm.InitConfiguration, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := &kubeadm.InitConfiguration{}
-	cfg.NodeRegistration.Name = "node1"
-	cfg.LocalAPIEndpoint = kubeadm.APIEndpoint{AdvertiseAddress: "192.168.1.10", BindPort: 6443}
-	cfg.Networking = kubeadm.Networking{ServiceSubnet: "10.96.0.0/12", DNSDomain: "cluster.local"}
-	cfg.Etcd.Local = &kubeadm.LocalEtcd{}
-	cfg.EncryptionAlgorithm = v1beta4.EncryptionAlgorithmECDSAP256
-	cfg.CertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCertificateValidityPeriod}
-	cfg.CACertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCACertificateValidityPeriod}
-	cfg.ClusterName = "kubernetes"
+	cfg := configtest.ControlPlaneNode()
 	cfg.CertificatesDir = filepath.Join(dir, "pki")
-	configtest.Parse(cfg)
 	if _, _, err := pki.EnsureAll(context.Background(), cfg, cfg.CertificatesDir, pki.Options{Now: testNow}, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -73,19 +63,6 @@ func (n *recordingNode) Reloaded(_ context.Context, c string, want *x509.Certifi
 		s += " " + want.SerialNumber.String()
 	}
 	return n.call(s)
-}
-
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			b, _ := os.ReadFile(p)
-			m[p] = string(b)
-		}
-		return nil
-	})
-	return m
 }
 
 func serial(t *testing.T, path string) string {
@@ -161,7 +138,7 @@ func TestRenewer(t *testing.T) {
 			apiserverCrt := pki.CertPath(cfg.CertificatesDir, "apiserver")
 			etcdCrt := pki.CertPath(cfg.CertificatesDir, "etcd/server")
 			oldSerial := serial(t, apiserverCrt)
-			before := snapshot(t, cfg.CertificatesDir)
+			before := pkitest.Files(t, cfg.CertificatesDir)
 			node := &recordingNode{fail: map[string]bool{}}
 			now := testNow().Add(time.Duration(tc.days) * 24 * time.Hour)
 			var out bytes.Buffer
@@ -194,7 +171,7 @@ func TestRenewer(t *testing.T) {
 			if !reflect.DeepEqual(node.calls, want) {
 				t.Errorf("calls %q\nwant  %q", node.calls, want)
 			}
-			after := snapshot(t, cfg.CertificatesDir)
+			after := pkitest.Files(t, cfg.CertificatesDir)
 			if changed := !reflect.DeepEqual(after, before); changed != tc.wantChanged {
 				t.Errorf("files changed: %v, want %v", changed, tc.wantChanged)
 			}
@@ -242,7 +219,7 @@ func TestExternalCA(t *testing.T) {
 	if err := os.Remove(pki.KeyPath(cfg.CertificatesDir, "front-proxy-ca")); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, cfg.CertificatesDir)
+	before := pkitest.Files(t, cfg.CertificatesDir)
 	node := &recordingNode{}
 	r := &Renewer{
 		Cfg: &cfg.ClusterConfiguration, CertDir: cfg.CertificatesDir, KubeconfigDir: filepath.Join(dir, "kubernetes"),
@@ -258,7 +235,7 @@ func TestExternalCA(t *testing.T) {
 	if len(rep.Renewed) != 0 || len(rep.ExternallyManaged) != 1 || len(node.calls) != 0 {
 		t.Errorf("report %+v, calls %v", rep, node.calls)
 	}
-	if !reflect.DeepEqual(snapshot(t, cfg.CertificatesDir), before) {
+	if !reflect.DeepEqual(pkitest.Files(t, cfg.CertificatesDir), before) {
 		t.Error("files changed")
 	}
 	if _, err := os.Stat(r.BackupDir); !errors.Is(err, os.ErrNotExist) {

@@ -225,7 +225,7 @@ func componentDefaults(cluster *v1beta4.ClusterConfiguration, advertise netip.Ad
 		Networking:      cluster.Networking,
 		CertificatesDir: cluster.CertificatesDir,
 	}
-	config.ParseNetworking(internal)
+	config.ParseAddresses(internal)
 	config.DefaultComponentConfigs(internal, advertise, nil)
 	var objs []any
 	if components[config.KindKubelet] {

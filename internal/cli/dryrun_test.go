@@ -43,7 +43,6 @@ nodeRegistration:
   criSocket: unix:///run/none.sock
 skipPhases:
 - preflight
-- wait-control-plane
 - upload-config
 - upload-certs
 - mark-control-plane
@@ -81,19 +80,35 @@ encryptionAlgorithm: ECDSA-P256
 			t.Errorf("dry run did not write %s into its folder: %v", want, err)
 		}
 	}
-	for _, want := range []string{
-		`Would write file "/etc/kubernetes/pki/etcd/ca.key" (not shown`,
-		`Would write file "/etc/kubernetes/admin.conf" (not shown`,
-		`Would write file "/var/lib/kubelet/config.yaml" with content`,
-		`Would write file "/var/lib/kubelet/kubeadm-flags.env" with content`,
-		`Would write file "/etc/kubernetes/manifests/etcd.yaml" with content`,
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("dry run output lacks %q", want)
-		}
+	// As upstream's: etcd's manifest right after its phase; the folder,
+	// the other manifests and the kubelet's files before the wait for the
+	// control plane; certificates, keys and kubeconfig files not at all.
+	shown := []string{
+		`[etcd] Creating static Pod manifest for local etcd in "` + dryRoot + `"` + "\n" +
+			`[dryrun] Would write file "/etc/kubernetes/manifests/etcd.yaml" with content:` + "\napiVersion: v1\nkind: Pod\n",
+		`[dryrun] Wrote certificates, kubeconfig files and control plane manifests to the "` + dryRoot + `" directory` + "\n",
+		`[dryrun] Would write file "/etc/kubernetes/manifests/kube-apiserver.yaml" with content:` + "\napiVersion: v1\n",
+		`[dryrun] Would write file "/etc/kubernetes/manifests/kube-controller-manager.yaml" with content:`,
+		`[dryrun] Would write file "/etc/kubernetes/manifests/kube-scheduler.yaml" with content:`,
+		`[dryrun] Would write file "/var/lib/kubelet/config.yaml" with content:` + "\napiVersion: kubelet.config.k8s.io/v1beta1\n",
+		`[dryrun] Would write file "/var/lib/kubelet/kubeadm-flags.env" with content:` + "\nKUBELET_KUBEADM_ARGS=",
+		"[dryrun] Would wait for the kubelet",
 	}
-	if !strings.Contains(out, `Would write file "/etc/kubernetes/manifests/kube-apiserver.yaml"`) {
-		t.Errorf("dry run output does not show the manifest under its real path:\n%s", out)
+	at := 0
+	for _, want := range shown {
+		i := strings.Index(out[at:], want)
+		if i < 0 {
+			t.Fatalf("dry run output lacks %q after byte %d:\n%s", want, at, out)
+		}
+		at += i + len(want)
+	}
+	if n := strings.Count(out, "Would write file"); n != 6+2 { // 2: the renewal schedule
+		t.Errorf("dry run showed %d files, want 8:\n%s", n, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "[dryrun] Would write file") && (strings.Contains(line, `.conf"`) || strings.Contains(line, `.key"`) || strings.Contains(line, `.crt"`)) {
+			t.Errorf("dry run output lists %s", line)
+		}
 	}
 	if strings.Contains(out, "PRIVATE KEY") {
 		t.Error("dry run printed key material")
@@ -103,10 +118,9 @@ encryptionAlgorithm: ECDSA-P256
 // TestMakeDryRunDir: init and join write into the folder their own
 // environment variable (KUBEADM_INIT_DRYRUN_DIR, KUBEADM_JOIN_DRYRUN_DIR)
 // names, made if missing, as upstream's; else into a new folder in the
-// system's temporary folder.
+// parent given (/etc/kubernetes/tmp, as upstream's), made if missing.
 func TestMakeDryRunDir(t *testing.T) {
-	initDir, joinDir, tmp := t.TempDir(), filepath.Join(t.TempDir(), "new", "join"), t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	initDir, joinDir, parent := t.TempDir(), filepath.Join(t.TempDir(), "new", "join"), filepath.Join(t.TempDir(), "etc", "kubernetes", "tmp")
 	t.Setenv(initDryRunDirEnv, initDir)
 	t.Setenv(joinDryRunDirEnv, joinDir)
 	for _, c := range []struct{ env, prefix, want string }{
@@ -114,7 +128,7 @@ func TestMakeDryRunDir(t *testing.T) {
 		{joinDryRunDirEnv, "kubeadm-join-dryrun", joinDir},
 	} {
 		var msg strings.Builder
-		dir, err := makeDryRunDir(c.env, c.prefix, &msg)
+		dir, err := makeDryRunDir(c.env, parent, c.prefix, &msg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,15 +144,30 @@ func TestMakeDryRunDir(t *testing.T) {
 	}
 	t.Setenv(joinDryRunDirEnv, "")
 	var msg strings.Builder
-	dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun", &msg)
+	dir, err := makeDryRunDir(joinDryRunDirEnv, parent, "kubeadm-join-dryrun", &msg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Dir(dir) != tmp || !strings.HasPrefix(filepath.Base(dir), "kubeadm-join-dryrun") {
-		t.Errorf("without %s: dry-run folder %s, want a new one in %s", joinDryRunDirEnv, dir, tmp)
+	if filepath.Dir(dir) != parent || !strings.HasPrefix(filepath.Base(dir), "kubeadm-join-dryrun") {
+		t.Errorf("without %s: dry-run folder %s, want a new one in %s", joinDryRunDirEnv, dir, parent)
+	}
+	if fi, err := os.Stat(parent); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the parent folder: %v, %v; want it made, mode 0700", fi, err)
 	}
 	if !strings.Contains(msg.String(), joinDryRunDirEnv) {
 		t.Errorf("message %q does not say how to choose the folder", msg.String())
+	}
+	if dryRunParent != "/etc/kubernetes/tmp" {
+		t.Errorf("dry runs' folders are made in %s, want upstream's /etc/kubernetes/tmp", dryRunParent)
+	}
+	// Upstream's names, as its dry runs print them.
+	for got, want := range map[string]string{
+		initDryRunPrefix: "kubeadm-init-dryrun", joinDryRunPrefix: "kubeadm-join-dryrun",
+		upgradeApplyDryRunPrefix: "kubeadm-upgrade-apply-dryrun", upgradeNodeDryRunPrefix: "kubeadm-upgrade-node-dryrun",
+	} {
+		if got != want {
+			t.Errorf("dry-run folder prefix %q, want upstream's %q", got, want)
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 )
@@ -17,18 +16,28 @@ const (
 	upgradeDryRunDirEnv = "KUBEADM_UPGRADE_DRYRUN_DIR"
 )
 
+// The names of the dry-run folders before their random suffix, upstream's
+// (seen with upstream v1.37.2: "kubeadm-upgrade-node-dryrun2995176182").
+const (
+	initDryRunPrefix         = "kubeadm-init-dryrun"
+	joinDryRunPrefix         = "kubeadm-join-dryrun"
+	upgradeApplyDryRunPrefix = "kubeadm-upgrade-apply-dryrun"
+	upgradeNodeDryRunPrefix  = "kubeadm-upgrade-node-dryrun"
+)
+
+// dryRunParent is the folder that holds the dry runs' folders.
+const dryRunParent = initphases.KubernetesDir + "/tmp"
+
 // makeDryRunDir creates the folder a dry run writes every file into, and
 // says so on w: the folder the environment variable env names, as with
-// upstream's (created if missing); else a new folder named prefix plus a
-// random suffix in the system's temporary folder (upstream's is in
-// /etc/kubernetes/tmp; a dry run here leaves /etc/kubernetes alone), or,
-// when there is none, as under a bare --rootfs, in /etc/kubernetes/tmp.
+// upstream's (created if missing); else, as upstream's, a new folder named
+// prefix plus a random suffix in parent (dryRunParent: /etc/kubernetes/tmp).
 //
 // As upstream's, the folder is flat: certificates and keys (with their
 // etcd/ sub-folder), kubeconfig files, manifests and the kubelet's files
 // side by side, so a script that reads upstream's dry-run folder reads
 // ours.
-func makeDryRunDir(env, prefix string, w io.Writer) (string, error) {
+func makeDryRunDir(env, parent, prefix string, w io.Writer) (string, error) {
 	if dir := os.Getenv(env); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", fmt.Errorf("creating the dry-run folder %s (from %s): %w", dir, env, err)
@@ -36,12 +45,8 @@ func makeDryRunDir(env, prefix string, w io.Writer) (string, error) {
 		fmt.Fprintf(w, "[dryrun] Writing every file into %s (from %s) instead of its real place\n", dir, env)
 		return dir, nil
 	}
-	parent := os.TempDir()
-	if _, err := os.Stat(parent); err != nil {
-		parent = filepath.Join(initphases.KubernetesDir, "tmp")
-		if err := os.MkdirAll(parent, 0o700); err != nil {
-			return "", fmt.Errorf("creating the dry-run folder: %w", err)
-		}
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", fmt.Errorf("creating the dry-run folder: %w", err)
 	}
 	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {

@@ -101,10 +101,7 @@ pod manifests of etcd and the control plane, and the kubelet's configuration.`,
 			}
 			// As upstream's init (not its phase commands) does.
 			fmt.Fprintf(streams.Out, "[init] Using Kubernetes version: %s\n", data.Cfg.KubernetesVersion)
-			if err := runner.Run(cmd.Context(), args); err != nil {
-				return err
-			}
-			return initphases.PrintDryRun(data)
+			return runner.Run(cmd.Context(), args)
 		},
 	}
 	flags = cmd.Flags()
@@ -287,7 +284,7 @@ func (o *initOptions) data(ctx context.Context, flags *pflag.FlagSet, streams St
 		return nil, err
 	}
 	if d.DryRun {
-		dir, err := makeDryRunDir(initDryRunDirEnv, "kubeadm-init-dryrun", streams.Err)
+		dir, err := makeDryRunDir(initDryRunDirEnv, dryRunParent, initDryRunPrefix, streams.Err)
 		if err != nil {
 			return nil, err
 		}

@@ -192,7 +192,7 @@ func (o *joinOptions) data(flags *pflag.FlagSet, args []string, streams Streams)
 		return disc.TLSBootstrapConfig(ctx, cfg)
 	}
 	if d.DryRun {
-		dir, err := makeDryRunDir(joinDryRunDirEnv, "kubeadm-join-dryrun", streams.Err)
+		dir, err := makeDryRunDir(joinDryRunDirEnv, dryRunParent, joinDryRunPrefix, streams.Err)
 		if err != nil {
 			return nil, err
 		}

@@ -302,7 +302,11 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 	d.Client = c
 	if d.DryRun {
 		d.Client = apiclient.DryRunClient(d.Out, c)
-		if d.DryRunDir, err = makeDryRunDir(upgradeDryRunDirEnv, "kubeadm-upgrade-dryrun", streams.Err); err != nil {
+		prefix := upgradeNodeDryRunPrefix
+		if apply {
+			prefix = upgradeApplyDryRunPrefix
+		}
+		if d.DryRunDir, err = makeDryRunDir(upgradeDryRunDirEnv, dryRunParent, prefix, streams.Err); err != nil {
 			return nil, err
 		}
 	}

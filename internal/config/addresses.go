@@ -5,9 +5,11 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 )
 
 // ParseSubnets parses a comma-separated list of CIDRs, as
@@ -36,9 +38,12 @@ func ParseSubnets(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// ParseNetworking sets c.Subnets from c.Networking. A list that does not
-// parse is left empty; validation reports it with its field path.
-func ParseNetworking(c *kubeadm.ClusterConfiguration) {
+// ParseAddresses sets c.Subnets from c.Networking and c.Endpoint from
+// c.ControlPlaneEndpoint. A subnet list that does not parse is left empty;
+// validation reports it with its field path, as it does an endpoint whose
+// parts are not valid.
+func ParseAddresses(c *kubeadm.ClusterConfiguration) {
+	c.Endpoint = kubeadm.ParseEndpoint(c.ControlPlaneEndpoint)
 	c.Subnets = kubeadm.Subnets{}
 	if s, err := ParseSubnets(c.Networking.ServiceSubnet); err == nil {
 		c.Subnets.Service = s
@@ -48,6 +53,20 @@ func ParseNetworking(c *kubeadm.ClusterConfiguration) {
 			c.Subnets.Pod = s
 		}
 	}
+}
+
+// defaultEndpointPort gives a controlPlaneEndpoint without a port (or with
+// an empty one, "lb:") the API server's bind port, as upstream's defaulting
+// does: "lb" becomes "lb:6443", "fd00::1" "[fd00::1]:6443", the host as
+// written. An endpoint that does not validate is left as it is, for
+// validation to report as the user wrote it; a bad bind port goes in, and
+// validation then reports both, as upstream's does.
+func defaultEndpointPort(c *kubeadm.ClusterConfiguration, bindPort int32) {
+	if c.ControlPlaneEndpoint == "" || c.Endpoint.Port != "" || validation.CheckControlPlaneEndpoint(c) != nil {
+		return
+	}
+	c.Endpoint.Port = strconv.Itoa(int(bindPort))
+	c.ControlPlaneEndpoint = net.JoinHostPort(c.Endpoint.Host, c.Endpoint.Port)
 }
 
 // addrOf turns a net.IP into a netip.Addr, IPv4 in its 4-byte form (not

@@ -27,7 +27,7 @@ const (
 // user set are kept, the empty ones derived from the cluster settings.
 // A field the user set to something else than kubeadm would is reported
 // through warn (which may be nil), as upstream kubeadm warns of it.
-// c.Subnets must be set (see ParseNetworking); advertise is the API
+// c.Subnets must be set (see ParseAddresses); advertise is the API
 // server's advertise address, not valid when there is none.
 func DefaultComponentConfigs(c *kubeadm.ClusterConfiguration, advertise netip.Addr, warn func(format string, args ...any)) {
 	if c.ComponentConfigs.KubeProxy == nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/config/validation"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
@@ -295,6 +296,86 @@ func TestSubnetsParsedOnce(t *testing.T) {
 	}
 	if cfg.Subnets.Pod != nil || len(cfg.Subnets.Service) != 2 {
 		t.Errorf("a pod subnet that does not parse: subnets %v, want the service subnets only", cfg.Subnets)
+	}
+}
+
+// TestEndpointParsedOnce: defaulting splits controlPlaneEndpoint into its
+// parts, and validation judges the parts: the rule of upstream's hostport
+// check.
+func TestEndpointParsedOnce(t *testing.T) {
+	parts := map[string]kubeadm.Endpoint{
+		"":                   {},
+		"lb":                 {Host: "lb"},
+		"lb:6443":            {Host: "lb", Port: "6443"},
+		"lb:":                {Host: "lb"},
+		"lb:06443":           {Host: "lb", Port: "06443"},
+		"10.0.0.1:443":       {Host: "10.0.0.1", Port: "443", Addr: netip.MustParseAddr("10.0.0.1")},
+		"[FD00::1]:6443":     {Host: "FD00::1", Port: "6443", Addr: netip.MustParseAddr("fd00::1")},
+		"fd00::1":            {Host: "fd00::1", Addr: netip.MustParseAddr("fd00::1")},
+		"::ffff:192.0.2.5":   {Host: "::ffff:192.0.2.5", Addr: netip.MustParseAddr("192.0.2.5")},
+		"[fd00::1]":          {Host: "[fd00::1]"},
+		"fe80::1%eth0":       {Host: "fe80::1%eth0"},
+		"https://lb:6443":    {Host: "https://lb:6443"},
+		"[lb]:6443":          {Host: "lb", Port: "6443"},
+		"1.2.3":              {Host: "1.2.3"},
+		"01.2.3.4:1":         {Host: "01.2.3.4", Port: "1"},
+		":6443":              {Port: "6443"},
+		"lb.example.com:abc": {Host: "lb.example.com", Port: "abc"},
+	}
+	for in, want := range parts {
+		if got := kubeadm.ParseEndpoint(in); got != want {
+			t.Errorf("kubeadm.ParseEndpoint(%q) = %+v, want %+v", in, got, want)
+		}
+	}
+	good := []string{"", "foo", "foo:6443", "1.2.3.4:6443", "[::1]:6443", "::1", "foo:", "[::1]:", "1.2.3", "foo:06443", "[foo]:6443", "01.2.3.4:1"}
+	bad := []string{"foo:0", "foo:70000", "foo:abc", "foo:-1", "foo:+1", "foo: 1", "[::1]", "Foo", "Foo_Bar", "https://foo:6443", ":6443",
+		"a..b", "-foo", "*.foo", "foo:6443:1", "[foo:1]:2", "fe80::1%eth0"}
+	for _, s := range append(good, bad...) {
+		docs := &Documents{Cluster: &v1beta4.ClusterConfiguration{ControlPlaneEndpoint: s}}
+		cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if cfg.Endpoint != kubeadm.ParseEndpoint(cfg.ControlPlaneEndpoint) {
+			t.Errorf("%q: defaulting left the endpoint %q as %+v, want it parsed", s, cfg.ControlPlaneEndpoint, cfg.Endpoint)
+		}
+		err = validation.CheckControlPlaneEndpoint(&cfg.ClusterConfiguration)
+		if slices.Contains(good, s) && err != nil {
+			t.Errorf("%q refused: %v", s, err)
+		}
+		if slices.Contains(bad, s) && err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+// TestEndpointGetsTheBindPort: as upstream's defaulting, an endpoint
+// without a port (or with an empty one) gets the API server's bind port,
+// its host as written; one that does not validate stays as written.
+func TestEndpointGetsTheBindPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"lb.example.test":      "lb.example.test:7443",
+		"lb.example.test:":     "lb.example.test:7443",
+		"lb.example.test:6443": "lb.example.test:6443",
+		"FD00:0::10":           "[FD00:0::10]:7443",
+		"[FD00:0::10]:":        "[FD00:0::10]:7443",
+		"::ffff:192.0.2.5":     "[::ffff:192.0.2.5]:7443",
+		"[lb]:":                "lb:7443",
+		"LB":                   "LB",
+		"[fd00::1]":            "[fd00::1]",
+		"":                     "",
+	} {
+		docs := &Documents{
+			Init:    &v1beta4.InitConfiguration{LocalAPIEndpoint: v1beta4.APIEndpoint{BindPort: 7443}},
+			Cluster: &v1beta4.ClusterConfiguration{ControlPlaneEndpoint: in},
+		}
+		cfg, err := fakeEnv().InitConfiguration(context.Background(), docs, DefaultOptions{})
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if cfg.ControlPlaneEndpoint != want || cfg.Endpoint != kubeadm.ParseEndpoint(want) {
+			t.Errorf("%q became %q (%+v), want %q", in, cfg.ControlPlaneEndpoint, cfg.Endpoint, want)
+		}
 	}
 }
 

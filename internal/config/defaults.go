@@ -89,6 +89,7 @@ func (e Environment) InitConfiguration(ctx context.Context, docs *Documents, opt
 	if err := e.cluster(ctx, &cfg.ClusterConfiguration); err != nil {
 		return nil, err
 	}
+	defaultEndpointPort(&cfg.ClusterConfiguration, cfg.LocalAPIEndpoint.BindPort)
 	e.componentConfigs(cfg, docs)
 	return cfg, nil
 }
@@ -238,7 +239,7 @@ func (e Environment) cluster(ctx context.Context, c *kubeadm.ClusterConfiguratio
 		return err
 	}
 	c.KubernetesVersion = v
-	ParseNetworking(c)
+	ParseAddresses(c)
 	if version.IsCIVersion(requested) && c.ImageRepository == v1beta4.DefaultImageRepository {
 		c.CIImageRepository = images.CIRepository
 	}

@@ -171,14 +171,42 @@ func TestCopyTreeMissingSource(t *testing.T) {
 	}
 }
 
-func TestRestoreTree(t *testing.T) {
+// restoreFolders makes a backup folder holding etcdTree(backupMark) and,
+// unless dataMark is "", a data folder holding etcdTree(dataMark).
+func restoreFolders(t *testing.T, backupMark, dataMark string) (backup, data string) {
+	t.Helper()
 	dir := t.TempDir()
-	backup, data := filepath.Join(dir, "backup"), filepath.Join(dir, "etcd")
-	writeTree(t, backup, etcdTree("before the upgrade"))
-	writeTree(t, data, etcdTree("after the failed upgrade"))
+	backup, data = filepath.Join(dir, "backup"), filepath.Join(dir, "etcd")
+	writeTree(t, backup, etcdTree(backupMark))
+	if dataMark != "" {
+		writeTree(t, data, etcdTree(dataMark))
+	}
+	return backup, data
+}
+
+// failedUpgradeFolders are the folders after an etcd upgrade that failed:
+// the backup from before it, and the data it left, with a file the backup
+// does not have (member/extra).
+func failedUpgradeFolders(t *testing.T) (backup, data string) {
+	t.Helper()
+	backup, data = restoreFolders(t, "before the upgrade", "after the failed upgrade")
 	if err := os.WriteFile(filepath.Join(data, "member", "extra"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return backup, data
+}
+
+// checkRestored checks the folders of failedUpgradeFolders after a
+// restore that moved the data aside to aside.
+func checkRestored(t *testing.T, backup, data, aside string) {
+	t.Helper()
+	checkTree(t, data, etcdTree("before the upgrade"))
+	checkTree(t, aside, append(etcdTree("after the failed upgrade"), treeEntry{"member/extra", 0o600, "x"}))
+	checkTree(t, backup, etcdTree("before the upgrade"))
+}
+
+func TestRestoreTree(t *testing.T) {
+	backup, data := failedUpgradeFolders(t)
 
 	aside, err := etcd.RestoreTree(backup, data, "2026-05-01-10-00-00")
 	if err != nil {
@@ -187,15 +215,11 @@ func TestRestoreTree(t *testing.T) {
 	if want := data + ".failed-2026-05-01-10-00-00"; aside != want {
 		t.Errorf("moved aside to %s, want %s", aside, want)
 	}
-	checkTree(t, data, etcdTree("before the upgrade"))
-	checkTree(t, aside, append(etcdTree("after the failed upgrade"), treeEntry{"member/extra", 0o600, "x"}))
-	checkTree(t, backup, etcdTree("before the upgrade"))
+	checkRestored(t, backup, data, aside)
 }
 
 func TestRestoreTreeMissingData(t *testing.T) {
-	dir := t.TempDir()
-	backup, data := filepath.Join(dir, "backup"), filepath.Join(dir, "etcd")
-	writeTree(t, backup, etcdTree("before"))
+	backup, data := restoreFolders(t, "before", "")
 	aside, err := etcd.RestoreTree(backup, data, "s")
 	if err != nil {
 		t.Fatalf("RestoreTree without a data folder: %v", err)
@@ -207,10 +231,7 @@ func TestRestoreTreeMissingData(t *testing.T) {
 }
 
 func TestRestoreTreeAsideTaken(t *testing.T) {
-	dir := t.TempDir()
-	backup, data := filepath.Join(dir, "backup"), filepath.Join(dir, "etcd")
-	writeTree(t, backup, etcdTree("before"))
-	writeTree(t, data, etcdTree("after"))
+	backup, data := restoreFolders(t, "before", "after")
 	// A non-empty folder where the data would be moved aside: the rename
 	// fails and nothing is touched.
 	writeTree(t, data+".failed-s", etcdTree("older failure"))
@@ -223,13 +244,7 @@ func TestRestoreTreeAsideTaken(t *testing.T) {
 // TestRestoreTreeInPlace: the restore of a data folder that is a mount
 // point (which cannot be renamed) keeps the folder itself.
 func TestRestoreTreeInPlace(t *testing.T) {
-	dir := t.TempDir()
-	backup, data := filepath.Join(dir, "backup"), filepath.Join(dir, "etcd")
-	writeTree(t, backup, etcdTree("before the upgrade"))
-	writeTree(t, data, etcdTree("after the failed upgrade"))
-	if err := os.WriteFile(filepath.Join(data, "member", "extra"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	backup, data := failedUpgradeFolders(t)
 	before, err := os.Stat(data)
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +260,5 @@ func TestRestoreTreeInPlace(t *testing.T) {
 	if !os.SameFile(before, after) {
 		t.Error("the data folder itself was replaced")
 	}
-	checkTree(t, data, etcdTree("before the upgrade"))
-	checkTree(t, aside, append(etcdTree("after the failed upgrade"), treeEntry{"member/extra", 0o600, "x"}))
-	checkTree(t, backup, etcdTree("before the upgrade"))
+	checkRestored(t, backup, data, aside)
 }

@@ -79,29 +79,31 @@ func LocalAPIServerURL(cfg *kubeadm.InitConfiguration) (string, error) {
 
 // ControlPlaneURL returns the URL clients use to reach the cluster's API
 // servers: controlPlaneEndpoint when set, else this node's own API server.
-// A controlPlaneEndpoint without a port gets the local bind port; one with a
-// different port keeps its own, and warn (when not nil) is told so. The
-// endpoint and the node's own API server are those of cfg.
+// A controlPlaneEndpoint without a port (or with an empty one, "host:") gets
+// the local bind port; one with a different port keeps its own, and warn
+// (when not nil) is told so. Host and port are kept as written. The
+// endpoint is cfg.Endpoint, as package config parsed it; the node's own
+// API server is cfg's.
 func ControlPlaneURL(cfg *kubeadm.InitConfiguration, warn func(format string, args ...any)) (string, error) {
-	controlPlaneEndpoint := cfg.ControlPlaneEndpoint
-	if controlPlaneEndpoint == "" {
+	cpe := cfg.ControlPlaneEndpoint
+	if cpe == "" {
 		return LocalAPIServerURL(cfg)
 	}
 	bindPort := strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort))
-	host, port, err := net.SplitHostPort(controlPlaneEndpoint)
-	if err != nil {
-		// No port (a bare IPv6 address lands here too).
-		host, port = controlPlaneEndpoint, bindPort
-	} else if port != bindPort && warn != nil {
-		warn("the port of controlPlaneEndpoint %q takes precedence over the API server bind port %s in the control-plane address", controlPlaneEndpoint, bindPort)
+	host, port := cfg.Endpoint.Host, cfg.Endpoint.Port
+	switch {
+	case port == "":
+		port = bindPort
+	case port != bindPort && warn != nil:
+		warn("the port of controlPlaneEndpoint %q takes precedence over the API server bind port %s in the control-plane address", cpe, bindPort)
 	}
+	// Join and upgrade take the endpoint from the cluster without
+	// validating it again, and the bind port may be the bad one.
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return "", fmt.Errorf("controlPlaneEndpoint %q: the port %q is not a number from 1 to 65535", controlPlaneEndpoint, port)
+		return "", fmt.Errorf("controlPlaneEndpoint %q: the port %q is not a number from 1 to 65535", cpe, port)
 	}
-	if ip := net.ParseIP(host); ip != nil {
-		host = ip.String()
-	} else if len(k8svalidation.IsDNS1123Subdomain(host)) > 0 {
-		return "", fmt.Errorf("controlPlaneEndpoint %q: the host %q is neither an IP address nor a DNS name", controlPlaneEndpoint, host)
+	if !cfg.Endpoint.IsIP() && len(k8svalidation.IsDNS1123Subdomain(host)) > 0 {
+		return "", fmt.Errorf("controlPlaneEndpoint %q: the host %q is neither an IP address nor a DNS name", cpe, host)
 	}
 	return "https://" + net.JoinHostPort(host, port), nil
 }

@@ -33,6 +33,12 @@ func TestControlPlaneSpecs(t *testing.T) {
 		{"IPv6 endpoint with port", initConfig("[fd00::10]:8443", "fd00::5", 6443), "https://[fd00::10]:8443", "https://[fd00::5]:6443", 2},
 		{"bare IPv6 endpoint", initConfig("fd00::10", "fd00::5", 6443), "https://[fd00::10]:6443", "https://[fd00::5]:6443", 0},
 		{"IPv6 addresses are written canonically", initConfig("", "FD00:0:0::5", 6443), "https://[fd00::5]:6443", "https://[fd00::5]:6443", 0},
+		// As upstream: an empty port is no port, and the endpoint's host
+		// is kept as written.
+		{"empty port takes the bind port", initConfig("lb.example.com:", "10.1.2.3", 7443), "https://lb.example.com:7443", "https://10.1.2.3:7443", 0},
+		{"endpoint IPv6 address as written", initConfig("[FD00:0::10]:", "fd00::5", 6443), "https://[FD00:0::10]:6443", "https://[fd00::5]:6443", 0},
+		{"endpoint mapped IPv4 as written", initConfig("::ffff:10.1.2.4", "10.1.2.3", 6443), "https://[::ffff:10.1.2.4]:6443", "https://10.1.2.3:6443", 0},
+		{"endpoint port as written", initConfig("lb.example.com:06443", "10.1.2.3", 6443), "https://lb.example.com:06443", "https://10.1.2.3:6443", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

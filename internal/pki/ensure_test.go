@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -22,7 +24,7 @@ import (
 func TestEnsureAllIsIdempotent(t *testing.T) {
 	cfg := testConfig()
 	dir := mustTree(t, cfg)
-	before := snapshot(t, dir)
+	before := pkitest.Files(t, dir)
 	// A later clock, and no key generator: nothing may be made again.
 	opts := Options{
 		Now: func() time.Time { return fixedNow().Add(48 * time.Hour) },
@@ -42,7 +44,7 @@ func TestEnsureAllIsIdempotent(t *testing.T) {
 	if sa != Reused {
 		t.Errorf("sa: outcome %v", sa)
 	}
-	if after := snapshot(t, dir); !maps.Equal(before, after) {
+	if after := pkitest.Files(t, dir); !maps.Equal(before, after) {
 		t.Errorf("a second run changed the files")
 	}
 	want := []string{
@@ -68,7 +70,7 @@ func TestEnsureCertOneByOne(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), CertPath(dir, "ca")) {
 		t.Fatalf("leaf without CA: %v", err)
 	}
-	if files := snapshot(t, dir); len(files) != 0 {
+	if files := pkitest.Files(t, dir); len(files) != 0 {
 		t.Fatalf("wrote %v", fileNames(files))
 	}
 	res, err := EnsureCert(cfg, dir, mustLookup("ca"), opts)
@@ -79,7 +81,7 @@ func TestEnsureCertOneByOne(t *testing.T) {
 	if err != nil || res.Outcome != Generated {
 		t.Fatalf("apiserver: %v %v", res.Outcome, err)
 	}
-	if got := fileNames(snapshot(t, dir)); strings.Join(got, " ") != "apiserver.crt apiserver.key ca.crt ca.key" {
+	if got := fileNames(pkitest.Files(t, dir)); strings.Join(got, " ") != "apiserver.crt apiserver.key ca.crt ca.key" {
 		t.Errorf("files %v", got)
 	}
 	res, err = EnsureCert(cfg, dir, api, opts)
@@ -96,7 +98,7 @@ func TestExternalCA(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := snapshot(t, dir)
+	before := pkitest.Files(t, dir)
 	results, _, err := EnsureAll(t.Context(), cfg, dir, testOptions(t), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func TestExternalCA(t *testing.T) {
 			t.Errorf("%s: outcome %v, want %v", r.Cert.Name, r.Outcome, want)
 		}
 	}
-	if !maps.Equal(before, snapshot(t, dir)) {
+	if !maps.Equal(before, pkitest.Files(t, dir)) {
 		t.Error("files changed in external CA mode")
 	}
 	if !KeylessCA(dir, mustLookup("ca")) {
@@ -126,12 +128,12 @@ func TestExternalCA(t *testing.T) {
 			if err := os.Remove(filepath.Join(d, rel)); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, d)
+			before := pkitest.Files(t, d)
 			_, _, err := EnsureAll(t.Context(), cfg, d, testOptions(t), 2)
 			if err == nil || !strings.Contains(err.Error(), filepath.Join(d, rel)) || !strings.Contains(err.Error(), ".key is absent") {
 				t.Fatalf("got %v", err)
 			}
-			if !maps.Equal(before, snapshot(t, d)) {
+			if !maps.Equal(before, pkitest.Files(t, d)) {
 				t.Error("files changed")
 			}
 		})
@@ -141,7 +143,7 @@ func TestExternalCA(t *testing.T) {
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "pki")
-	for name, data := range snapshot(t, src) {
+	for name, data := range pkitest.Files(t, src) {
 		info, err := os.Stat(filepath.Join(src, name))
 		if err != nil {
 			t.Fatal(err)
@@ -235,7 +237,7 @@ func TestUnusableFilesAreErrors(t *testing.T) {
 			if tt.now != nil {
 				opts.Now = tt.now
 			}
-			before := snapshot(t, dir)
+			before := pkitest.Files(t, dir)
 			var err error
 			if tt.cert == "sa" {
 				_, err = EnsureServiceAccountKey(c, dir, opts)
@@ -245,14 +247,14 @@ func TestUnusableFilesAreErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, tt.file)) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v; want an error naming %s and saying %q", err, tt.file, tt.want)
 			}
-			if !maps.Equal(before, snapshot(t, dir)) {
+			if !maps.Equal(before, pkitest.Files(t, dir)) {
 				t.Error("files changed")
 			}
 			// EnsureAll fails too, and writes nothing either.
 			if _, _, err := EnsureAll(t.Context(), c, dir, opts, 2); err == nil || !strings.Contains(err.Error(), dir) {
 				t.Errorf("EnsureAll: %v", err)
 			}
-			if !maps.Equal(before, snapshot(t, dir)) {
+			if !maps.Equal(before, pkitest.Files(t, dir)) {
 				t.Error("EnsureAll changed files")
 			}
 		})
@@ -324,7 +326,7 @@ func TestConvergesAfterInterruption(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "interrupted") {
 			t.Fatalf("after %d writes: %v", n, err)
 		}
-		partial := snapshot(t, dir)
+		partial := pkitest.Files(t, dir)
 		if len(partial) != n {
 			t.Fatalf("after %d writes: %d files %v", n, len(partial), fileNames(partial))
 		}
@@ -336,7 +338,7 @@ func TestConvergesAfterInterruption(t *testing.T) {
 		if _, _, err := EnsureAll(t.Context(), cfg, dir, Options{Now: fixedNow}, 2); err != nil {
 			t.Fatalf("re-run after %d writes: %v", n, err)
 		}
-		final := snapshot(t, dir)
+		final := pkitest.Files(t, dir)
 		if len(final) != files {
 			t.Fatalf("re-run after %d writes: %d files", n, len(final))
 		}
@@ -350,7 +352,7 @@ func TestConvergesAfterInterruption(t *testing.T) {
 		if _, _, err := EnsureAll(t.Context(), cfg, dir, Options{Now: fixedNow}, 2); err != nil {
 			t.Fatal(err)
 		}
-		if !maps.Equal(final, snapshot(t, dir)) {
+		if !maps.Equal(final, pkitest.Files(t, dir)) {
 			t.Errorf("after %d writes: third run changed files", n)
 		}
 	}
@@ -387,7 +389,7 @@ func TestLeftKeyOfAnotherAlgorithm(t *testing.T) {
 func TestInterruptedWriteKeepsOldFile(t *testing.T) {
 	cfg := testConfig()
 	dir := mustTree(t, cfg)
-	before := snapshot(t, dir)
+	before := pkitest.Files(t, dir)
 	failing := func(path string, data []byte, mode os.FileMode) error {
 		if strings.HasSuffix(path, ".crt") {
 			// Write half of it the atomic way to a temporary file, then fail
@@ -408,7 +410,7 @@ func TestInterruptedWriteKeepsOldFile(t *testing.T) {
 	if _, err := RenewCert(&cfg.ClusterConfiguration, dir, mustLookup("apiserver"), opts); err == nil {
 		t.Fatal("want the write error")
 	}
-	after := snapshot(t, dir)
+	after := pkitest.Files(t, dir)
 	if after["apiserver.crt"] != before["apiserver.crt"] {
 		t.Error("apiserver.crt changed")
 	}
@@ -425,13 +427,13 @@ func TestServiceAccountKey(t *testing.T) {
 	if err != nil || out != Generated {
 		t.Fatalf("%v %v", out, err)
 	}
-	files := snapshot(t, dir)
+	files := pkitest.Files(t, dir)
 	os.Remove(PublicKeyPath(dir, "sa"))
 	out, err = EnsureServiceAccountKey(cfg, dir, opts)
 	if err != nil || out != Reused {
 		t.Fatalf("%v %v", out, err)
 	}
-	if !maps.Equal(files, snapshot(t, dir)) {
+	if !maps.Equal(files, pkitest.Files(t, dir)) {
 		t.Error("sa.pub was not restored as it was")
 	}
 	checkModes(t, dir)

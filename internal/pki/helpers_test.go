@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -74,42 +72,13 @@ func testOptions(t testing.TB) Options {
 // testConfig is a defaulted configuration like kubeadm's, for node1 at
 // 192.168.1.10, changed by muts.
 func testConfig(muts ...func(*kubeadm.InitConfiguration)) *kubeadm.InitConfiguration {
-	cfg := &kubeadm.InitConfiguration{}
-	cfg.NodeRegistration.Name = "node1"
-	cfg.LocalAPIEndpoint = kubeadm.APIEndpoint{AdvertiseAddress: "192.168.1.10", BindPort: 6443}
-	cfg.Networking = kubeadm.Networking{ServiceSubnet: "10.96.0.0/12", DNSDomain: "cluster.local"}
-	cfg.Etcd.Local = &kubeadm.LocalEtcd{}
+	cfg := configtest.ControlPlaneNode()
 	cfg.EncryptionAlgorithm = v1beta4.EncryptionAlgorithmRSA2048
-	cfg.CertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCertificateValidityPeriod}
-	cfg.CACertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCACertificateValidityPeriod}
-	cfg.ClusterName = "kubernetes"
 	cfg.CertificatesDir = "/etc/kubernetes/pki"
 	for _, m := range muts {
 		m(cfg)
 	}
 	return configtest.Parse(cfg)
-}
-
-// snapshot maps every file under dir (relative path) to its content.
-func snapshot(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files[rel] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }
 
 func fileNames(m map[string]string) []string {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -65,12 +67,12 @@ func TestRenewCert(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 	os.Remove(KeyPath(dir, "etcd/ca"))
-	before := snapshot(t, dir)
+	before := pkitest.Files(t, dir)
 	var ext *ExternalCAError
 	if _, err := RenewCert(&cfg.ClusterConfiguration, dir, mustLookup("etcd-peer"), testOptions(t)); !errors.As(err, &ext) || ext.KeyPath != KeyPath(dir, "etcd/ca") {
 		t.Errorf("external CA: %v", err)
 	}
-	if len(before) != len(snapshot(t, dir)) {
+	if len(before) != len(pkitest.Files(t, dir)) {
 		t.Error("files changed")
 	}
 }
@@ -162,7 +164,7 @@ func TestGenerateCSRs(t *testing.T) {
 	if err := GenerateCSRs(t.Context(), cfg, certDir, kdir, testOptions(t), 2); err != nil {
 		t.Fatal(err)
 	}
-	files := snapshot(t, base)
+	files := pkitest.Files(t, base)
 	var want []string
 	for _, p := range CSRTargets(certDir, kdir) {
 		rel, _ := filepath.Rel(base, p)
@@ -219,7 +221,7 @@ func TestGenerateCSRs(t *testing.T) {
 		t.Error("a partly present set must be refused")
 	}
 	delete(files, "k/scheduler.conf.csr")
-	if got := snapshot(t, base); len(got) != len(files) {
+	if got := pkitest.Files(t, base); len(got) != len(files) {
 		t.Error("a refused run wrote files")
 	}
 }

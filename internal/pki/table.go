@@ -283,8 +283,10 @@ func APIServerSANs(cfg *kubeadm.InitConfiguration) (AltNames, error) {
 		"kubernetes.default.svc",
 		"kubernetes.default.svc."+cfg.Networking.DNSDomain)
 	b.addIP(net.IP(svcIP.AsSlice()), adv)
-	if host := EndpointHost(cfg.ControlPlaneEndpoint); host != "" {
-		b.add(host)
+	if ep := cfg.Endpoint; ep.IsIP() {
+		b.addIP(net.IP(ep.Addr.AsSlice()))
+	} else {
+		b.addDNS(ep.Host)
 	}
 	b.add(cfg.APIServer.CertSANs...)
 	return b.result(), nil
@@ -323,33 +325,22 @@ func etcdSANs(cfg *kubeadm.InitConfiguration, extra []string) (AltNames, error) 
 	return b.result(), nil
 }
 
-// EndpointHost returns the host part of a control-plane endpoint
-// ("host", "host:port", "[v6]:port" or a bare IPv6 address); "" for "".
-func EndpointHost(endpoint string) string {
-	if endpoint == "" {
-		return ""
-	}
-	if host, _, err := net.SplitHostPort(endpoint); err == nil {
-		return host
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(endpoint, "["), "]")
-}
-
 // APIServerURL is the address clients use to reach the API server:
 // "https://host:port" from the control-plane endpoint when one is set and
 // local is false, from the node's own advertise address and bind port
-// otherwise. An endpoint without a port gets the bind port.
+// otherwise. An endpoint without a port (or with an empty one) gets the
+// bind port.
 func APIServerURL(cfg *kubeadm.InitConfiguration, local bool) (string, error) {
 	port := strconv.Itoa(int(cfg.LocalAPIEndpoint.BindPort))
 	if cfg.LocalAPIEndpoint.BindPort == 0 {
 		port = strconv.Itoa(v1beta4.DefaultAPIBindPort)
 	}
-	if !local && cfg.ControlPlaneEndpoint != "" {
-		host, p, err := net.SplitHostPort(cfg.ControlPlaneEndpoint)
-		if err != nil {
-			host, p = EndpointHost(cfg.ControlPlaneEndpoint), port
+	if ep := cfg.Endpoint; !local && cfg.ControlPlaneEndpoint != "" {
+		p := ep.Port
+		if p == "" {
+			p = port
 		}
-		return "https://" + net.JoinHostPort(host, p), nil
+		return "https://" + net.JoinHostPort(ep.Host, p), nil
 	}
 	adv, err := advertiseIP(cfg)
 	if err != nil {

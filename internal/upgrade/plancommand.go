@@ -175,10 +175,11 @@ func NewVersionPolicy(s *ClusterState, target string, allowExperimental, allowRC
 // FetchClusterConfig reads the configuration stored in the cluster, saying
 // so on out. The component configurations kubeadm generated from defaults
 // are left out, so that this kubeadm's defaults apply; kube-proxy's is
-// read only withProxy (a worker's credentials may not read it).
+// read only withProxy (a worker's credentials may not read it). The lines
+// said carry upstream's "[upgrade]" prefix.
 func FetchClusterConfig(ctx context.Context, c kubernetes.Interface, timeouts *kubeadm.Timeouts, out io.Writer, withProxy bool) (*config.Documents, error) {
-	fmt.Fprintf(out, "[upgrade/config] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
-	fmt.Fprintln(out, "[upgrade/config] If it is wrong, store the right one with 'kubeadm init phase upload-config kubeadm --config <your-config-file>'")
+	fmt.Fprintf(out, "[upgrade] Reading the cluster's configuration from the %q ConfigMap in the %q namespace\n", uploadconfig.KubeadmConfigMap, "kube-system")
+	fmt.Fprintln(out, "[upgrade] If it is wrong, store the right one with 'kubeadm init phase upload-config kubeadm --config <your-config-file>'")
 	return uploadconfig.FetchDocuments(ctx, c, kubeadm.KubernetesAPICall(timeouts), uploadconfig.FetchOptions{KubeProxy: withProxy, DropGenerated: true})
 }
 

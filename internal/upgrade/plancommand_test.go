@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeadm-go/kubeadm/internal/config"
 )
@@ -41,5 +42,25 @@ func TestPlanOffers(t *testing.T) {
 	offers, err = planOffers(context.Background(), env, &progress, "v1.36.3", p)
 	if err != nil || len(offers) != 1 || offers[0].String() != "1.36.3" || looked != nil || progress.Len() > 0 {
 		t.Errorf("asked v1.36.3: offers %v, err %v, looked up %v, progress %q", offers, err, looked, progress.String())
+	}
+}
+
+// TestFetchClusterConfigPrefix: the lines that say where the configuration
+// comes from carry upstream's "[upgrade]" prefix (upstream v1.37.2's
+// upgrade node and apply print "[upgrade] Reading configuration from the
+// \"kubeadm-config\" ConfigMap ...").
+func TestFetchClusterConfigPrefix(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := FetchClusterConfig(context.Background(), fake.NewClientset(), nil, &out, false); err == nil {
+		t.Fatal("a cluster without kubeadm-config gave a configuration")
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("output %q, want two lines", out.String())
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "[upgrade] ") {
+			t.Errorf("line %q lacks upstream's [upgrade] prefix", l)
+		}
 	}
 }

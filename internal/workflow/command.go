@@ -49,7 +49,9 @@ func (r *Runner[T]) BindToCommand(cmd *cobra.Command) {
 		RunE: RequireSubcommand,
 	}
 	for _, n := range roots {
-		phaseCmd.AddCommand(r.newPhaseCommand(cmd, n))
+		if !n.phase.Hidden {
+			phaseCmd.AddCommand(r.newPhaseCommand(cmd, n))
+		}
 	}
 	cmd.AddCommand(phaseCmd)
 
@@ -74,7 +76,6 @@ func (r *Runner[T]) newPhaseCommand(bound *cobra.Command, n *node[T]) *cobra.Com
 		Short:   p.Short,
 		Long:    p.Long,
 		Example: p.Example,
-		Hidden:  p.Hidden,
 	}
 	if len(n.children) > 0 {
 		c.Args = cobra.NoArgs
@@ -115,7 +116,9 @@ func (r *Runner[T]) newPhaseCommand(bound *cobra.Command, n *node[T]) *cobra.Com
 	}
 
 	for _, child := range n.children {
-		c.AddCommand(r.newPhaseCommand(bound, child))
+		if !child.phase.Hidden {
+			c.AddCommand(r.newPhaseCommand(bound, child))
+		}
 	}
 	return c
 }

@@ -32,7 +32,9 @@ type Phase[T any] struct {
 	Example string
 
 	// Hidden leaves the phase (and its sub-phases) out of every help
-	// listing. A hidden phase still runs and can still be skipped.
+	// listing and gives it no "phase" sub-command, as upstream's hidden
+	// phases have none. A hidden phase still runs in the workflow (and in
+	// its group's "all") and can still be skipped.
 	Hidden bool
 
 	// Phases are the sub-phases, run in order after this phase's own Run.

@@ -500,8 +500,9 @@ func TestPhaseCommands(t *testing.T) {
 		{name: "leaf inherits the command's argument rule", args: []string{"preflight", "a", "b"}, wantErr: "accepts at most 1 arg"},
 		{name: "nested leaf", args: []string{"certs", "apiserver"}, want: []string{"certs/apiserver"}, wantCmd: "apiserver"},
 		{name: "alias", args: []string{"certs", "api"}, want: []string{"certs/apiserver"}, wantCmd: "apiserver"},
-		{name: "hidden phase still runs", args: []string{"certs", "legacy"}, want: []string{"certs/legacy"}},
-		{name: "hidden top-level phase still runs", args: []string{"secret"}, want: []string{"secret"}},
+		// As upstream's: a hidden phase runs in the workflow only.
+		{name: "hidden phase has no command", args: []string{"certs", "legacy"}, wantErr: `unknown command "legacy" for "kubeadm init phase certs"`},
+		{name: "hidden top-level phase has no command", args: []string{"secret"}, wantErr: `unknown command "secret" for "kubeadm init phase"`},
 		{name: "all runs the group", args: []string{"certs", "all"}, want: []string{"certs", "certs/ca", "certs/apiserver", "certs/legacy"}, wantCmd: "all"},
 		{name: "group without all", args: []string{"etcd", "all"}, wantErr: `unknown command "all" for "kubeadm init phase etcd"`},
 		{name: "group rejects unknown sub-phase", args: []string{"certs", "bogus"}, wantErr: `unknown command "bogus" for "kubeadm init phase certs"`},

@@ -74,6 +74,7 @@ func TestInitClosingLines(t *testing.T) {
 		{"worker only", closingLinesConfig, nil},
 		{"worker only, token withheld", closingLinesConfig, []string{"--skip-token-print"}},
 		{"control plane, certificates copied by hand", closingLinesConfig + endpoint, nil},
+		{"control plane, endpoint without a port", closingLinesConfig + "controlPlaneEndpoint: cp.example.test\n", nil},
 		{"control plane, key given, not uploaded", withKey + endpoint, nil},
 		{"control plane, certificates uploaded", withKey + endpoint, []string{"--upload-certs"}},
 		{"control plane, secrets withheld", withKey + endpoint, []string{"--upload-certs", "--skip-token-print", "--skip-certificate-key-print"}},

@@ -331,3 +331,38 @@ func TestSkipPhases(t *testing.T) {
 		t.Errorf("--skip-phases differs from upstream's:\n  %s", strings.Join(problems, "\n  "))
 	}
 }
+
+// hiddenPhaseCommands are upstream's hidden phases of every workflow,
+// upgrade's (which --skip-phases cannot probe offline) included.
+var hiddenPhaseCommands = [][]string{
+	{"join", "phase", "check-etcd"},
+	{"upgrade", "apply", "phase", "kubeconfig"},
+	{"upgrade", "node", "phase", "kubeconfig"},
+}
+
+// TestHiddenPhaseCommands: a hidden phase has no "phase" sub-command in
+// upstream's: "<workflow> phase <hidden> --help" shows the help of
+// "<workflow> phase" itself. Ours must do the same (only --help is asked,
+// so neither binary runs the phase).
+func TestHiddenPhaseCommands(t *testing.T) {
+	requireSetup(t)
+	usage := func(s string) string {
+		_, after, _ := strings.Cut(s, "Usage:\n")
+		line, _, _ := strings.Cut(after, "\n")
+		return strings.TrimSpace(line)
+	}
+	for _, args := range hiddenPhaseCommands {
+		name := strings.Join(args, " ")
+		t.Run(name, func(t *testing.T) {
+			help := append(slices.Clone(args), "--help")
+			up, ours := invoke(t, upstreamBin, help...), invoke(t, oursBin, help...)
+			parent := "kubeadm " + strings.Join(args[:len(args)-1], " ") + " [flags]"
+			if usage(up.stdout) != parent {
+				t.Fatalf("test data: upstream's %s --help shows %q, not its parent's help", name, usage(up.stdout))
+			}
+			if ours.code != up.code || usage(ours.stdout) != parent {
+				t.Errorf("kubeadm %s --help: ours exit %d usage %q; upstream exit %d usage %q", name, ours.code, usage(ours.stdout), up.code, parent)
+			}
+		})
+	}
+}

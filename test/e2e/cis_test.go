@@ -78,8 +78,18 @@ func TestCISHardening(t *testing.T) {
 				t.Errorf("the dry run does not show %q", want)
 			}
 		}
-		if entries, _ := os.ReadDir(n1.HostPath("/etc/kubernetes")); len(entries) > 0 {
+		// Only its own folder, /etc/kubernetes/tmp/kubeadm-init-dryrun…, as
+		// upstream's; removed afterwards, as an administrator would.
+		entries, _ := os.ReadDir(n1.HostPath("/etc/kubernetes"))
+		if len(entries) != 1 || entries[0].Name() != "tmp" {
 			t.Errorf("the dry run wrote into /etc/kubernetes: %v", entries)
+		}
+		dry, _ := os.ReadDir(n1.HostPath("/etc/kubernetes/tmp"))
+		if len(dry) != 1 || !strings.HasPrefix(dry[0].Name(), "kubeadm-init-dryrun") {
+			t.Errorf("the dry run wrote into /etc/kubernetes/tmp: %v", dry)
+		}
+		if err := os.RemoveAll(n1.HostPath("/etc/kubernetes/tmp")); err != nil {
+			t.Fatal(err)
 		}
 	})
 

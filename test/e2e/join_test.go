@@ -242,18 +242,34 @@ func TestJoin(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("join --dry-run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if l := leftovers(t, n4); len(l) > 0 {
-			t.Errorf("a dry run wrote %v", l)
-		}
 		m := regexp.MustCompile(`files a real join writes are in (\S+)`).FindStringSubmatch(r.Stdout)
 		if m == nil {
 			t.Fatalf("the dry run did not say where its files are:\n%s", r.Stdout)
 		}
+		// As upstream's, the folder is /etc/kubernetes/tmp/kubeadm-join-dryrun…
+		// on the node; nothing else is written.
+		if !strings.HasPrefix(m[1], "/etc/kubernetes/tmp/kubeadm-join-dryrun") {
+			t.Errorf("the dry-run folder is %s, want one in /etc/kubernetes/tmp as upstream's", m[1])
+		}
+		var written []string
+		for _, f := range leftovers(t, n4) {
+			if !strings.HasPrefix(f, m[1]+"/") {
+				written = append(written, f)
+			}
+		}
+		if len(written) > 0 {
+			t.Errorf("a dry run wrote %v", written)
+		}
 		// One flat folder, as upstream's.
 		for _, f := range []string{"bootstrap-kubelet.conf", "ca.crt", "config.yaml", "kubeadm-flags.env"} {
-			if _, err := os.Stat(filepath.Join(m[1], f)); err != nil {
+			if _, err := os.Stat(filepath.Join(n4.HostPath(m[1]), f)); err != nil {
 				t.Errorf("the dry run did not write %s: %v", f, err)
 			}
+		}
+		// Gone before the node really joins, as an administrator would
+		// remove it: reset leaves /etc/kubernetes/tmp alone.
+		if err := os.RemoveAll(n4.HostPath("/etc/kubernetes/tmp")); err != nil {
+			t.Fatal(err)
 		}
 		// It shows what it would write, under the real paths, and keeps
 		// the bootstrap kubeconfig (it holds the token) to itself.

@@ -108,7 +108,7 @@ func TestBuildValues(t *testing.T) {
 func TestBuildRejectsBadSubnet(t *testing.T) {
 	c := &kubeadm.ClusterConfiguration{}
 	c.Networking.ServiceSubnet = "not-a-cidr"
-	config.ParseNetworking(c)
+	config.ParseAddresses(c)
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "not-a-cidr") {
 		t.Errorf("Build with a bad service subnet: %v", err)
 	}

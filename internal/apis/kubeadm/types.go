@@ -74,13 +74,15 @@ type ClusterConfiguration struct {
 	Subnets              Subnets
 	KubernetesVersion    string
 	ControlPlaneEndpoint string
-	APIServer            APIServer
-	ControllerManager    ControlPlaneComponent
-	Scheduler            ControlPlaneComponent
-	DNS                  DNS
-	Proxy                Proxy
-	CertificatesDir      string
-	ImageRepository      string
+	// Endpoint is ControlPlaneEndpoint, parsed (see Endpoint).
+	Endpoint          Endpoint
+	APIServer         APIServer
+	ControllerManager ControlPlaneComponent
+	Scheduler         ControlPlaneComponent
+	DNS               DNS
+	Proxy             Proxy
+	CertificatesDir   string
+	ImageRepository   string
 	// CIImageRepository replaces ImageRepository for control-plane images
 	// when KubernetesVersion is a CI build (a "ci/" label).
 	CIImageRepository           string

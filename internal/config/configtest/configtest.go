@@ -1,6 +1,8 @@
-// Package configtest gives tests a machine-independent config.Environment
-// and a one-call way to turn configuration YAML into a defaulted internal
-// InitConfiguration. Only tests import it.
+// Package configtest gives tests a machine-independent config.Environment,
+// a one-call way to turn configuration YAML into a defaulted internal
+// InitConfiguration, and the defaulted configuration of a first
+// control-plane node that certificate tests start from. Only tests import
+// it.
 package configtest
 
 import (
@@ -9,8 +11,11 @@ import (
 	"net/netip"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 )
 
 // Environment answers every machine question with a fixed value: host name
@@ -43,13 +48,32 @@ func InitConfiguration(t testing.TB, yaml, address string) *kubeadm.InitConfigur
 }
 
 // Parse sets the parsed values of a configuration a test built or changed
-// by hand (AdvertiseIP, Subnets) from its strings, as defaulting does; a
-// string that does not parse leaves its value empty.
+// by hand (AdvertiseIP, Subnets, Endpoint) from its strings, as defaulting
+// does; a string that does not parse leaves its value empty.
 func Parse(cfg *kubeadm.InitConfiguration) *kubeadm.InitConfiguration {
 	cfg.AdvertiseIP = netip.Addr{}
 	if a, err := netip.ParseAddr(cfg.LocalAPIEndpoint.AdvertiseAddress); err == nil {
 		cfg.AdvertiseIP = a.Unmap()
 	}
-	config.ParseNetworking(&cfg.ClusterConfiguration)
+	config.ParseAddresses(&cfg.ClusterConfiguration)
 	return cfg
+}
+
+// ControlPlaneNode is a first control-plane node's configuration as
+// defaulting leaves it: node1 advertising 192.168.1.10:6443, the default
+// service subnet and DNS domain, a local etcd, cluster "kubernetes", the
+// default certificate lifetimes and ECDSA-P256 keys (quick to make), parsed.
+// CertificatesDir is empty: each test picks its folder. A test that changes
+// an address calls Parse again.
+func ControlPlaneNode() *kubeadm.InitConfiguration {
+	cfg := &kubeadm.InitConfiguration{}
+	cfg.NodeRegistration.Name = "node1"
+	cfg.LocalAPIEndpoint = kubeadm.APIEndpoint{AdvertiseAddress: "192.168.1.10", BindPort: 6443}
+	cfg.Networking = kubeadm.Networking{ServiceSubnet: "10.96.0.0/12", DNSDomain: "cluster.local"}
+	cfg.Etcd.Local = &kubeadm.LocalEtcd{}
+	cfg.EncryptionAlgorithm = v1beta4.EncryptionAlgorithmECDSAP256
+	cfg.CertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCertificateValidityPeriod}
+	cfg.CACertificateValidityPeriod = &metav1.Duration{Duration: v1beta4.DefaultCACertificateValidityPeriod}
+	cfg.ClusterName = "kubernetes"
+	return Parse(cfg)
 }

@@ -16,7 +16,8 @@ package validation
 //     detected address; a loopback address fails ("unable to select an IP
 //     from lo network interface"); IPv4 with leading zeros is accepted.
 //   - controlPlaneEndpoint is checked before validation and fails with a
-//     plain error ("hostport X: ..."); CheckHostPort has the same rule.
+//     plain error ("hostport X: ..."); CheckControlPlaneEndpoint has the
+//     same rule.
 //   - kubernetesVersion: a non-semver, non-label value fails, and so does a
 //     version below v1.35.0 (pre-releases of v1.35.0 included; "ci/" is
 //     stripped first). There is no upper bound: v1.38.0 or v2.0.0 pass
@@ -119,10 +120,8 @@ func ValidateClusterConfiguration(c *kubeadm.ClusterConfiguration) field.ErrorLi
 	errs = append(errs, validateEncryptionAlgorithm(c.EncryptionAlgorithm, field.NewPath("encryptionAlgorithm"))...)
 	// The loader already refuses these two before validation; checking
 	// them again keeps a hand-built configuration honest.
-	if c.ControlPlaneEndpoint != "" {
-		if err := CheckHostPort(c.ControlPlaneEndpoint); err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("controlPlaneEndpoint"), c.ControlPlaneEndpoint, err.Error()))
-		}
+	if err := CheckControlPlaneEndpoint(c); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("controlPlaneEndpoint"), c.ControlPlaneEndpoint, err.Error()))
 	}
 	errs = append(errs, validateKubernetesVersion(c.KubernetesVersion, field.NewPath("kubernetesVersion"))...)
 	return errs
@@ -214,23 +213,23 @@ func ValidateIgnorePreflightErrors(fromFlags, fromConfig []string) ([]string, fi
 	return names, nil
 }
 
-// CheckHostPort checks a "host" or "host:port" address such as
-// controlPlaneEndpoint: the port, when present and non-empty, must be a
-// number from 1 to 65535 (leading zeros allowed, no sign), and the host an IP
-// address or a lowercase DNS-1123 subdomain. A value that does not split as
-// host:port (an unbracketed IPv6 address, say) is taken as a bare host.
-func CheckHostPort(hostport string) error {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = hostport, ""
+// CheckControlPlaneEndpoint checks controlPlaneEndpoint from its parts as
+// package config parsed them (c.Endpoint): the port, when present and
+// non-empty, must be a number from 1 to 65535 (leading zeros allowed, no
+// sign), and the host an IP address or a lowercase DNS-1123 subdomain. An
+// empty controlPlaneEndpoint is fine.
+func CheckControlPlaneEndpoint(c *kubeadm.ClusterConfiguration) error {
+	raw, e := c.ControlPlaneEndpoint, c.Endpoint
+	if raw == "" {
+		return nil
 	}
-	if port != "" {
-		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-			return fmt.Errorf("hostport %s: the port %q is not a number from 1 to 65535", hostport, port)
+	if e.Port != "" {
+		if n, err := strconv.ParseUint(e.Port, 10, 16); err != nil || n == 0 {
+			return fmt.Errorf("hostport %s: the port %q is not a number from 1 to 65535", raw, e.Port)
 		}
 	}
-	if net.ParseIP(host) == nil && len(k8svalidation.IsDNS1123Subdomain(host)) > 0 {
-		return fmt.Errorf("hostport %s: the host %q is neither an IP address nor a lowercase DNS-1123 subdomain", hostport, host)
+	if !e.IsIP() && len(k8svalidation.IsDNS1123Subdomain(e.Host)) > 0 {
+		return fmt.Errorf("hostport %s: the host %q is neither an IP address nor a lowercase DNS-1123 subdomain", raw, e.Host)
 	}
 	return nil
 }

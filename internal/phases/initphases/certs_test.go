@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
@@ -71,20 +73,6 @@ func runCertsSubPhase(t *testing.T, d *Data, name string) error {
 	return nil
 }
 
-func certsFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			b, _ := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			files[rel] = string(b)
-		}
-		return nil
-	})
-	return files
-}
-
 func TestCertsPhaseAll(t *testing.T) {
 	d, out := certsData(t, "")
 	if err := runCerts(t, d); err != nil {
@@ -94,7 +82,7 @@ func TestCertsPhaseAll(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
-	files := certsFiles(t, d.CertDir)
+	files := pkitest.Files(t, d.CertDir)
 	if len(files) != 22 {
 		t.Errorf("%d files", len(files))
 	}
@@ -108,7 +96,7 @@ func TestCertsPhaseAll(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("second run:\n%s\nwant:\n%s", out, want)
 	}
-	if !maps.Equal(files, certsFiles(t, d.CertDir)) {
+	if !maps.Equal(files, pkitest.Files(t, d.CertDir)) {
 		t.Error("a second run changed files")
 	}
 
@@ -161,7 +149,7 @@ func TestCertsPhaseExternalEtcd(t *testing.T) {
 		}
 	}
 	var names []string
-	for n := range certsFiles(t, d.CertDir) {
+	for n := range pkitest.Files(t, d.CertDir) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -192,7 +180,7 @@ func TestCertsSubPhases(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 	var names []string
-	for n := range certsFiles(t, d.CertDir) {
+	for n := range pkitest.Files(t, d.CertDir) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -206,7 +194,7 @@ func TestCertsPhaseSkip(t *testing.T) {
 	if err := runCerts(t, d, "certs/apiserver", "certs/sa"); err != nil {
 		t.Fatal(err)
 	}
-	files := certsFiles(t, d.CertDir)
+	files := pkitest.Files(t, d.CertDir)
 	for _, f := range []string{"apiserver.crt", "apiserver.key", "sa.key"} {
 		if _, ok := files[f]; ok {
 			t.Errorf("skipped %s was written", f)
@@ -233,7 +221,7 @@ func TestCertsPhaseDryRun(t *testing.T) {
 	if len(entries) != 1 || entries[0].Name() != "dry" {
 		t.Errorf("wrote outside the dry-run folder: %v", entries)
 	}
-	if n := len(certsFiles(t, d.CertDir)); n != 22 {
+	if n := len(pkitest.Files(t, d.CertDir)); n != 22 {
 		t.Errorf("%d files in the dry-run folder", n)
 	}
 }

@@ -48,5 +48,8 @@ func InstallCertsRenewal(ctx context.Context, d *Data, host kubelet.Host) error 
 		dir = d.DryRunDir
 	}
 	s := certrenewal.Schedule{Host: host, Root: d.SystemRoot, Out: d.Out}
-	return s.Install(ctx, path, dir)
+	if err := s.Install(ctx, path, dir); err != nil || dir == "" {
+		return err
+	}
+	return showDryRunRenewal(d)
 }

@@ -68,5 +68,8 @@ func runEtcdLocal(ctx context.Context, d *Data) error {
 	if err != nil {
 		return err
 	}
-	return writeStaticManifest(d, staticpod.Etcd, data)
+	if err := writeStaticManifest(d, staticpod.Etcd, data); err != nil {
+		return err
+	}
+	return showDryRunManifest(d, staticpod.Etcd)
 }

@@ -56,6 +56,17 @@ func writePEM(t *testing.T, d *Data) string {
 	return pem
 }
 
+// finalize runs enableClientCertRotation on d with host and waits for the
+// kubelet restart it may have started, its messages going to out.
+func finalize(t *testing.T, d *Data, host *kubelettest.SystemdHost, out *bytes.Buffer) {
+	t.Helper()
+	restart := &backgroundRestart{}
+	if err := enableClientCertRotation(context.Background(), d, host, restart); err != nil {
+		t.Fatal(err)
+	}
+	restart.wait(out)
+}
+
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -71,11 +82,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
 		before := readFile(t, conf)
-		host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
-		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
-			t.Fatal(err)
-		}
-		restart.wait(out)
+		host := &kubelettest.SystemdHost{}
+		finalize(t, d, host, out)
 		if !bytes.Equal(readFile(t, conf), before) || out.Len() != 0 || len(host.Calls) != 0 {
 			t.Errorf("changed something: output %q, commands %q", out, host.Calls)
 		}
@@ -85,11 +93,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		pem := writePEM(t, d)
 		conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
-		host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
-		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
-			t.Fatal(err)
-		}
-		restart.wait(out)
+		host := &kubelettest.SystemdHost{}
+		finalize(t, d, host, out)
 		cfg, err := clientcmd.LoadFromFile(conf)
 		if err != nil {
 			t.Fatal(err)
@@ -115,10 +120,7 @@ func TestEnableClientCertRotation(t *testing.T) {
 		// Again: already done, nothing written or restarted.
 		after := readFile(t, conf)
 		out.Reset()
-		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
-			t.Fatal(err)
-		}
-		restart.wait(out)
+		finalize(t, d, host, out)
 		if !bytes.Equal(readFile(t, conf), after) || out.Len() != 0 || len(host.Calls) != 3 {
 			t.Errorf("second run changed something: output %q, commands %q", out, host.Calls)
 		}
@@ -128,11 +130,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 		d, out := kubeletFinalizeData(t)
 		d.DryRun = true
 		writePEM(t, d)
-		host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
-		if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
-			t.Fatal(err)
-		}
-		restart.wait(out)
+		host := &kubelettest.SystemdHost{}
+		finalize(t, d, host, out)
 		if len(host.Calls) != 0 {
 			t.Errorf("commands %q under --dry-run", host.Calls)
 		}
@@ -147,11 +146,8 @@ func TestEnableClientCertRotation(t *testing.T) {
 				writePEM(t, d)
 			}
 			conf := filepath.Join(d.KubeconfigDir, "kubelet.conf")
-			host, restart := &kubelettest.SystemdHost{}, &backgroundRestart{}
-			if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
-				t.Fatal(err)
-			}
-			restart.wait(out)
+			host := &kubelettest.SystemdHost{}
+			finalize(t, d, host, out)
 			cfg, err := clientcmd.LoadFromFile(conf)
 			if err != nil {
 				t.Fatal(err)
@@ -167,10 +163,7 @@ func TestEnableClientCertRotation(t *testing.T) {
 			}
 			// Again: nothing to do, no restart.
 			out.Reset()
-			if err := enableClientCertRotation(ctx, d, host, restart); err != nil {
-				t.Fatal(err)
-			}
-			restart.wait(out)
+			finalize(t, d, host, out)
 			if out.Len() != 0 || len(host.Calls) != 3 {
 				t.Errorf("rotated=%v: second run: output %q, commands %q", rotated, out, host.Calls)
 			}

@@ -98,9 +98,13 @@ timeouts.controlPlaneComponentHealthCheck of the InitConfiguration.`,
 // healthy or timeouts.controlPlaneComponentHealthCheck passes. On failure
 // it prints how to investigate to d.Out and returns the last error of
 // every component that failed. It changes nothing and can be run any
-// number of times. Under --dry-run nothing is asked.
+// number of times. Under --dry-run nothing is asked: it shows what the dry
+// run wrote instead (ShowDryRunFolder).
 func WaitForControlPlane(ctx context.Context, d *Data, h HealthChecks) error {
 	if d.DryRun {
+		if err := ShowDryRunFolder(d); err != nil {
+			return err
+		}
 		fmt.Fprintln(d.Out, "[dryrun] Would wait for the kubelet and the control-plane components to become healthy")
 		return nil
 	}

@@ -44,6 +44,16 @@ func runKubeconfig(ctx context.Context, d *Data) error {
 	if !d.Node.ControlPlane {
 		return nil
 	}
+	if err := pointKubeletAtLocal(ctx, d); err != nil {
+		return err
+	}
+	nodeDone(d, "[upgrade/kubeconfig] The kubeconfig files for this node were successfully upgraded!")
+	return nil
+}
+
+// pointKubeletAtLocal makes a control-plane node's kubelet.conf that names
+// the control-plane endpoint name the node's own API server.
+func pointKubeletAtLocal(ctx context.Context, d *Data) error {
 	path := filepath.Join(d.KubernetesDir, kubeletKubeconfig)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil

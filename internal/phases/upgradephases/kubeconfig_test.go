@@ -66,8 +66,9 @@ func TestKubeconfigPhase(t *testing.T) {
 			}
 			host := &kubelettest.SystemdHost{}
 			var out bytes.Buffer
-			cfg := configtest.Parse(&kubeadm.InitConfiguration{LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}})
+			cfg := &kubeadm.InitConfiguration{LocalAPIEndpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}}
 			cfg.ControlPlaneEndpoint = tc.endpoint
+			configtest.Parse(cfg)
 			d := &Data{
 				Cfg: cfg, Node: &upgrade.LocalNode{ControlPlane: tc.controlPlane},
 				KubernetesDir: dir, DryRun: tc.dryRun, Service: host, Out: &out,
@@ -83,6 +84,12 @@ func TestKubeconfigPhase(t *testing.T) {
 			}
 			if tc.dryRun && !strings.Contains(out.String(), "[dryrun] Would point") {
 				t.Errorf("the dry run did not say what it would do:\n%s", out.String())
+			}
+			// Upstream's upgrade node ends the phase so on a control-plane
+			// node, changed or not.
+			const done = "[upgrade/kubeconfig] The kubeconfig files for this node were successfully upgraded!\n"
+			if got := strings.HasSuffix(out.String(), done); got != tc.controlPlane {
+				t.Errorf("control plane %v: output %q; want it to end with %q: %v", tc.controlPlane, out.String(), done, tc.controlPlane)
 			}
 			if path == "" {
 				if _, err := os.Stat(filepath.Join(dir, kubeletKubeconfig)); !os.IsNotExist(err) {

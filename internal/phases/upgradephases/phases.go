@@ -239,7 +239,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	}
 	if d.DryRun {
 		for _, m := range manifests {
-			fmt.Fprintf(d.Out, "[dryrun] Would write the manifest of %q to %q:\n%s\n", m.Component, staticpod.ManifestPath(d.ManifestDir, m.Component), m.Data)
+			dryRunFile(d, staticpod.ManifestPath(d.ManifestDir, m.Component), m.Data)
 			if err := upgrade.KeepDryRunCopy(d.DryRunDir, m.Component+".yaml", m.Data, staticpod.FileMode); err != nil {
 				return err
 			}
@@ -270,7 +270,30 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	if d.CertRenewal && len(sp.Changed()) > 0 {
 		renewAdminKubeconfigs(d)
 	}
-	return upgradeHardening(d, view)
+	if err := upgradeHardening(d, view); err != nil {
+		return err
+	}
+	nodeDone(d, "[upgrade/control-plane] The control plane instance for this node was successfully upgraded!")
+	return nil
+}
+
+// nodeDone prints one of the lines upstream's "upgrade node" ends a phase
+// with (scripts may look for them); "upgrade apply" says nothing there.
+func nodeDone(d *Data, line string) {
+	if !d.Apply {
+		fmt.Fprintln(d.Out, line)
+	}
+}
+
+// dryRunFile shows a file a real run would write, as upstream's dry runs
+// do: "[dryrun] Would write file PATH with content:", then the content as
+// it is, so that a program can cut it out of the output.
+func dryRunFile(d *Data, path string, data []byte) {
+	fmt.Fprintf(d.Out, "[dryrun] Would write file %q with content:\n", path)
+	d.Out.Write(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		fmt.Fprintln(d.Out)
+	}
 }
 
 // upgradeHardening brings, with the CISHardening feature gate, what the
@@ -565,18 +588,19 @@ func writeKubeletFiles(ctx context.Context, d *Data) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(d.Out, "[dryrun] Would write %q:\n%s\n", filepath.Join(d.KubeletDir, kubelet.ConfigFile), doc)
+		dryRunFile(d, filepath.Join(d.KubeletDir, kubelet.ConfigFile), doc)
 		if err := upgrade.KeepDryRunCopy(d.DryRunDir, kubelet.ConfigFile, doc, kubelet.FileMode); err != nil {
 			return err
 		}
 		if newInstance {
 			inst := kubelet.InstanceConfig(opts.CRISocket)
-			fmt.Fprintf(d.Out, "[dryrun] Would write %q:\n%s\n", filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile), inst)
+			dryRunFile(d, filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile), inst)
 			if err := upgrade.KeepDryRunCopy(d.DryRunDir, kubelet.InstanceConfigFile, inst, kubelet.FileMode); err != nil {
 				return err
 			}
 			d.Node.InstanceConfig = true // as the node would be, for post-upgrade's dry run
 		}
+		nodeDone(d, kubeletConfigDone)
 		return nil
 	}
 	if newInstance {
@@ -591,11 +615,16 @@ func writeKubeletFiles(ctx context.Context, d *Data) error {
 	}
 	if !res.Changed {
 		fmt.Fprintln(d.Out, "[upgrade/kubelet-config] The kubelet's configuration is already up to date")
-		return nil
+	} else if d.Apply {
+		fmt.Fprintln(d.Out, "[upgrade/kubelet-config] The kubelet's configuration of this node was upgraded; restart the kubelet after upgrading its binary")
 	}
-	fmt.Fprintln(d.Out, "[upgrade/kubelet-config] The kubelet's configuration of this node was upgraded; restart the kubelet after upgrading its binary")
+	nodeDone(d, kubeletConfigDone)
 	return nil
 }
+
+// kubeletConfigDone is the line upstream's "upgrade node" ends its
+// kubelet-config phase with, whether the file changed or not.
+const kubeletConfigDone = "[upgrade/kubelet-config] The kubelet configuration for this node was successfully upgraded!"
 
 func addonPhase() workflow.Phase[*Data] {
 	sub := func(name, short string, flags ...string) workflow.Phase[*Data] {
@@ -683,12 +712,11 @@ runtime's socket (the previous file is copied into a backup folder under
 			if err := dropCRISocketFlag(d); err != nil {
 				return err
 			}
-			// The lines of "upgrade apply" are upstream's: scripts grep them.
+			// The lines of "upgrade apply" and the dry runs' are upstream's:
+			// scripts grep them.
 			switch {
-			case d.DryRun && d.Apply:
-				fmt.Fprintln(d.Out, "[upgrade/successful] Finished dryrunning successfully!")
 			case d.DryRun:
-				fmt.Fprintln(d.Out, "[dryrun] Finished the dry run: nothing was changed")
+				fmt.Fprintln(d.Out, "[upgrade/successful] Finished dryrunning successfully!")
 			case d.Apply:
 				fmt.Fprintf(d.Out, "\n[upgrade] SUCCESS! A control plane node of your cluster was upgraded to %q.\n\n", d.Version())
 				fmt.Fprintln(d.Out, "[upgrade] Now please proceed with upgrading the rest of the nodes by following the right order.")

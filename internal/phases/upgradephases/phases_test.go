@@ -282,6 +282,17 @@ func TestOlderNodeMigration(t *testing.T) {
 				t.Errorf("the dry-run folder's %s = %q, want it to hold %q", name, got, want)
 			}
 		}
+		// As upstream's upgrade node: each file in the dry-run block form,
+		// and the phase's closing line.
+		for _, want := range []string{
+			`[dryrun] Would write file "` + filepath.Join(d.KubeletDir, kubelet.ConfigFile) + `" with content:` + "\napiVersion: kubelet.config.k8s.io/v1beta1\n",
+			`[dryrun] Would write file "` + filepath.Join(d.KubeletDir, kubelet.InstanceConfigFile) + `" with content:` + "\n",
+			"\n[upgrade/kubelet-config] The kubelet configuration for this node was successfully upgraded!\n",
+		} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("dry run output lacks %q:\n%s", want, out.String())
+			}
+		}
 		for _, want := range []string{"Would write", kubelet.InstanceConfigFile, `containerRuntimeEndpoint: "` + socket + `"`, "Would remove --container-runtime-endpoint", "--node-ip=10.0.0.9"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("dry run output lacks %q:\n%s", want, out.String())
@@ -389,6 +400,28 @@ func TestApplyClosingLines(t *testing.T) {
 		d := &Data{Apply: true, DryRun: tc.dryRun, KubeletDir: t.TempDir(), Node: &upgrade.LocalNode{Name: "cp-1"},
 			Cfg: &kubeadm.InitConfiguration{}, Out: &out}
 		d.Cfg.KubernetesVersion = "v1.36.3"
+		if err := postUpgradePhase().Run(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.want {
+			t.Errorf("dry run %v: got %q, want %q", tc.dryRun, out.String(), tc.want)
+		}
+	}
+}
+
+// TestNodeClosingLines: upgrade node's dry run ends with upstream's line,
+// as apply's does; for real it ends with a line of its own.
+func TestNodeClosingLines(t *testing.T) {
+	for _, tc := range []struct {
+		dryRun bool
+		want   string
+	}{
+		{false, "[upgrade] The upgrade of this node is done; restart its kubelet after upgrading the kubelet's binary.\n"},
+		{true, "[upgrade/successful] Finished dryrunning successfully!\n"},
+	} {
+		var out bytes.Buffer
+		d := &Data{DryRun: tc.dryRun, KubeletDir: t.TempDir(), Node: &upgrade.LocalNode{Name: "w-1"},
+			Cfg: &kubeadm.InitConfiguration{}, Out: &out}
 		if err := postUpgradePhase().Run(context.Background(), d); err != nil {
 			t.Fatal(err)
 		}
