@@ -473,7 +473,10 @@ func TestUpgradeKilled(t *testing.T) {
 		checkMaxPods(t, n, "120")
 		if addons {
 			checkKubeProxy(t, n1, tc)
-			if got, want := kubectl(t, n1, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.spec.template.spec.containers[0].image}"), imageRef(t, tc, "coredns"); got != want {
+			// Our kubeadm's CoreDNS, whatever the control plane's version
+			// (as upstream's: v1.37.2 deploys CoreDNS v1.14.6 for v1.36
+			// too).
+			if got, want := kubectl(t, n1, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.spec.template.spec.containers[0].image}"), imageRef(t, to, "coredns"); got != want {
 				t.Errorf("CoreDNS Deployment image %q, want %s", got, want)
 			}
 			kubectl(t, n1, "-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=3m")
