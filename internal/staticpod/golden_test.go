@@ -139,7 +139,7 @@ func upstreamBinary() string {
 	if p := os.Getenv("KUBEADM_UPSTREAM"); p != "" {
 		return p
 	}
-	return filepath.Join("..", "..", ".cache", "upstream", "v1.36.3", "kubeadm")
+	return filepath.Join("..", "..", ".cache", "upstream", "v1.37.2", "kubeadm")
 }
 
 // TestAgainstUpstream runs upstream kubeadm (a black box) on every golden
