@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,35 +20,12 @@ import (
 	"github.com/kubeadm-go/kubeadm/test/testbed"
 )
 
-// lbInitConfig is the test bed's init configuration with the
+// lbInitConfig is the test bed's init configuration (testbed.InitConfig,
+// with its kubelet settings for this machine's disk) with the
 // NodeLocalAPILoadBalancer gate on and no controlPlaneEndpoint.
 func lbInitConfig(n *testbed.Node) string {
-	return fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: %s
-nodeRegistration:
-  name: %s
-  imagePullPolicy: Never
----
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: ClusterConfiguration
-kubernetesVersion: %s
-featureGates:
-  NodeLocalAPILoadBalancer: true
-networking:
-  podSubnet: 10.244.0.0/16
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: cgroupfs
-failCgroupV1: false
----
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-conntrack:
-  maxPerCore: 0
-`, n.Addr(), n.Name, testbed.KubernetesVersion)
+	endpoint := fmt.Sprintf("controlPlaneEndpoint: %s\n", netip.AddrPortFrom(n.Addr(), 6443))
+	return strings.Replace(testbed.InitConfig(n, testbed.KubernetesVersion, ""), endpoint, "featureGates:\n  NodeLocalAPILoadBalancer: true\n", 1)
 }
 
 // savedUpstreams reads a node's saved API server list.
