@@ -30,7 +30,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/addons/coredns"
 	"github.com/kubeadm-go/kubeadm/internal/addons/kubeproxy"
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
-	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/test/controlplane"
 )
@@ -600,22 +599,7 @@ func testWaitControlPlane(ctx context.Context, t *testing.T, theirs, mine *addon
 		DisableKeepAlives: true,
 	}}
 	data := func(t *testing.T, configPath, manifestDir string) (*initphases.Data, *bytes.Buffer) {
-		docs, err := config.ReadFile(cp.HostPath(configPath), config.Lenient)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := config.Environment{
-			Hostname:       func() (string, error) { return controlplane.DefaultNodeName, nil },
-			DefaultAddress: func() (net.IP, error) { return net.ParseIP(cp.AdvertiseAddress().String()), nil },
-			CRISocket:      func() (string, error) { return "unix:///var/run/containerd/containerd.sock", nil },
-			ResolveVersion: func(_ context.Context, v string) (string, error) { return v, nil },
-			NewToken:       func() (string, error) { return "abcdef.0123456789abcdef", nil },
-			Warn:           func(string, ...any) {},
-		}
-		cfg, err := env.InitConfiguration(ctx, docs, config.DefaultOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := defaultedConfig(ctx, t, cp, configPath)
 		out := &bytes.Buffer{}
 		return &initphases.Data{
 			Cfg:         cfg,

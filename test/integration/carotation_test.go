@@ -194,7 +194,16 @@ func TestRotateCAEtcd(t *testing.T) {
 // its certificate folder the one on this machine.
 func rotateCAConfig(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) *kubeadm.InitConfiguration {
 	t.Helper()
-	docs, err := config.ReadFile(cp.HostPath("/kubeadm.yaml"), config.Lenient)
+	cfg := defaultedConfig(ctx, t, cp, "/kubeadm.yaml")
+	cfg.CertificatesDir = cp.HostPath("/etc/kubernetes/pki")
+	return cfg
+}
+
+// defaultedConfig reads the control plane's configuration file at
+// configPath (inside it) and defaults it as init would on its node.
+func defaultedConfig(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, configPath string) *kubeadm.InitConfiguration {
+	t.Helper()
+	docs, err := config.ReadFile(cp.HostPath(configPath), config.Lenient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +219,6 @@ func rotateCAConfig(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.CertificatesDir = cp.HostPath("/etc/kubernetes/pki")
 	return cfg
 }
 
