@@ -20,8 +20,8 @@ import (
 
 // TestRotateCA is a whole CA rotation on a cluster of a control-plane
 // node and a worker, with a kubectl loop counting failed calls
-// throughout: "kubeadm certs rotate-ca" makes the new cluster and front
-// proxy CAs on the control-plane node, and the trust phase, there (killed
+// throughout: "kubeadm certs rotate-ca" makes the new cluster, front
+// proxy and etcd CAs and service-account key on the control-plane node, and the trust phase, there (killed
 // twice first, while writing and while restarting) and on the worker,
 // trusts them beside the current ones everywhere (the whole command
 // stops at sign while the worker has not); every trust point holds both
@@ -310,7 +310,10 @@ func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time
 		{n1, []string{"phase", "sign"}, ""},
 		{n1, []string{"phase", "finish"}, `the Nodes [node2] have not recorded the new CA`},
 		{n2, []string{"phase", "sign"}, ""},
-		{n1, nil, ""}, // the whole command: prepare, trust and sign change nothing, finish
+		// The whole command: prepare, trust and sign change nothing,
+		// finish (told not to wait the hour for the Pods' tokens of the
+		// old service-account key).
+		{n1, []string{"--drop-old-service-account-key-now"}, ""},
 		{n2, []string{"phase", "finish"}, ""},
 	}
 	for _, s := range steps {
@@ -324,12 +327,13 @@ func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time
 	t.Logf("sign and finish on both nodes took %v; the whole rotation %v", time.Since(signStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	time.Sleep(2 * time.Second) // the loop goes on a little after the runs
 	tries, failures := loop.stop()
-	checkAPILoop(t, tries, failures, 2)
+	checkAPILoop(t, tries, failures, 3)
 }
 
 // checkAPILoop checks the kubectl loop through a rotation: on this one
 // control-plane node a call may fail only while the API server restarts
-// to read the etcd CA file (trust and finish: apiRestarts of them): as a
+// to read the etcd CA file and the service-account keys (trust, sign and
+// finish: apiRestarts of them): as a
 // call to an API server that is away fails (refused, cut), or, in the
 // seconds after it serves again, Forbidden until its authorizer has read
 // the RBAC objects. Never for a certificate, a credential or etcd.
@@ -400,10 +404,11 @@ func checkTrustPoints(t *testing.T, cp *testbed.Node, nodes []*testbed.Node, clu
 }
 
 // checkPodRestarts checks that no Pod but the control plane's
-// (restarted on purpose: etcd and the API server for the etcd CA, the
-// controller manager and the scheduler for their kubeconfig, and these
-// two again when the API server was away longer than their leader
-// election allows) restarted since before.
+// (restarted on purpose: etcd and the API server for the etcd CA and the
+// service-account key, the controller manager and the scheduler for
+// their kubeconfig and the key, and these two again when the API server
+// was away longer than their leader election allows) restarted since
+// before.
 func checkPodRestarts(t *testing.T, n *testbed.Node, before map[string]int) {
 	t.Helper()
 	after := podRestarts(t, n)
