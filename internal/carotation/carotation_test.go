@@ -13,7 +13,9 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
@@ -438,5 +440,75 @@ func TestStatus(t *testing.T) {
 	external.Etcd = kubeadm.Etcd{External: &kubeadm.ExternalEtcd{Endpoints: []string{"https://etcd:2379"}}}
 	if got := Status(external, l.CertDir, l.KubernetesDir); len(got) != 3 {
 		t.Errorf("external etcd: %q", got)
+	}
+}
+
+// Trust restarts the Pods of kube-proxy and CoreDNS once the cluster
+// trusts the new CA, and waits for their rollout; a second run restarts
+// nothing. An addon that is not there is skipped.
+func TestTrustRestartsCAClients(t *testing.T) {
+	l, fc, _, p, out := trustNode(t)
+	ctx := context.Background()
+	cs := fc.client.(*fake.Clientset)
+	two := int32(2)
+	cs.AppsV1().DaemonSets("kube-system").Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, UpdatedNumberScheduled: 2, NumberAvailable: 2}}, metav1.CreateOptions{})
+	cs.AppsV1().Deployments("kube-system").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"},
+		Spec: appsv1.DeploymentSpec{Replicas: &two}, Status: appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}}, metav1.CreateOptions{})
+
+	p.DryRun = true
+	if err := p.Trust(ctx); err != nil || !strings.Contains(out.String(), "Would then restart the Pods of kube-proxy and the cluster DNS") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	p.DryRun = false
+	if err := p.Trust(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	next, _ := ReadCA(l.CertDir, Rotated(nil)[0])
+	want := bootstraptoken.CACertHash(next.Next)
+	ds, _ := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kube-proxy", metav1.GetOptions{})
+	d, _ := cs.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+	if ds.Spec.Template.Annotations[RestartedForAnnotation] != want || d.Spec.Template.Annotations[RestartedForAnnotation] != want {
+		t.Errorf("Pod templates: %v %v", ds.Spec.Template.Annotations, d.Spec.Template.Annotations)
+	}
+	for _, s := range []string{"Restarting the Pods of DaemonSet kube-system/kube-proxy", "Restarting the Pods of Deployment kube-system/coredns"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("did not say %q:\n%s", s, out)
+		}
+	}
+	cs.ClearActions()
+	if err := p.Trust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource != "nodes" {
+			t.Errorf("second run: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+}
+
+// A rollout that does not complete fails trust, naming the addon; a run
+// again does not restart the Pods again.
+func TestTrustWaitsForCAClients(t *testing.T) {
+	_, fc, _, p, _ := trustNode(t)
+	ctx := context.Background()
+	cs := fc.client.(*fake.Clientset)
+	two := int32(2)
+	cs.AppsV1().Deployments("kube-system").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"},
+		Spec: appsv1.DeploymentSpec{Replicas: &two}, Status: appsv1.DeploymentStatus{Replicas: 3, UpdatedReplicas: 1, AvailableReplicas: 2}}, metav1.CreateOptions{})
+	// Unavailable before: restarted, not waited for.
+	cs.AppsV1().DaemonSets("kube-system").Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2}}, metav1.CreateOptions{})
+	p.Timeout = 200e6
+	err := p.Trust(ctx)
+	if err == nil || !strings.Contains(err.Error(), "the Pods of Deployment kube-system/coredns were not restarted within") {
+		t.Fatalf("got %v", err)
+	}
+	cs.ClearActions()
+	p.Trust(ctx)
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "deployments" {
+			t.Errorf("run again restarted the Deployment again")
+		}
 	}
 }

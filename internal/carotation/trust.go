@@ -21,6 +21,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -175,7 +176,9 @@ func (p *ControlPlane) readRotated() ([]*CAState, error) {
 //     yet, so etcd and the API server accept each other at every instant;
 //  5. cluster-info holds both, and the step waits until every
 //     kube-root-ca.crt ConfigMap and extension-apiserver-authentication
-//     do.
+//     do;
+//  6. the Pods of kube-proxy and the cluster DNS, whose clients read the
+//     CA only at start, are restarted (a rollout) and waited for.
 //
 // It only adds trust, never removes any, so it may run at any time of a
 // rotation; run again it changes nothing.
@@ -254,6 +257,7 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 	return p.apply(ctx, changes, func(ctx context.Context) error {
 		if p.DryRun {
 			fmt.Fprintf(p.Out, "[rotate-ca] Would make the cluster-info ConfigMap trust %d cluster CAs and wait until the cluster publishes them\n", len(clusterWant))
+			fmt.Fprintf(p.Out, "[rotate-ca] Would then restart the Pods of kube-proxy and the cluster DNS, whose clients read the CA only at start, and wait for them\n")
 			return nil
 		}
 		if err := TrustInClusterInfo(ctx, p.Client, clusterWant, p.Out); err != nil {
@@ -264,6 +268,9 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 			return err
 		}
 		fmt.Fprintf(p.Out, "[rotate-ca] The cluster trusts the current and the new CAs\n")
+		if err := p.restartClients(ctx, bootstraptoken.CACertHash(cluster.Next)); err != nil {
+			return err
+		}
 		return p.kubelet().RecordTrust(ctx, clusterWant)
 	})
 }

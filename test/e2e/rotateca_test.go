@@ -166,14 +166,17 @@ func rotateCA(t *testing.T, full bool) {
 	})
 
 	if full {
-		// As the guide says before sign: restart the Pods whose client
-		// read its CA at start (or wait 6 minutes). kube-proxy's open
-		// connection would survive sign, but finish restarts the API
-		// server (the etcd CA), which serves a certificate of the new CA
-		// by then: kube-proxy would reconnect with the old CA alone until
-		// client-go reads its ca.crt again, up to 5 minutes later.
-		kubectl(t, n1, "-n", "kube-system", "delete", "pod", "-l", "k8s-app=kube-proxy")
-		eventually(t, 90*time.Second, "kube-proxy running again on node2", func() error {
+		// Trust restarted the Pods whose client reads its CA at start
+		// (kube-proxy, CoreDNS): kube-proxy's open connection would
+		// survive sign, but sign and finish restart the API server, which
+		// serves a certificate of the new CA by then.
+		for _, w := range []string{"daemonset/kube-proxy", "deployment/coredns"} {
+			got := kubectl(t, n1, "-n", "kube-system", "get", w, "-o", `jsonpath={.spec.template.metadata.annotations.kubeadm\.kubernetes\.io/rotate-ca-restarted-for}`)
+			if got != bootstraptoken.CACertHash(newCA) {
+				t.Errorf("%s: not restarted by trust for the new CA (%q)", w, got)
+			}
+		}
+		eventually(t, 90*time.Second, "kube-proxy running on node2", func() error {
 			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=node2,status.phase=Running", "-o", "name"), "nonempty")
 		})
 		signAndFinish(t, n1, n2, loop, start)
@@ -415,7 +418,7 @@ func checkPodRestarts(t *testing.T, n *testbed.Node, before map[string]int) {
 	for pod, c := range before {
 		if strings.HasPrefix(pod, "kube-controller-manager-") || strings.HasPrefix(pod, "kube-scheduler-") ||
 			strings.HasPrefix(pod, "etcd-") || strings.HasPrefix(pod, "kube-apiserver-") ||
-			strings.HasPrefix(pod, "kube-proxy-") { // replaced after trust
+			strings.HasPrefix(pod, "kube-proxy-") || strings.HasPrefix(pod, "coredns-") { // replaced by trust
 			continue // restarted on purpose
 		}
 		if after[pod] != c {

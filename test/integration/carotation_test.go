@@ -26,6 +26,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
@@ -68,6 +69,7 @@ func TestRotateCAEtcd(t *testing.T) {
 	}
 	oldEtcdCA := mustBundle(t, filepath.Join(layout.CertDir, "etcd", "ca.crt"))[0]
 
+	createCAClients(ctx, t, admin)
 	oldToken := serviceAccountToken(ctx, t, admin)
 	checkToken(ctx, t, cp, "before the rotation, the token of the old key", oldToken, true)
 
@@ -123,6 +125,8 @@ func TestRotateCAEtcd(t *testing.T) {
 		t.Errorf("trust restarted %q, want etcd then the API server first, the API server once (the etcd CA and sa.pub)", got)
 	}
 	checkToken(ctx, t, cp, "after trust, the token of the old key", oldToken, true)
+	newCA := mustBundle(t, filepath.Join(layout.CertDir, carotation.Folder, "ca.crt"))[0]
+	checkCAClientsRestarted(ctx, t, admin, bootstraptoken.CACertHash(newCA))
 
 	comps.reset()
 	step("sign", (*carotation.ControlPlane).Sign)

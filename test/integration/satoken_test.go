@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -151,4 +152,50 @@ func readTree(t *testing.T, dir string) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// createCAClients makes a kube-proxy DaemonSet and a CoreDNS Deployment
+// that run no Pod here (no kubelet): a DaemonSet for no node, a
+// Deployment of no replica; the controller manager still rolls them out.
+func createCAClients(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	labels := map[string]string{"k8s-app": "rotation"}
+	tmpl := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"rotation-test": "no-such-node"},
+			Containers:   []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	zero := int32(0)
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}}
+	if _, err := c.AppsV1().DaemonSets("kube-system").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"},
+		Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}}
+	if _, err := c.AppsV1().Deployments("kube-system").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkCAClientsRestarted checks that trust restarted the addons for the
+// new CA and waited until their controller rolled them out.
+func checkCAClientsRestarted(ctx context.Context, t *testing.T, c kubernetes.Interface, newCAHash string) {
+	t.Helper()
+	ds, err := c.AppsV1().DaemonSets("kube-system").Get(ctx, "kube-proxy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ds.Spec.Template.Annotations["kubeadm.kubernetes.io/rotate-ca-restarted-for"]; got != newCAHash || ds.Generation < 2 || ds.Status.ObservedGeneration < ds.Generation {
+		t.Errorf("DaemonSet kube-proxy: restarted for %q, generation %d, observed %d", got, ds.Generation, ds.Status.ObservedGeneration)
+	}
+	d, err := c.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Annotations["kubeadm.kubernetes.io/rotate-ca-restarted-for"]; got != newCAHash || d.Generation < 2 || d.Status.ObservedGeneration < d.Generation {
+		t.Errorf("Deployment coredns: restarted for %q, generation %d, observed %d", got, d.Generation, d.Status.ObservedGeneration)
+	}
 }
