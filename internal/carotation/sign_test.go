@@ -3,6 +3,7 @@ package carotation
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"os"
@@ -325,6 +326,40 @@ func TestSignSAKeyAfterCrash(t *testing.T) {
 	os.Remove(filepath.Join(l.Dir(), "sa-signed"))
 	if err := p.Finish(ctx); err == nil || !strings.Contains(err.Error(), "no record of when the new service-account key began to sign") {
 		t.Errorf("finish without sa-signed: %v", err)
+	}
+}
+
+// A rotation whose sign ran with a kubeadm that did not rotate the
+// service-account key (sa.key and sa.pub untouched): trust, run again,
+// makes the API server accept the new key, and sign then makes it sign.
+func TestTrustSAKeyAfterCASign(t *testing.T) {
+	l, _, comps, p, out := signNode(t)
+	ctx := context.Background()
+	old, _ := os.ReadFile(filepath.Join(l.CertDir, "sa.key"))
+	oldSA, _ := ReadSA(l.CertDir)
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(l.CertDir, "sa.key"), old, 0o600)
+	if _, err := (&SAState{PubPath: filepath.Join(l.CertDir, "sa.pub")}).writePublicKeys([]crypto.PublicKey{oldSA.Key.Public()}, false); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(l.Dir(), "sa-signed"))
+	if err := p.Sign(ctx); err == nil || !strings.Contains(err.Error(), "does not list the new service-account key yet: run the trust phase first") {
+		t.Fatalf("sign before trusting the key: %v", err)
+	}
+	comps.log = nil
+	if err := p.Trust(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if want := []string{"restart kube-apiserver"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if sa, _ := ReadSA(l.CertDir); !sa.nextSigns() || len(sa.Accepted) != 2 {
+		t.Errorf("the new key signs: %v, sa.pub lists %d keys", sa.nextSigns(), len(sa.Accepted))
 	}
 }
 

@@ -189,8 +189,13 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 	}
 	cluster := states[0]
 	if cluster.Next != nil && cluster.Signer.Equal(cluster.Next) {
-		fmt.Fprintf(p.Out, "[rotate-ca] The new CAs sign already (phase sign ran): nothing to trust\n")
-		return nil
+		// Unless a kubeadm that did not rotate the service-account key
+		// ran sign: its new key still needs trusting, the rest changes
+		// nothing.
+		if sa, err := ReadSA(p.CertDir); err != nil || sa.Next == nil || sa.accepts(sa.Next) {
+			fmt.Fprintf(p.Out, "[rotate-ca] The new CAs sign already (phase sign ran): nothing to trust\n")
+			return nil
+		}
 	}
 	want := map[string]Bundle{}
 	for _, s := range states {
