@@ -33,10 +33,8 @@ func orNobody(component string) string {
 //
 //  1. it refuses while a certificate of this node, or a Node's kubelet
 //     client certificate (KubeletClientCAAnnotation), is not of the new
-//     CA yet;
-//     It refuses too until ServiceAccountKeyGrace has passed since the
-//     new service-account key began to sign, unless
-//     DropOldServiceAccountKey;
+//     CA yet, and until ServiceAccountKeyGrace has passed since the new
+//     service-account key began to sign, unless DropOldServiceAccountKey;
 //  2. ca.crt, front-proxy-ca.crt, etcd/ca.crt and the kubeconfig files
 //     trust the new CA alone, sa.pub lists the new service-account key
 //     alone; the controller manager's manifest names ca.crt and ca.key
