@@ -18,8 +18,9 @@ import (
 // through it. With KUBEADM_E2E_FULL=1 (it takes two more minutes), while
 // that Pod keeps resolving, it switches the running cluster to CoreDNS and
 // back to kube-dns the day-2 way (the gate changed in kubeadm-config, then
-// the upgrade's addon phase), counting the failed lookups; the kube-dns
-// Service and its cluster IP stay throughout; then to CoreDNS once more,
+// the upgrade's addon phase; the switch back killed half-way and run
+// again), counting the failed lookups; the kube-dns Service and its
+// cluster IP stay throughout; then to CoreDNS once more,
 // with stub domains and upstream servers in kube-dns's ConfigMap, which
 // CoreDNS's Corefile must carry on. Last, reset leaves both
 // nodes' folders as they were.
@@ -104,11 +105,18 @@ func TestKubeDNS(t *testing.T) {
 
 	t.Run("switched to CoreDNS and back while a Pod resolves", func(t *testing.T) {
 		longTest(t, "2 min")
-		for _, step := range []struct{ to, deployment, gone string }{
-			{"CoreDNS", "coredns", "kube-dns"},
-			{"kube-dns", "kube-dns", "coredns"},
+		for _, step := range []struct{ to, deployment, gone, killAt string }{
+			{"CoreDNS", "coredns", "kube-dns", ""},
+			// Killed with the Service narrowed to the new Pods: run
+			// again, the switch must finish, still without a failed
+			// lookup.
+			{"kube-dns", "kube-dns", "coredns", "the kube-dns Service now selects only them"},
 		} {
 			setCoreDNSGate(t, n1, step.to == "CoreDNS")
+			if step.killAt != "" {
+				out := killAt(t, n1, step.killAt, "kubeadm", "upgrade", "node", "phase", "addon", "coredns")
+				t.Logf("switch to %s killed at %q:\n%s", step.to, step.killAt, tail(out, 5))
+			}
 			r := run(t, n1, "kubeadm", "upgrade", "node", "phase", "addon", "coredns")
 			t.Logf("switch to %s: %v\n%s%s", step.to, r.Took.Round(time.Millisecond), r.Stdout, r.Stderr)
 			if r.Code != 0 {
