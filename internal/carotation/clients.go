@@ -32,10 +32,12 @@ func (c caClient) String() string { return c.kind + " " + c.namespace + "/" + c.
 
 // caClients are the addons kubeadm installs whose clients read their CA
 // once: kube-proxy and the cluster DNS (CoreDNS, or kube-dns).
-var caClients = []caClient{
-	{"DaemonSet", kubeproxy.Namespace, kubeproxy.Name},
-	{"Deployment", coredns.Namespace, coredns.Name},
-	{"Deployment", kubedns.Namespace, kubedns.Name},
+func caClients() []caClient {
+	return []caClient{
+		{"DaemonSet", kubeproxy.Namespace, kubeproxy.Name},
+		{"Deployment", coredns.Namespace, coredns.Name},
+		{"Deployment", kubedns.Namespace, kubedns.Name},
+	}
 }
 
 // workload is what restartClients reads of a DaemonSet or Deployment.
@@ -93,7 +95,7 @@ func (p *ControlPlane) readWorkload(ctx context.Context, c caClient) (workload, 
 // every Pod runs the new template and as many are available as before
 // (an addon that was not available before is not waited for).
 func (p *ControlPlane) restartClients(ctx context.Context, next string) error {
-	for _, c := range caClients {
+	for _, c := range caClients() {
 		w, err := p.readWorkload(ctx, c)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", c, err)
