@@ -168,7 +168,7 @@ func TestKubeDNS(t *testing.T) {
 		}
 		available(t, n1, "coredns", time.Minute)
 		corefile := kubectl(t, n1, "-n", "kube-system", "get", "configmap", "coredns", "-o", "jsonpath={.data.Corefile}")
-		for _, want := range []string{"forward . 192.0.2.54\n", "stub.example:53 {\n", "forward . 192.0.2.53\n"} {
+		for _, want := range []string{"forward . 192.0.2.54 {\n", "stub.example:53 {\n", "forward . 192.0.2.53\n"} {
 			if !strings.Contains(corefile, want) {
 				t.Errorf("CoreDNS's Corefile lacks %q:\n%s", want, corefile)
 			}
