@@ -258,10 +258,12 @@ func (s *HostUnits) waitRunning(ctx context.Context, component string, want []st
 	lastPID, exits := 0, 0
 	for {
 		pid, argv, err := s.Units.Running(ctx, component)
-		if lastPID != 0 && pid != lastPID {
-			exits++
+		if err == nil {
+			if lastPID != 0 && pid != lastPID {
+				exits++ // the process seen last has ended
+			}
+			lastPID = pid
 		}
-		lastPID = pid
 		switch {
 		case err != nil:
 			last = err
