@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -28,7 +29,11 @@ type Node struct {
 	// CertDir holds the cluster's certificates (the etcd ones in its etcd
 	// sub-folder).
 	KubernetesDir, ManifestDir, CertDir string
-	Now                                 func() time.Time
+	// UnitRoot prefixes the folder of the systemd unit a member run as a
+	// host process has instead of a manifest ("" is /); SaveSnapshot
+	// reads it when there is no manifest.
+	UnitRoot string
+	Now      func() time.Time
 	// Dial opens connections to etcd; nil means plain TCP.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// DialTimeout bounds a connection attempt, CallTimeout one request.
@@ -70,6 +75,9 @@ const backupStamp = "2006-01-02-15-04-05"
 // did to out.
 func (env Node) SaveSnapshot(ctx context.Context, output string, out io.Writer) error {
 	member, err := readLocalMember(env.ManifestDir)
+	if _, statErr := os.Stat(staticpod.ManifestPath(env.ManifestDir, staticpod.Etcd)); errors.Is(statErr, fs.ErrNotExist) {
+		member, err = env.unitMember(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -221,6 +229,25 @@ func (env Node) RestoreSnapshot(ctx context.Context, snapshotPath string, force 
 	}
 	fmt.Fprintf(out, "[etcd] The member answers with the snapshot's data (revision %d); its former data and manifest are kept in %s\n", info.Revision, backup)
 	return nil
+}
+
+// unitMember reads the member of this node's etcd unit of a control plane
+// of host processes (docs/decisions/013); noManifest is returned when
+// there is no such unit either.
+func (env Node) unitMember(noManifest error) (*staticpod.EtcdMember, error) {
+	p := hostprocess.UnitPath(env.UnitRoot, hostprocess.Etcd)
+	pod, ours, err := hostprocess.ReadUnit(p, hostprocess.Etcd)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || (err == nil && !ours):
+		return nil, noManifest
+	case err != nil:
+		return nil, err
+	}
+	member := staticpod.EtcdMemberOf(pod)
+	if len(member.ClientURLs) == 0 {
+		return nil, fmt.Errorf("the etcd unit %s sets no --advertise-client-urls", p)
+	}
+	return member, nil
 }
 
 // readLocalMember reads this node's etcd manifest, saying plainly when

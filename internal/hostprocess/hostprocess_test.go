@@ -187,3 +187,25 @@ func TestUnitsLifecycle(t *testing.T) {
 		t.Errorf("left %v", left)
 	}
 }
+
+// The versioned name comes first; the bare one serves a user who keeps
+// one version.
+func TestFindProgram(t *testing.T) {
+	have := map[string]bool{"kube-apiserver": true}
+	look := func(f string) (string, error) {
+		if have[f] {
+			return "/usr/local/bin/" + f, nil
+		}
+		return "", errors.New("not found")
+	}
+	if p, err := FindProgram(look, KubeAPIServer, "1.37.2"); err != nil || p != "/usr/local/bin/kube-apiserver" {
+		t.Errorf("bare name: %q, %v", p, err)
+	}
+	have["kube-apiserver-v1.37.2"] = true
+	if p, err := FindProgram(look, KubeAPIServer, "1.37.2"); err != nil || p != "/usr/local/bin/kube-apiserver-v1.37.2" {
+		t.Errorf("versioned name: %q, %v", p, err)
+	}
+	if _, err := FindProgram(look, Etcd, "3.7.0"); err == nil || !strings.Contains(err.Error(), "neither etcd-v3.7.0 nor etcd is in the PATH") {
+		t.Errorf("missing: %v", err)
+	}
+}

@@ -180,6 +180,12 @@ func ReadUnit(filePath, component string) (pod *corev1.Pod, ok bool, err error) 
 	if err != nil {
 		return nil, false, err
 	}
+	return ParseUnit(filePath, data, component)
+}
+
+// ParseUnit is ReadUnit of a unit's content; filePath only names it in
+// errors.
+func ParseUnit(filePath string, data []byte, component string) (pod *corev1.Pod, ok bool, err error) {
 	if !Ours(data) {
 		return nil, false, nil
 	}

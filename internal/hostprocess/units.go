@@ -8,7 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
@@ -27,6 +30,9 @@ type Units struct {
 	Root string
 	// Out receives progress lines.
 	Out io.Writer
+	// ProcDir is where the processes' command lines are read ("":
+	// /proc).
+	ProcDir string
 }
 
 // Write writes component's unit when its content differs from data and
@@ -124,6 +130,49 @@ func (u Units) Remove(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Running returns the process ID and command line of the process systemd
+// runs for component's unit (its MainPID), or 0 and nil when none runs.
+// An upgrade compares it with the unit to tell a unit written but not yet
+// restarted from one that runs.
+func (u Units) Running(ctx context.Context, component string) (pid int, argv []string, err error) {
+	unit := UnitName(component)
+	out, err := u.Host.Run(ctx, "systemctl", "show", "--property=MainPID", unit)
+	if err != nil {
+		return 0, nil, fmt.Errorf("systemctl show %s: %w: %s", unit, err, strings.Join(strings.Fields(string(out)), " "))
+	}
+	pid = -1
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "MainPID="); ok {
+			if pid, err = strconv.Atoi(v); err != nil {
+				pid = -1
+			}
+		}
+	}
+	if pid < 0 {
+		return 0, nil, fmt.Errorf("systemctl show %s gave no MainPID: %q", unit, strings.TrimSpace(string(out)))
+	}
+	if pid == 0 {
+		return 0, nil, nil
+	}
+	proc := u.ProcDir
+	if proc == "" {
+		proc = "/proc"
+	}
+	data, err := boundedread.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cmdline"), boundedread.MaxFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil, nil // it has just exited
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading the command line of %s: %w", unit, err)
+	}
+	return pid, strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"), nil
+}
+
+// Stop stops component's unit.
+func (u Units) Stop(ctx context.Context, component string) error {
+	return u.systemctl(ctx, "stop", UnitName(component))
 }
 
 // systemctl runs systemctl, its output folded into the error.

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
@@ -114,6 +115,17 @@ func EtcdImage(c *kubeadm.ClusterConfiguration) string {
 		}
 	}
 	return Ref(repo, Etcd, tag)
+}
+
+// WithoutControlPlane drops from list the images of etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler: a control plane of host
+// processes runs programs installed on the node, not these images.
+func WithoutControlPlane(c *kubeadm.ClusterConfiguration, list []string) []string {
+	host := map[string]bool{EtcdImage(c): true}
+	for _, comp := range []string{KubeAPIServer, KubeControllerManager, KubeScheduler} {
+		host[ControlPlane(c, comp)] = true
+	}
+	return slices.DeleteFunc(slices.Clone(list), func(i string) bool { return host[i] })
 }
 
 // List returns every image the cluster needs, in kubeadm's order.

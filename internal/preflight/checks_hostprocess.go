@@ -42,13 +42,14 @@ func HostProcessInitSystem(h Host) Check {
 	}}
 }
 
-// ControlPlaneBinary fails unless component's program is in the PATH and
+// ControlPlaneBinary fails unless component's program is in the PATH,
+// under its versioned name or its bare one (hostprocess.ProgramNames), and
 // reports version (no "v") for --version.
 func ControlPlaneBinary(h Host, component, version string) Check {
 	return Check{Name: "ControlPlaneBinary-" + component, Run: func(ctx context.Context) Result {
-		path, err := h.LookPath(component)
+		path, err := hostprocess.FindProgram(h.LookPath, component, version)
 		if err != nil {
-			return fail("%s was not found in the system path: install it (version %s) as you installed the kubelet", component, version)
+			return fail("%s was not found in the system path as %s or %s: install it (version %s) as you installed the kubelet", component, component+"-v"+version, component, version)
 		}
 		out, err := h.Command(ctx, path, hostprocess.VersionArgs()...)
 		if err != nil {

@@ -132,11 +132,7 @@ func InitImagePull(h Host, cfg *kubeadm.InitConfiguration, warnf func(string, ..
 	list := images.List(&cfg.ClusterConfiguration)
 	if hostprocess.Enabled(cfg.FeatureGates) {
 		// The control plane's programs are on the host, not in images.
-		host := map[string]bool{images.EtcdImage(&cfg.ClusterConfiguration): true}
-		for _, c := range []string{images.KubeAPIServer, images.KubeControllerManager, images.KubeScheduler} {
-			host[images.ControlPlane(&cfg.ClusterConfiguration, c)] = true
-		}
-		list = slices.DeleteFunc(list, func(i string) bool { return host[i] })
+		list = images.WithoutControlPlane(&cfg.ClusterConfiguration, list)
 	}
 	return ImagePull(h, cfg.NodeRegistration.CRISocket, ImagePullOptions{
 		Images:       list,

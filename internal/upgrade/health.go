@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -41,6 +42,10 @@ type Health struct {
 	Cluster *kubeadm.ClusterConfiguration
 	// ManifestDir is where this node's static Pod manifests are.
 	ManifestDir string
+	// UnitRoot prefixes the unit folder ("" is /): with the
+	// HostProcessControlPlane feature gate, kubeadm's systemd units take
+	// the manifests' place.
+	UnitRoot string
 	// DryRun: the CreateJob check only says what it would do.
 	DryRun bool
 	// Out receives the dry run's line.
@@ -199,16 +204,21 @@ func (h Health) controlPlaneNodesReady(ctx context.Context) preflight.Result {
 	return preflight.Result{}
 }
 
-// staticPodManifests fails when this node lacks a control-plane manifest
+// staticPodManifests fails when this node lacks a control-plane manifest,
+// or, with the HostProcessControlPlane feature gate, a control-plane unit
 // (the upgrade runs on a control-plane node, not from afar).
 func (h Health) staticPodManifests(context.Context) preflight.Result {
 	comps := staticpod.ControlPlaneComponents()
 	if h.Cluster.Etcd.External == nil {
 		comps = append(comps, staticpod.Etcd)
 	}
+	units := hostprocess.Enabled(h.Cluster.FeatureGates)
 	var missing []string
 	for _, c := range comps {
 		p := staticpod.ManifestPath(h.ManifestDir, c)
+		if units {
+			p = hostprocess.UnitPath(h.UnitRoot, c)
+		}
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			missing = append(missing, p)
 		} else if err != nil {
@@ -216,7 +226,11 @@ func (h Health) staticPodManifests(context.Context) preflight.Result {
 		}
 	}
 	if len(missing) > 0 {
-		return fail(fmt.Errorf("this node lacks static Pod manifests of the control plane (run the upgrade on a control-plane node): %s", strings.Join(missing, ", ")))
+		what := "static Pod manifests"
+		if units {
+			what = "systemd units"
+		}
+		return fail(fmt.Errorf("this node lacks %s of the control plane (run the upgrade on a control-plane node): %s", what, strings.Join(missing, ", ")))
 	}
 	return preflight.Result{}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -42,6 +43,56 @@ type LocalNode struct {
 	// that alone).
 	LocalEtcd          bool
 	EtcdInitialCluster string
+	// HostProcesses is true when the node's control plane runs as
+	// kubeadm's systemd units (HostProcessControlPlane); ControlPlane,
+	// Endpoint, LocalEtcd and EtcdInitialCluster are then read from them.
+	HostProcesses bool
+}
+
+// ReadUnits completes n from kubeadm's units under systemRoot ("" is /)
+// when the node has no control-plane manifest: a node whose control plane
+// runs as host processes has units instead.
+func (n *LocalNode) ReadUnits(systemRoot string) error {
+	if n.ControlPlane || n.LocalEtcd {
+		return nil
+	}
+	api, ok, err := readUnitFlags(systemRoot, hostprocess.KubeAPIServer)
+	if err != nil {
+		return err
+	}
+	if ok {
+		n.HostProcesses, n.ControlPlane = true, true
+		n.Endpoint.AdvertiseAddress = api["advertise-address"]
+		port, err := strconv.Atoi(api["secure-port"])
+		if err != nil {
+			return fmt.Errorf("reading the API server's port from its unit: %w", err)
+		}
+		n.Endpoint.BindPort = int32(port)
+	}
+	etcdFlags, ok, err := readUnitFlags(systemRoot, hostprocess.Etcd)
+	if err != nil {
+		return err
+	}
+	if ok {
+		n.HostProcesses, n.LocalEtcd = true, true
+		if etcdFlags["initial-cluster-state"] == "existing" {
+			n.EtcdInitialCluster = etcdFlags["initial-cluster"]
+		}
+	}
+	return nil
+}
+
+// readUnitFlags reads the flags of component's unit; ok is false when the
+// node has no unit of kubeadm's for it.
+func readUnitFlags(systemRoot, component string) (map[string]string, bool, error) {
+	pod, ours, err := hostprocess.ReadUnit(hostprocess.UnitPath(systemRoot, component), component)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !ours) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return staticpod.Flags(pod), true, nil
 }
 
 // ReadLocalNode reads this node's kubelet.conf (in kubernetesDir), its

@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
@@ -230,5 +233,35 @@ func TestReadLocalNodeErrors(t *testing.T) {
 				t.Errorf("ReadLocalNode = %v, want an error mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A node whose control plane runs as kubeadm's units is a control-plane
+// node with a local etcd, read from its units.
+func TestReadLocalNodeUnits(t *testing.T) {
+	root := t.TempDir()
+	for comp, args := range map[string][]string{
+		hostprocess.KubeAPIServer: {"--advertise-address=10.0.0.5", "--secure-port=6443"},
+		hostprocess.Etcd:          {"--initial-cluster=" + initialCluster, "--initial-cluster-state=existing"},
+	} {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Command: append([]string{comp}, args...)}}}}
+		data, err := hostprocess.Unit(comp, pod, "/usr/local/bin/"+comp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, hostprocess.UnitPath(root, comp), string(data))
+	}
+	n := &upgrade.LocalNode{Name: "node1"}
+	if err := n.ReadUnits(root); err != nil {
+		t.Fatal(err)
+	}
+	want := upgrade.LocalNode{Name: "node1", ControlPlane: true, HostProcesses: true, LocalEtcd: true, EtcdInitialCluster: initialCluster,
+		Endpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}}
+	if *n != want {
+		t.Errorf("got %+v, want %+v", *n, want)
+	}
+	worker := &upgrade.LocalNode{Name: "node2"}
+	if err := worker.ReadUnits(t.TempDir()); err != nil || worker.ControlPlane || worker.HostProcesses {
+		t.Errorf("a node without units: %+v, %v", *worker, err)
 	}
 }

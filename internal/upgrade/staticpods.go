@@ -99,14 +99,20 @@ type ComponentError struct {
 	Err       error
 	// RollbackErr is set when restoring the old manifests failed too.
 	RollbackErr error
+	// Units is true for the units of a control plane of host processes.
+	Units bool
 }
 
 func (e *ComponentError) Error() string {
 	msg := fmt.Sprintf("upgrading %s: %v", e.Component, e.Err)
-	if e.RollbackErr != nil {
-		return msg + fmt.Sprintf("; restoring the previous manifests failed too: %v", e.RollbackErr)
+	what := "manifests"
+	if e.Units {
+		what = "units"
 	}
-	return msg + "; the previous manifests were restored"
+	if e.RollbackErr != nil {
+		return msg + fmt.Sprintf("; restoring the previous %s failed too: %v", what, e.RollbackErr)
+	}
+	return msg + "; the previous " + what + " were restored"
 }
 
 func (e *ComponentError) Unwrap() error { return e.Err }

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -200,4 +202,204 @@ func mainPID(t *testing.T, n *testbed.Node, service string) string {
 	}
 	t.Fatalf("systemctl show %s: no MainPID in %q", service, out)
 	return ""
+}
+
+// TestHostProcessUpgrade upgrades a control plane of host processes one
+// minor release up, as an administrator who keeps both versions' programs
+// side by side would: a control-plane node and a worker made by our
+// kubeadm at testbed.UpgradeFromVersion with the HostProcessControlPlane
+// feature gate, its programs installed under their bare names in the
+// node's /usr/local/sbin and the target's under versioned names
+// (kube-apiserver-v1.37.2, etcd-v3.7.0). etcd starts at the older
+// release's version (its imageTag set at init, dropped before the
+// upgrade, so that the upgrade moves etcd too). A dry run shows the units
+// and changes nothing; "upgrade apply" rewrites and restarts the units,
+// etcd first, onto the versioned programs and upgrades kube-proxy; a
+// second run ("upgrade node" on the same node) restarts nothing; "upgrade
+// node" on the worker and the new kubelets follow.
+func TestHostProcessUpgrade(t *testing.T) {
+	if otherKubeadm() {
+		t.Skip("a control plane of host processes is ours only")
+	}
+	from, to := requireUpgradeToolchains(t)
+	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
+	oldEtcd, newEtcd := strings.TrimPrefix(testbed.UpgradeFromEtcdVersion, "v"), strings.TrimPrefix(testbed.EtcdVersion, "v")
+	c := manageCluster(t, from.UpgradeCluster(to, "e2ehpu", clusterStateDir("e2ehpu"), testWriter{t}))
+	versioned := map[string]string{}
+	for _, p := range hostProcessPrograms {
+		c.Programs[p] = from.UpstreamBinary(p)
+		name := p + "-" + newV
+		if p == "etcd" {
+			name = p + "-v" + newEtcd
+		}
+		c.Programs[name] = to.UpstreamBinary(p)
+		versioned[p] = "/usr/local/sbin/" + name
+	}
+	nodes, err := c.Up(context.Background(), "node1", "node2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2 := nodes[0], nodes[1]
+	for _, n := range nodes {
+		if err := n.WriteCNIConfig(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
+	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n",
+		"featureGates:\n  HostProcessControlPlane: true\netcd:\n  local:\n    imageTag: "+oldEtcd+"-0\nnetworking:\n", 1))
+	start := time.Now()
+	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
+	}
+	jc := parseJoinCommand(t, r.Stdout)
+	mustRun(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	for _, n := range nodes {
+		eventually(t, 3*time.Minute, n.Name+" Ready at "+oldV, func() error {
+			return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
+		})
+	}
+	t.Logf("a cluster at %s with etcd %s, its control plane as units: %v", oldV, oldEtcd, time.Since(start).Round(time.Second))
+	// The administrator lets kubeadm choose etcd's version again.
+	editClusterConfiguration(t, n1, func(doc string) string {
+		return regexp.MustCompile(`(?m)^\s+imageTag: `+regexp.QuoteMeta(oldEtcd)+`-0\n`).ReplaceAllString(doc, "")
+	})
+	unitDir := n1.HostPath("/etc/systemd/system")
+	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
+	writeFile(t, upgradeCfg, upgradeConfiguration("2m"))
+
+	t.Run("dry run", func(t *testing.T) {
+		before := treeDigest(t, unitDir)
+		r := runWithin(t, 5*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--dry-run", "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade apply --dry-run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, want := range []string{
+			"[dryrun] Would write file \"/etc/systemd/system/etcd.service\" with content:\n",
+			"[dryrun] Would write file \"/etc/systemd/system/kube-apiserver.service\" with content:\n",
+			"ExecStart=" + versioned["kube-apiserver"] + " \\\n",
+			"ExecStart=" + versioned["etcd"] + " \\\n",
+		} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("the dry run does not show %q:\n%s", want, r.Stdout)
+			}
+		}
+		if d := diffDigests(before, treeDigest(t, unitDir)); len(d) > 0 {
+			t.Errorf("the dry run changed the units: %v", d)
+		}
+	})
+
+	t.Run("apply", func(t *testing.T) {
+		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade apply: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("upgrade apply took %v", r.Took.Round(100*time.Millisecond))
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			if strings.Contains(l, "upgraded and healthy after") || strings.Contains(l, "serves again after") {
+				t.Log(l)
+			}
+		}
+		order := []int{}
+		for _, p := range hostProcessPrograms {
+			order = append(order, strings.Index(r.Stdout, "[upgrade/units] \""+p+"\" upgraded and healthy after"))
+		}
+		if !slices.IsSorted(order) || order[0] < 0 {
+			t.Errorf("the units were not upgraded in the order etcd, API server, controller manager, scheduler (%v):\n%s", order, r.Stdout)
+		}
+		if !strings.Contains(r.Stdout, "[upgrade] SUCCESS! A control plane node of your cluster was upgraded to \""+newV+"\".") {
+			t.Errorf("no success line:\n%s", r.Stdout)
+		}
+		for _, p := range hostProcessPrograms {
+			unit := readFile(t, filepath.Join(unitDir, p+".service"))
+			if !strings.Contains(unit, "ExecStart="+versioned[p]+" \\\n") {
+				t.Errorf("the unit of %s does not run %s:\n%s", p, versioned[p], unit)
+			}
+			if got := strings.TrimSpace(mustRun(t, n1, "systemctl", "is-active", p)); got != "active" {
+				t.Errorf("%s.service is %q", p, got)
+			}
+		}
+		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+newV+`"`) {
+			t.Errorf("the API server is not at %s:\n%s", newV, out)
+		}
+		status := mustRun(t, n1, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+			"--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt", "--key=/etc/kubernetes/pki/etcd/healthcheck-client.key", "endpoint", "status")
+		if !strings.Contains(status, ", "+newEtcd+", ") {
+			t.Errorf("etcd is not at %s: %s", newEtcd, status)
+		}
+		checkKubeProxy(t, n1, to)
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	nodeCfg := filepath.Join(n1.Dir, "upgrade-node.yaml")
+	writeFile(t, nodeCfg, upgradeConfiguration(""))
+	t.Run("a second run restarts nothing", func(t *testing.T) {
+		pids := map[string]string{}
+		for _, p := range hostProcessPrograms {
+			pids[p] = mainPID(t, n1, p)
+		}
+		before := treeDigest(t, unitDir)
+		r := runWithin(t, 5*time.Minute, n1, "kubeadm", "upgrade", "node", "--config", nodeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade node on node1: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, p := range hostProcessPrograms[1:] {
+			if !strings.Contains(r.Stdout, "[upgrade/units] The unit of \""+p+"\" is already up to date and its process runs it") {
+				t.Errorf("upgrade node did not find %s up to date:\n%s", p, r.Stdout)
+			}
+		}
+		if !strings.Contains(r.Stdout, "[upgrade/etcd] etcd runs "+newEtcd+" and the target is "+newEtcd+": etcd is not upgraded") {
+			t.Errorf("upgrade node did not find etcd up to date:\n%s", r.Stdout)
+		}
+		for _, p := range hostProcessPrograms {
+			if got := mainPID(t, n1, p); got != pids[p] {
+				t.Errorf("%s was restarted: MainPID %s, then %s", p, pids[p], got)
+			}
+		}
+		if d := diffDigests(before, treeDigest(t, unitDir)); len(d) > 0 {
+			t.Errorf("the second run changed the units: %v", d)
+		}
+	})
+
+	t.Run("the worker and the kubelets follow", func(t *testing.T) {
+		r := runWithin(t, 5*time.Minute, n2, "kubeadm", "upgrade", "node", "--config", nodeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade node on node2: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, n := range nodes {
+			replaceKubelet(t, n1, n, to)
+		}
+		if out := kubectl(t, n1, "get", "--raw", "/readyz"); out != "ok" {
+			t.Errorf("/readyz: %q", out)
+		}
+	})
+	t.Logf("the whole test: %v", time.Since(start).Round(time.Second))
+}
+
+// editClusterConfiguration changes the ClusterConfiguration kept in the
+// kube-system/kubeadm-config ConfigMap, as an administrator editing it
+// would.
+func editClusterConfiguration(t *testing.T, n *testbed.Node, edit func(string) string) {
+	t.Helper()
+	var cm map[string]any
+	if err := json.Unmarshal([]byte(kubectl(t, n, "-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "json")), &cm); err != nil {
+		t.Fatalf("reading the kubeadm-config ConfigMap: %v", err)
+	}
+	data, _ := cm["data"].(map[string]any)
+	doc, _ := data["ClusterConfiguration"].(string)
+	changed := edit(doc)
+	if changed == doc {
+		t.Fatalf("the edit changed nothing in:\n%s", doc)
+	}
+	data["ClusterConfiguration"] = changed
+	out, err := json.Marshal(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(n.Dir, "kubeadm-config.json")
+	writeFile(t, file, string(out))
+	kubectl(t, n, "replace", "-f", file)
 }

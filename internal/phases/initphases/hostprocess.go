@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
 // This file runs the control plane as host processes under the
@@ -36,30 +39,51 @@ func unitDir(d *Data) string {
 	return filepath.Join(d.SystemRoot, hostprocess.UnitDir)
 }
 
-// InstallUnit writes the systemd unit of component, rendered from the same
-// Pod its manifest would hold (BuildPod), with the program found in the
-// PATH, and has systemd run it: reloaded, enabled and restarted when the
-// unit changed, started otherwise. A unit that already holds the same
-// bytes is left alone and a running component is not restarted, so the
-// phase can run again. Under --dry-run the unit goes to the dry-run folder
-// and nothing is started.
-func InstallUnit(ctx context.Context, d *Data, component string) error {
+// ProgramVersion is the version (no "v") component's program must report
+// for d's configuration: the Kubernetes version, or etcd's image tag
+// without its build suffix.
+func ProgramVersion(d *Data, component string) string {
+	tag := images.EtcdImage(&d.Cfg.ClusterConfiguration)
+	return hostprocess.WantVersion(component, d.Cfg.KubernetesVersion, tag[strings.LastIndex(tag, ":")+1:])
+}
+
+// BuildUnit renders the systemd unit of component from the same Pod its
+// manifest would hold (BuildPod), with the program of ProgramVersion found
+// in the PATH (hostprocess.FindProgram), and returns it with the URL of
+// the health endpoint the Pod's probes ask.
+func BuildUnit(d *Data, component string) (data []byte, healthURL string, err error) {
 	pod, err := BuildPod(d, component)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	lookPath := exec.LookPath
 	if d.LookPath != nil {
 		lookPath = d.LookPath
 	}
-	binary, err := lookPath(component)
+	binary, err := hostprocess.FindProgram(lookPath, component, ProgramVersion(d, component))
 	if err != nil {
-		return fmt.Errorf("finding the %s program in the PATH: %w", component, err)
+		return nil, "", fmt.Errorf("finding the %s program: %w", component, err)
 	}
-	if binary, err = filepath.Abs(binary); err != nil {
-		return err
+	if data, err = hostprocess.Unit(component, pod, binary); err != nil {
+		return nil, "", err
 	}
-	data, err := hostprocess.Unit(component, pod, binary)
+	if healthURL, err = staticpod.HealthURL(pod); err != nil {
+		return nil, "", fmt.Errorf("the health endpoint of %s: %w", component, err)
+	}
+	return data, healthURL, nil
+}
+
+// Units drives the node's units (those under SystemRoot).
+func Units(d *Data) hostprocess.Units { return units(d) }
+
+// InstallUnit writes the systemd unit of component (BuildUnit) and has
+// systemd run it: reloaded, enabled and restarted when the unit changed,
+// started otherwise. A unit that already holds the same bytes is left
+// alone and a running component is not restarted, so the phase can run
+// again. Under --dry-run the unit goes to the dry-run folder and nothing
+// is started.
+func InstallUnit(ctx context.Context, d *Data, component string) error {
+	data, _, err := BuildUnit(d, component)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,13 @@ func TestHostProcessPhasesWriteUnits(t *testing.T) {
 	d, out := staticPodData(t, "featureGates:\n  HostProcessControlPlane: true\n")
 	r := &systemctlRecorder{}
 	d.InitSystem, d.SystemRoot = r, t.TempDir()
-	d.LookPath = func(f string) (string, error) { return "/opt/k8s/" + f, nil }
+	// The bare names only, as a user who keeps one version has them.
+	d.LookPath = func(f string) (string, error) {
+		if strings.Contains(f, "-v") {
+			return "", errors.New("not found")
+		}
+		return "/opt/k8s/" + f, nil
+	}
 	run := func() {
 		t.Helper()
 		for _, p := range []workflow.Phase[*Data]{EtcdPhase(), ControlPlanePhase()} {
@@ -89,7 +95,7 @@ func TestHostProcessPhaseNeedsTheProgram(t *testing.T) {
 	d.InitSystem, d.SystemRoot = &systemctlRecorder{}, t.TempDir()
 	d.LookPath = func(f string) (string, error) { return "", errors.New("not found") }
 	err := runControlPlaneComponent(context.Background(), d, staticpod.KubeScheduler)
-	if err == nil || !strings.Contains(err.Error(), "finding the kube-scheduler program") {
+	if err == nil || !strings.Contains(err.Error(), "finding the kube-scheduler program: neither kube-scheduler-v1.36.3 nor kube-scheduler is in the PATH") {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(d.SystemRoot, hostprocess.UnitDir)); err == nil {

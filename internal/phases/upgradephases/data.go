@@ -92,12 +92,17 @@ func (d *Data) InitView() *initphases.Data {
 		// Kept from the node's etcd manifest, which then only changes
 		// where the upgrade changes it.
 		EtcdInitialCluster: d.Node.EtcdInitialCluster,
+		SystemRoot:         d.SystemRoot,
+		InitSystem:         d.Service,
 		Out:                d.Out,
 		Err:                d.Err,
 		Now:                d.Now,
 		NewClient: func(context.Context) (kubernetes.Interface, error) {
 			return d.Client, nil
 		},
+	}
+	if d.Host != nil {
+		v.LookPath = d.Host.LookPath
 	}
 	d.initView = v
 	return v

@@ -17,7 +17,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
-	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
@@ -96,6 +95,7 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 		Client: d.Client, Cluster: &d.Cfg.ClusterConfiguration, ManifestDir: d.ManifestDir,
 		DryRun: d.DryRun, Out: d.Out, Now: d.Now,
 	}
+	h.UnitRoot = d.SystemRoot
 	if err := preflight.Run(ctx, h.ClusterHealthChecks(), d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
@@ -127,11 +127,6 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 		// ca.crt, a trust bundle by now, and its signers refuse a bundle.
 		return exitcode.PreflightError(fmt.Errorf("a CA rotation is under way on this node (%s holds the controller manager's signing CA): finish it before upgrading", filepath.Join(d.CertDir, carotation.Folder)))
 	}
-	if d.Cfg != nil && hostprocess.Enabled(d.Cfg.FeatureGates) && (d.Apply || d.Node == nil || d.Node.ControlPlane || hasUnits(d)) {
-		// Not ignorable: the upgrade would write static Pod manifests
-		// beside the running units.
-		return exitcode.PreflightError(fmt.Errorf("this cluster's control plane runs as host processes (feature gate %s), and upgrading a control-plane node of such a cluster is not supported yet: upgrade the programs and restart their units by hand", hostprocess.Gate))
-	}
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
@@ -139,15 +134,7 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 	if err := preflight.Run(ctx, checks, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
-	return nil
-}
-
-// hasUnits reports whether this node runs a control plane of host
-// processes: kubeadm's units are in its unit folder (an upgrade takes a
-// node without a kube-apiserver manifest for a worker).
-func hasUnits(d *Data) bool {
-	comps, _ := hostprocess.Units{Root: d.SystemRoot}.Installed()
-	return len(comps) > 0
+	return runHostProcessChecks(ctx, d)
 }
 
 func runNodePreflight(ctx context.Context, d *Data) error {
@@ -186,7 +173,11 @@ func pullImages(ctx context.Context, d *Data) error {
 		return err
 	}
 	defer rt.Close()
-	errs := cri.EnsureImages(ctx, rt, images.List(&d.Cfg.ClusterConfiguration), cri.PullOptions{
+	list := images.List(&d.Cfg.ClusterConfiguration)
+	if d.Node != nil && d.Node.HostProcesses {
+		list = images.WithoutControlPlane(&d.Cfg.ClusterConfiguration, list)
+	}
+	errs := cri.EnsureImages(ctx, rt, list, cri.PullOptions{
 		Policy: corev1.PullPolicy(d.ImagePullPolicy), Serial: d.ImagePullSerial, Parallelism: 2, Attempts: 3,
 	})
 	if err := errors.Join(errs...); err != nil {
@@ -210,6 +201,9 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	if !d.Node.ControlPlane {
 		fmt.Fprintln(d.Out, "[upgrade/control-plane] This node runs no control plane: nothing to upgrade")
 		return nil
+	}
+	if d.Node.HostProcesses {
+		return runHostProcesses(ctx, d)
 	}
 	timeout := upgradeTimeout(d)
 	fmt.Fprintf(d.Out, "[upgrade/control-plane] Upgrading the static Pod control plane of this node to %q (each component may take up to %v)\n", d.Version(), timeout)
@@ -347,21 +341,8 @@ func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.
 	if d.DryRun {
 		return upgrade.Manifest{Component: staticpod.Etcd, Data: data}, true, nil
 	}
-	dir := upgrade.BackupDirName(d.TmpDir(), "etcd", now)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := backupEtcdData(ctx, d, now); err != nil {
 		return upgrade.Manifest{}, false, err
-	}
-	if d.EtcdSnapshot != nil {
-		snap := filepath.Join(dir, "snapshot.db")
-		fmt.Fprintf(d.Out, "[upgrade/etcd] Taking a snapshot of etcd through its API into %q\n", snap)
-		if err := d.EtcdSnapshot(ctx, d, snap); err != nil {
-			return upgrade.Manifest{}, false, fmt.Errorf("taking a snapshot of etcd before its upgrade: %w", err)
-		}
-	}
-	copyDir := filepath.Join(dir, "etcd")
-	fmt.Fprintf(d.Out, "[upgrade/etcd] Copying etcd's data folder %q to %q\n", d.Cfg.Etcd.Local.DataDir, copyDir)
-	if err := etcd.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
-		return upgrade.Manifest{}, false, fmt.Errorf("backing up etcd's data before its upgrade: %w", err)
 	}
 	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, nil
 }

@@ -155,32 +155,59 @@ func TestNodeChecksRunSystemVerification(t *testing.T) {
 	}
 }
 
-// Upgrading a control-plane node of a control plane of host processes is
-// refused, ignorable or not: the upgrade would write static Pod manifests
-// beside the units. A worker of such a cluster upgrades.
-func TestNodeChecksRefuseHostProcesses(t *testing.T) {
+// programHost is a root host whose PATH holds programs, each printing
+// version for --version.
+type programHost struct {
+	brokenKubeletHost
+	programs map[string]string
+}
+
+func (h programHost) LookPath(f string) (string, error) {
+	if _, ok := h.programs[f]; ok {
+		return "/usr/local/bin/" + f, nil
+	}
+	return "", errors.New("not found")
+}
+
+func (h programHost) Command(_ context.Context, path string, _ ...string) ([]byte, error) {
+	if v, ok := h.programs[filepath.Base(path)]; ok {
+		return []byte(v), nil
+	}
+	return nil, errors.New("no kubelet here")
+}
+
+// On a control-plane node of host processes, the upgrade's preflight
+// wants the target version's programs, under the versioned name or the
+// bare one; a worker of such a cluster needs none.
+func TestNodeChecksHostProcessPrograms(t *testing.T) {
 	cfg := &kubeadm.InitConfiguration{}
+	cfg.KubernetesVersion = "v1.37.2"
 	cfg.FeatureGates = map[string]bool{hostprocess.Gate: true}
-	root := t.TempDir()
-	worker := &Data{Host: brokenKubeletHost{}, Out: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("all"), Cfg: cfg,
-		Node: &upgrade.LocalNode{}, SystemRoot: root}
-	if err := runNodeChecks(context.Background(), worker); err != nil {
+	host := programHost{programs: map[string]string{
+		"kube-apiserver-v1.37.2": "Kubernetes v1.37.2", "kube-apiserver": "Kubernetes v1.36.3",
+		"kube-controller-manager": "Kubernetes v1.36.3",
+	}}
+	d := &Data{Host: host, Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("SystemVerification"), Cfg: cfg,
+		Node: &upgrade.LocalNode{}, SystemRoot: t.TempDir()}
+	if err := runNodeChecks(context.Background(), d); err != nil {
 		t.Errorf("a worker: %v", err)
 	}
-	unit := hostprocess.UnitPath(root, hostprocess.KubeAPIServer)
-	if err := os.MkdirAll(filepath.Dir(unit), 0o755); err != nil {
-		t.Fatal(err)
+	d.Node = &upgrade.LocalNode{ControlPlane: true, HostProcesses: true}
+	err := runNodeChecks(context.Background(), d)
+	if err == nil {
+		t.Fatal("a control-plane node without the new programs passed")
 	}
-	if err := os.WriteFile(unit, []byte(hostprocess.Marker+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	apply := *worker
-	apply.Apply, apply.SystemRoot = true, t.TempDir()
-	for name, d := range map[string]*Data{"node with units": worker, "apply": &apply} {
-		err := runNodeChecks(context.Background(), d)
-		if err == nil || !strings.Contains(err.Error(), "not supported yet") {
-			t.Errorf("%s: %v", name, err)
+	msg := err.Error()
+	for _, want := range []string{
+		"[ERROR ControlPlaneBinary-kube-controller-manager]: /usr/local/bin/kube-controller-manager is version 1.36.3; the cluster needs 1.37.2",
+		"[ERROR ControlPlaneBinary-kube-scheduler]: kube-scheduler was not found in the system path as kube-scheduler-v1.37.2 or kube-scheduler",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
+	}
+	if strings.Contains(msg, "ControlPlaneBinary-kube-apiserver") {
+		t.Errorf("the versioned kube-apiserver was not taken:\n%s", msg)
 	}
 }
 

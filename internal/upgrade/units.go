@@ -1,0 +1,301 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
+)
+
+// Unit is the new systemd unit of one component of a control plane of
+// host processes.
+type Unit struct {
+	Component string
+	Data      []byte
+	// HealthURL is the endpoint the component answers when healthy (the
+	// one its static Pod's probes would ask).
+	HealthURL string
+	// Before runs just before the unit is written (certificate renewal);
+	// it is not run for a unit that does not change.
+	Before func() error
+}
+
+// HostUnits replaces the units of a control plane of host processes on
+// one node, one component at a time, with the guarantees of StaticPods:
+// each old unit is copied to BackupDir, the new one written and its
+// service restarted, and the process watched until it runs the new
+// command line and answers its health endpoint; after etcd, this node's
+// API server must serve again before the next component goes down. When
+// one component does not come up, every unit changed so far is restored
+// byte for byte (newest first), restarted and waited for.
+//
+// Idempotent by inspection: a unit that already holds the new bytes and
+// whose process runs its command line is left alone; one written by an
+// earlier run that stopped before restarting it is restarted.
+type HostUnits struct {
+	Units     hostprocess.Units
+	BackupDir string
+	// Timeout bounds the wait for each component (timeouts.upgradeManifests).
+	Timeout time.Duration
+	// Healthy asks a health endpoint; nil: staticpod.Probe.
+	Healthy func(ctx context.Context, url string) error
+	// Interval separates two looks at the service (0: 500ms).
+	Interval time.Duration
+	// OnRollback, when set, runs for the component whose own upgrade
+	// failed, while its service is stopped, after its unit was restored
+	// (etcd's data is put back there; see StaticPods.OnRollback).
+	OnRollback func(ctx context.Context, component string) error
+	Out        io.Writer
+
+	changed     []changedUnit
+	probeClient *http.Client
+}
+
+type changedUnit struct {
+	component, url string
+	old            []byte
+}
+
+// Apply upgrades the components of units in their order. It returns a
+// *ComponentError when a component did not come up (after the rollback).
+func (s *HostUnits) Apply(ctx context.Context, units []Unit) error {
+	apiServerURL := ""
+	for _, u := range units {
+		if u.Component == hostprocess.KubeAPIServer {
+			apiServerURL = u.HealthURL
+		}
+	}
+	for _, u := range units {
+		err := s.apply(ctx, u)
+		if err == nil && u.Component == hostprocess.Etcd && apiServerURL != "" {
+			err = s.waitAPIServerServes(ctx, apiServerURL)
+		}
+		if err != nil {
+			ce := &ComponentError{Component: u.Component, Err: err, Units: true}
+			ce.RollbackErr = s.Rollback(ctx, u.Component)
+			return ce
+		}
+	}
+	return nil
+}
+
+// Changed lists the components whose unit Apply replaced.
+func (s *HostUnits) Changed() []string {
+	var out []string
+	for _, c := range s.changed {
+		out = append(out, c.component)
+	}
+	return out
+}
+
+func (s *HostUnits) apply(ctx context.Context, u Unit) error {
+	path := hostprocess.UnitPath(s.Units.Root, u.Component)
+	unit := hostprocess.UnitName(u.Component)
+	want, err := unitArgv(path, u.Data, u.Component)
+	if err != nil {
+		return err
+	}
+	old, err := boundedread.ReadFile(path, boundedread.MaxFile)
+	if err != nil {
+		return fmt.Errorf("reading the current unit: %w", err)
+	}
+	if !hostprocess.Ours(old) {
+		return fmt.Errorf("%s was not written by kubeadm", path)
+	}
+	if bytes.Equal(old, u.Data) {
+		_, running, err := s.Units.Running(ctx, u.Component)
+		if err != nil {
+			return err
+		}
+		if slices.Equal(running, want) {
+			fmt.Fprintf(s.Out, "[upgrade/units] The unit of %q is already up to date and its process runs it; it is left running\n", u.Component)
+			return nil
+		}
+		// An earlier run wrote the unit and stopped before the restart:
+		// there is no older unit to go back to from here.
+		fmt.Fprintf(s.Out, "[upgrade/units] The unit %s is up to date but its process does not run it yet: restarting it\n", unit)
+		if err := s.Units.Start(ctx, u.Component, true); err != nil {
+			return err
+		}
+		return s.waitRunning(ctx, u.Component, want, u.HealthURL)
+	}
+	fmt.Fprintf(s.Out, "[upgrade/units] Preparing the upgrade of %q\n", u.Component)
+	if err := os.MkdirAll(s.BackupDir, 0o700); err != nil {
+		return fmt.Errorf("making the backup folder: %w", err)
+	}
+	backup := filepath.Join(s.BackupDir, unit)
+	if err := atomicfile.Write(backup, old, hostprocess.UnitMode); err != nil {
+		return fmt.Errorf("backing up the current unit: %w", err)
+	}
+	if u.Before != nil {
+		if err := u.Before(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(s.Out, "[upgrade/units] Writing the new unit to %q; the previous one is kept in %q\n", path, backup)
+	s.changed = append(s.changed, changedUnit{component: u.Component, url: u.HealthURL, old: old})
+	if _, err := s.Units.Write(u.Component, u.Data); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "[upgrade/units] Restarting %s and waiting up to %v for it to answer as healthy\n", unit, s.Timeout)
+	start := time.Now()
+	if err := s.Units.Start(ctx, u.Component, true); err != nil {
+		return err
+	}
+	if err := s.waitRunning(ctx, u.Component, want, u.HealthURL); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "[upgrade/units] %q upgraded and healthy after %v\n", u.Component, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// unitArgv is the command line a unit's content runs.
+func unitArgv(path string, data []byte, component string) ([]string, error) {
+	pod, ours, err := hostprocess.ParseUnit(path, data, component)
+	if err != nil {
+		return nil, err
+	}
+	if !ours {
+		return nil, fmt.Errorf("the unit for %s lacks kubeadm's marker", component)
+	}
+	return pod.Spec.Containers[0].Command, nil
+}
+
+// waitAPIServerServes waits, after etcd was restarted, until this node's
+// API server is ready again (see StaticPods.waitAPIServerServes).
+func (s *HostUnits) waitAPIServerServes(ctx context.Context, url string) error {
+	fmt.Fprintf(s.Out, "[upgrade/units] Waiting up to %v for this node's API server to serve again with the new etcd\n", s.Timeout)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	for {
+		err := s.healthy(ctx, url)
+		if err == nil {
+			fmt.Fprintf(s.Out, "[upgrade/units] This node's API server serves again after %v\n", time.Since(start).Round(100*time.Millisecond))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("this node's API server did not serve again with the new etcd within %v: %s: %w", s.Timeout, url, err)
+		case <-time.After(s.interval()):
+		}
+	}
+}
+
+func (s *HostUnits) interval() time.Duration {
+	if s.Interval <= 0 {
+		return 500 * time.Millisecond
+	}
+	return s.Interval
+}
+
+// Rollback restores every unit Apply replaced, newest first, restarts
+// each, then waits for those components to be healthy again. failed
+// names the component whose own upgrade failed: only its OnRollback runs,
+// with its service stopped.
+func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
+	var errs []error
+	var waits []changedUnit
+	for _, c := range slices.Backward(s.changed) {
+		path := hostprocess.UnitPath(s.Units.Root, c.component)
+		if cur, err := boundedread.ReadFile(path, boundedread.MaxFile); err == nil && bytes.Equal(cur, c.old) {
+			continue // the new unit never reached the disk
+		}
+		fmt.Fprintf(s.Out, "[upgrade/units] Restoring the previous unit of %q\n", c.component)
+		if s.OnRollback != nil && c.component == failed {
+			if err := s.Units.Stop(ctx, c.component); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if _, err := s.Units.Write(c.component, c.old); err != nil {
+			errs = append(errs, fmt.Errorf("restoring the unit of %s: %w", c.component, err))
+			continue
+		}
+		if s.OnRollback != nil && c.component == failed {
+			if err := s.OnRollback(ctx, c.component); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := s.Units.Start(ctx, c.component, true); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		waits = append(waits, c)
+	}
+	for _, c := range waits {
+		argv, err := unitArgv(hostprocess.UnitPath(s.Units.Root, c.component), c.old, c.component)
+		if err == nil {
+			err = s.waitRunning(ctx, c.component, argv, c.url)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s did not come back after its unit was restored: %w", c.component, err))
+			continue
+		}
+		fmt.Fprintf(s.Out, "[upgrade/units] %q runs its previous unit again\n", c.component)
+	}
+	s.changed = nil
+	return errors.Join(errs...)
+}
+
+// waitRunning waits until systemd runs component with the command line
+// want and its health endpoint answers. A process that keeps exiting
+// (crashLimit times) ends the wait early.
+func (s *HostUnits) waitRunning(ctx context.Context, component string, want []string, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	var last error // why the latest try failed
+	lastPID, exits := 0, 0
+	for {
+		pid, argv, err := s.Units.Running(ctx, component)
+		if err == nil {
+			if lastPID != 0 && pid != lastPID {
+				exits++ // the process seen last has ended
+			}
+			lastPID = pid
+		}
+		switch {
+		case err != nil:
+			last = err
+		case exits >= crashLimit:
+			return fmt.Errorf("%s exited %d times; read its log with 'journalctl -u %s'", component, exits, hostprocess.UnitName(component))
+		case argv == nil:
+			last = fmt.Errorf("systemd runs no process for %s", hostprocess.UnitName(component))
+		case !slices.Equal(argv, want):
+			last = fmt.Errorf("the process of %s runs another command line than its unit's (%s)", hostprocess.UnitName(component), argv[0])
+		default:
+			if err := s.healthy(ctx, url); err != nil {
+				last = fmt.Errorf("%s: %w", url, err)
+			} else {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not up after %v: %w", s.Timeout, last)
+		case <-time.After(s.interval()):
+		}
+	}
+}
+
+func (s *HostUnits) healthy(ctx context.Context, url string) error {
+	if s.Healthy != nil {
+		return s.Healthy(ctx, url)
+	}
+	if s.probeClient == nil {
+		s.probeClient = staticpod.ProbeClient()
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	return staticpod.Probe(ctx, s.probeClient, url)
+}

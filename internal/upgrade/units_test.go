@@ -1,0 +1,260 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+)
+
+// fakeSystemd stands in for systemd on the error paths: a start or
+// restart runs the unit's command line as a new process (a new MainPID
+// with its /proc/PID/cmdline), unless its program is in crash, which
+// never stays up; health answers from what runs.
+type fakeSystemd struct {
+	root, proc string
+	pids       map[string]int
+	next       int
+	calls      []string
+	crash      map[string]bool // programs that exit at once
+	sick       map[string]bool // programs that run but never answer healthy
+}
+
+func newFakeSystemd(t *testing.T) *fakeSystemd {
+	return &fakeSystemd{root: t.TempDir(), proc: t.TempDir(), pids: map[string]int{}, crash: map[string]bool{}, sick: map[string]bool{}}
+}
+
+func (f *fakeSystemd) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	f.calls = append(f.calls, strings.Join(append([]string{name}, args...), " "))
+	unit := args[len(args)-1]
+	comp := strings.TrimSuffix(unit, ".service")
+	switch args[0] {
+	case "show":
+		return fmt.Appendf(nil, "MainPID=%d\n", f.pids[comp]), nil
+	case "stop":
+		f.pids[comp] = 0
+	case "start", "restart":
+		if args[0] == "start" && f.pids[comp] != 0 {
+			return nil, nil
+		}
+		f.pids[comp] = 0
+		pod, _, err := hostprocess.ReadUnit(hostprocess.UnitPath(f.root, comp), comp)
+		if err != nil {
+			return []byte(err.Error()), errors.New("exit status 5")
+		}
+		argv := pod.Spec.Containers[0].Command
+		if f.crash[argv[0]] {
+			return nil, nil
+		}
+		f.next++
+		f.pids[comp] = f.next
+		dir := filepath.Join(f.proc, strconv.Itoa(f.next))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		return nil, os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(argv, "\x00")+"\x00"), 0o644)
+	}
+	return nil, nil
+}
+
+// program is what component's process runs ("" when none).
+func (f *fakeSystemd) program(comp string) string {
+	pid := f.pids[comp]
+	if pid == 0 {
+		return ""
+	}
+	data, _ := os.ReadFile(filepath.Join(f.proc, strconv.Itoa(pid), "cmdline"))
+	prog, _, _ := strings.Cut(string(data), "\x00")
+	return prog
+}
+
+func (f *fakeSystemd) healthy(_ context.Context, url string) error {
+	comp := url[strings.LastIndex(url, "/")+1:]
+	if p := f.program(comp); p == "" || f.sick[p] {
+		return fmt.Errorf("%s does not answer", comp)
+	}
+	return nil
+}
+
+func (f *fakeSystemd) restarts() []string {
+	var out []string
+	for _, c := range f.calls {
+		if v, ok := strings.CutPrefix(c, "systemctl restart "); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func testUnit(t *testing.T, comp, dir string) Unit {
+	t.Helper()
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: comp, Command: []string{comp, "--v=" + dir}}}}}
+	data, err := hostprocess.Unit(comp, pod, "/"+dir+"/"+comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Unit{Component: comp, Data: data, HealthURL: "https://127.0.0.1/" + comp}
+}
+
+func testUnits(t *testing.T, dir string) []Unit {
+	var us []Unit
+	for _, c := range hostprocess.Components() {
+		us = append(us, testUnit(t, c, dir))
+	}
+	return us
+}
+
+// runningOld installs and starts the old units.
+func runningOld(t *testing.T) (*fakeSystemd, *HostUnits, *bytes.Buffer) {
+	t.Helper()
+	f := newFakeSystemd(t)
+	var out bytes.Buffer
+	u := hostprocess.Units{Host: f, Root: f.root, Out: &out, ProcDir: f.proc}
+	for _, un := range testUnits(t, "old") {
+		if _, err := u.Write(un.Component, un.Data); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.Start(context.Background(), un.Component, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.calls = nil
+	return f, &HostUnits{Units: u, BackupDir: filepath.Join(t.TempDir(), "backup"), Timeout: 300 * time.Millisecond,
+		Interval: 5 * time.Millisecond, Healthy: f.healthy, Out: &out}, &out
+}
+
+func unitOnDisk(t *testing.T, f *fakeSystemd, comp string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(hostprocess.UnitPath(f.root, comp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// The units are replaced and restarted one at a time, etcd first; the
+// old ones are backed up. A second run changes nothing and restarts
+// nothing.
+func TestHostUnitsApply(t *testing.T) {
+	f, s, out := runningOld(t)
+	units := testUnits(t, "new")
+	if err := s.Apply(context.Background(), units); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.restarts(), []string{"etcd.service", "kube-apiserver.service", "kube-controller-manager.service", "kube-scheduler.service"}; !slices.Equal(got, want) {
+		t.Errorf("restarts %q, want %q", got, want)
+	}
+	for _, u := range units {
+		if !bytes.Equal(unitOnDisk(t, f, u.Component), u.Data) || f.program(u.Component) != "/new/"+u.Component {
+			t.Errorf("%s runs %q", u.Component, f.program(u.Component))
+		}
+		old, err := os.ReadFile(filepath.Join(s.BackupDir, u.Component+".service"))
+		if err != nil || !strings.Contains(string(old), "/old/"+u.Component) {
+			t.Errorf("backup of %s: %v %q", u.Component, err, old)
+		}
+	}
+	if !strings.Contains(out.String(), "This node's API server serves again") {
+		t.Errorf("no wait for the API server after etcd:\n%s", out)
+	}
+	f.calls = nil
+	again := &HostUnits{Units: s.Units, BackupDir: s.BackupDir, Timeout: s.Timeout, Interval: s.Interval, Healthy: f.healthy, Out: out}
+	if err := again.Apply(context.Background(), units); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.restarts(); len(r) > 0 || len(again.Changed()) > 0 {
+		t.Errorf("the second run restarted %q, changed %q", r, again.Changed())
+	}
+}
+
+// A unit written by a run that stopped before restarting its service is
+// restarted by the next run.
+func TestHostUnitsApplyAfterCrash(t *testing.T) {
+	f, s, _ := runningOld(t)
+	units := testUnits(t, "new")
+	if _, err := s.Units.Write(hostprocess.KubeScheduler, units[3].Data); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(context.Background(), units); err != nil {
+		t.Fatal(err)
+	}
+	if f.program(hostprocess.KubeScheduler) != "/new/kube-scheduler" {
+		t.Errorf("the scheduler runs %q", f.program(hostprocess.KubeScheduler))
+	}
+}
+
+// A component that does not come back healthy puts back every unit
+// changed so far, newest first, restarts them and fails, naming it;
+// etcd's data hook runs only for the component that failed.
+func TestHostUnitsRollback(t *testing.T) {
+	for name, tc := range map[string]struct {
+		crash bool
+		want  string
+	}{
+		"unhealthy": {want: "not up after"},
+		"crashing":  {crash: true, want: "systemd runs no process for kube-controller-manager.service"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, s, _ := runningOld(t)
+			before := map[string][]byte{}
+			for _, c := range hostprocess.Components() {
+				before[c] = unitOnDisk(t, f, c)
+			}
+			if tc.crash {
+				f.crash["/new/kube-controller-manager"] = true
+			} else {
+				f.sick["/new/kube-controller-manager"] = true
+			}
+			var hooked []string
+			s.OnRollback = func(_ context.Context, c string) error {
+				hooked = append(hooked, c)
+				if f.pids[c] != 0 {
+					t.Errorf("the hook ran while %s runs", c)
+				}
+				return nil
+			}
+			err := s.Apply(context.Background(), testUnits(t, "new"))
+			var ce *ComponentError
+			if !errors.As(err, &ce) || ce.Component != hostprocess.KubeControllerManager || ce.RollbackErr != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "the previous units were restored") {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+			for _, c := range hostprocess.Components() {
+				if !bytes.Equal(unitOnDisk(t, f, c), before[c]) || f.program(c) != "/old/"+c {
+					t.Errorf("%s runs %q after the rollback", c, f.program(c))
+				}
+			}
+			want := []string{"etcd.service", "kube-apiserver.service", "kube-controller-manager.service", "kube-controller-manager.service", "kube-apiserver.service", "etcd.service"}
+			if got := f.restarts(); !slices.Equal(got, want) {
+				t.Errorf("restarts %q, want %q", got, want)
+			}
+			if !slices.Equal(hooked, []string{hostprocess.KubeControllerManager}) {
+				t.Errorf("rollback hook ran for %q", hooked)
+			}
+		})
+	}
+}
+
+// When the previous unit does not come back either, both failures are
+// reported.
+func TestHostUnitsRollbackFails(t *testing.T) {
+	f, s, _ := runningOld(t)
+	f.sick["/new/kube-controller-manager"], f.sick["/old/kube-controller-manager"] = true, true
+	err := s.Apply(context.Background(), testUnits(t, "new"))
+	var ce *ComponentError
+	if !errors.As(err, &ce) || ce.RollbackErr == nil || !strings.Contains(err.Error(), "kube-controller-manager did not come back after its unit was restored") {
+		t.Fatalf("Apply: %v", err)
+	}
+}
