@@ -221,6 +221,8 @@ func TestHostProcessUpgrade(t *testing.T) {
 	if otherKubeadm() {
 		t.Skip("a control plane of host processes is ours only")
 	}
+	// CI does not build the older release (see .ci/run).
+	longTest(t, "3 minutes, and 15 more for the first build of the older release")
 	from, to := requireUpgradeToolchains(t)
 	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
 	oldEtcd, newEtcd := strings.TrimPrefix(testbed.UpgradeFromEtcdVersion, "v"), strings.TrimPrefix(testbed.EtcdVersion, "v")
