@@ -17,12 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/kubeadmbinary"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -264,12 +265,7 @@ func RunCheckpointer(ctx context.Context, o CheckpointerOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", o.Kubeconfig, err)
-	}
-	cfg.Timeout = 5 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
+	client, _, err := apiclient.FromKubeconfig(o.Kubeconfig, 5*time.Second)
 	if err != nil {
 		return err
 	}
@@ -325,7 +321,11 @@ func NodePods(ctx context.Context, c kubernetes.Interface, node string) ([]corev
 // NodeName is the name of the node whose kubelet kubeconfig is at path:
 // the common name of its client certificate is system:node:<name>.
 func NodeName(path string) (string, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	kc, err := kubeconfig.Load(path)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	cfg, err := kubeconfig.RESTConfig(kc, "")
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
