@@ -35,6 +35,13 @@ const (
 	// checkpoint is put in place: longer than the kubelet's first restart
 	// delays (10 s, 20 s) of a DaemonSet Pod that crashed once or twice.
 	DefaultGrace = 30 * time.Second
+	// HandOverWait is how long a component whose checkpoint was just
+	// removed may stay down before the checkpoint is put back (then after
+	// the grace period): the kubelet's longest restart delay (5 min) and a
+	// margin. A DaemonSet Pod that has crashed often waits that long
+	// before its next start; putting the checkpoint back sooner would take
+	// its ports again each time, and it would never start.
+	HandOverWait = 5*time.Minute + 30*time.Second
 	// BinaryHashAnnotation carries the SHA-256 of the kubeadm binary the
 	// checkpointer runs, so a new binary changes the manifest and the
 	// kubelet restarts the Pod.
@@ -119,11 +126,12 @@ func CheckpointerPod(o CheckpointerPodOptions) *corev1.Pod {
 // with a checkpoint it looks, every interval, at two things:
 //
 //   - The checkpoint is not in the manifest folder, and the component's
-//     health endpoint (its static Pod's probe) has not answered for Grace,
-//     or did not answer when the loop started (the node has just booted,
-//     and without an API server the kubelet runs none of its DaemonSet
-//     Pods): the checkpoint is copied into the manifest folder, and the
-//     kubelet runs it as a static Pod.
+//     health endpoint (its static Pod's probe) has not answered for Grace
+//     (for HandOverWait and then Grace after its checkpoint was removed),
+//     or, for the API server, did not answer when the loop started (the
+//     node has just booted, and without an API server the kubelet runs
+//     none of the DaemonSet Pods): the checkpoint is copied into the
+//     manifest folder, and the kubelet runs it as a static Pod.
 //   - The checkpoint is in the manifest folder, the API server answers, and
 //     this node's DaemonSet Pod of the component has had a container
 //     started or ended since the checkpoint was put there: the kubelet
@@ -146,6 +154,11 @@ type CheckpointerLoop struct {
 	Logf    func(format string, args ...any)
 
 	down map[string]time.Time // since when each component has been seen down
+	// handedOver holds when each component's manifest left the manifest
+	// folder (removed here, or by Pivot), until the component answers
+	// again; present which components had one at the last look.
+	handedOver map[string]time.Time
+	present    map[string]bool
 }
 
 // Step looks once and acts (see CheckpointerLoop). Every error is about
@@ -156,7 +169,7 @@ func (l *CheckpointerLoop) Step(ctx context.Context) error {
 	}
 	first := l.down == nil
 	if first {
-		l.down = map[string]time.Time{}
+		l.down, l.handedOver, l.present = map[string]time.Time{}, map[string]time.Time{}, map[string]bool{}
 	}
 	var pods []corev1.Pod
 	var podsErr error
@@ -177,6 +190,7 @@ func (l *CheckpointerLoop) Step(ctx context.Context) error {
 		switch {
 		case err == nil:
 			delete(l.down, comp)
+			l.present[comp] = true
 			if !asked {
 				pods, podsErr = l.Pods(ctx)
 				asked = true
@@ -188,8 +202,12 @@ func (l *CheckpointerLoop) Step(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("removing the checkpoint of %s: %w", comp, err))
 				continue
 			}
+			l.handedOver[comp], l.present[comp] = l.Now(), false
 			l.Logf("the DaemonSet Pod of %s runs on this node again: removed its checkpoint from %s", comp, l.ManifestDir)
 		case errors.Is(err, fs.ErrNotExist):
+			if l.present[comp] {
+				l.handedOver[comp], l.present[comp] = l.Now(), false
+			}
 			pod := &corev1.Pod{}
 			if err := yaml.Unmarshal(data, pod); err != nil {
 				errs = append(errs, fmt.Errorf("reading the checkpoint of %s: %w", comp, err))
@@ -197,15 +215,19 @@ func (l *CheckpointerLoop) Step(ctx context.Context) error {
 			}
 			if err := l.Healthy(ctx, pod); err == nil {
 				delete(l.down, comp)
+				delete(l.handedOver, comp)
 				continue
 			}
 			now := l.Now()
+			if h, ok := l.handedOver[comp]; ok && now.Sub(h) < HandOverWait {
+				continue
+			}
 			since, seen := l.down[comp]
 			if !seen {
 				l.down[comp] = now
 				since = now
 			}
-			if !first && now.Sub(since) < l.Grace {
+			if !(first && comp == staticpod.KubeAPIServer) && now.Sub(since) < l.Grace {
 				continue
 			}
 			if err := atomicfile.Write(active, data, staticpod.FileMode); err != nil {

@@ -243,7 +243,9 @@ func (f *loopFixture) active(comp string) bool {
 // needs its checkpoint.
 func TestCheckpointerAfterBoot(t *testing.T) {
 	f := newLoopFixture(t)
-	f.down[staticpod.KubeAPIServer] = true
+	for _, comp := range Components() {
+		f.down[comp] = true
+	}
 	f.apiDown = true
 	f.step(t)
 	if !f.active(staticpod.KubeAPIServer) || f.active(staticpod.KubeScheduler) || f.active(staticpod.KubeControllerManager) {
@@ -258,7 +260,12 @@ func TestCheckpointerAfterBoot(t *testing.T) {
 	}
 	// The checkpoint runs; the API server answers; the DaemonSet Pod's
 	// status is still the one from before the restart.
-	f.down[staticpod.KubeAPIServer], f.apiDown = false, false
+	// The controller manager's and scheduler's DaemonSet Pods run as soon
+	// as the API server answers.
+	for _, comp := range Components() {
+		f.down[comp] = false
+	}
+	f.apiDown = false
 	f.pods = []corev1.Pod{dsPod(staticpod.KubeAPIServer, st.ModTime().Add(-time.Hour))}
 	f.step(t)
 	if !f.active(staticpod.KubeAPIServer) {
@@ -271,6 +278,22 @@ func TestCheckpointerAfterBoot(t *testing.T) {
 	}
 	if len(f.logs) != 2 {
 		t.Errorf("logs: %q", f.logs)
+	}
+	// The DaemonSet Pod waits out the kubelet's restart delay, which may
+	// be long after many crashes: the checkpoint is not put back meanwhile.
+	f.down[staticpod.KubeAPIServer] = true
+	f.step(t)
+	f.now = f.now.Add(HandOverWait - time.Second)
+	f.step(t)
+	if f.active(staticpod.KubeAPIServer) {
+		t.Fatal("the checkpoint was put back while the DaemonSet Pod may still be waiting to restart")
+	}
+	f.now = f.now.Add(2 * time.Second)
+	f.step(t)
+	f.now = f.now.Add(f.loop.Grace)
+	f.step(t)
+	if !f.active(staticpod.KubeAPIServer) {
+		t.Fatal("the checkpoint was not put back after the hand-over wait and the grace period")
 	}
 }
 
@@ -356,5 +379,27 @@ func TestPivotRefusesSeveralControlPlaneNodes(t *testing.T) {
 	}
 	if recorded {
 		t.Error("the mode was recorded in kubeadm-config")
+	}
+}
+
+// TestCheckpointerAfterPivot: a manifest that Pivot removed counts as
+// handed over: the component, down while its DaemonSet Pod waits to
+// restart, gets no checkpoint within the hand-over wait.
+func TestCheckpointerAfterPivot(t *testing.T) {
+	f := newLoopFixture(t)
+	manifest := staticpod.ManifestPath(f.manifests, staticpod.KubeScheduler)
+	if err := os.WriteFile(manifest, staticManifest(t, staticpod.KubeScheduler), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.step(t)
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	f.down[staticpod.KubeScheduler] = true
+	f.step(t)
+	f.now = f.now.Add(time.Minute)
+	f.step(t)
+	if f.active(staticpod.KubeScheduler) {
+		t.Error("the scheduler's checkpoint was put in place right after the pivot removed its manifest")
 	}
 }
