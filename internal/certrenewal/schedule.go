@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
@@ -228,15 +227,7 @@ func (s Schedule) Enabled(ctx context.Context) bool {
 
 // run runs a command of the init system, its output in the error.
 func run(ctx context.Context, h kubelet.Host, argv []string) error {
-	out, err := h.Run(ctx, argv[0], argv[1:]...)
-	if err == nil {
-		return nil
-	}
-	msg := strings.Join(strings.Fields(string(out)), " ")
-	if msg != "" {
-		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, msg)
-	}
-	return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	return kubelet.Command(ctx, h, argv[0], argv[1:]...)
 }
 
 // KubeadmPath is the kubeadm binary the schedule runs: the one on PATH

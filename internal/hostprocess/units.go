@@ -9,27 +9,20 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 )
 
 // UnitMode is the mode of a unit file: it holds no secret, and systemd
 // warns about units others may write.
 const UnitMode os.FileMode = 0o644
 
-// Runner runs a program and returns its combined output; a program that
-// ran and failed gives an error with an ExitCode() int method
-// (kubelet.OSHost is one).
-type Runner interface {
-	Run(ctx context.Context, name string, args ...string) ([]byte, error)
-}
-
 // Units drives the units of a node through systemctl. Every method
 // inspects the unit files first, so each can run any number of times.
 type Units struct {
-	Host Runner
+	Host kubelet.Runner
 	// Root prefixes UnitDir ("" is /); systemctl is told unit names only.
 	Root string
 	// Out receives progress lines.
@@ -135,13 +128,5 @@ func (u Units) Remove(ctx context.Context) error {
 
 // systemctl runs systemctl, its output folded into the error.
 func (u Units) systemctl(ctx context.Context, args ...string) error {
-	out, err := u.Host.Run(ctx, "systemctl", args...)
-	if err == nil {
-		return nil
-	}
-	msg := strings.Join(strings.Fields(string(out)), " ")
-	if msg != "" {
-		return fmt.Errorf("systemctl %s: %w: %s", strings.Join(args, " "), err, msg)
-	}
-	return fmt.Errorf("systemctl %s: %w", strings.Join(args, " "), err)
+	return kubelet.Command(ctx, u.Host, "systemctl", args...)
 }

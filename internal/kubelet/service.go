@@ -41,10 +41,29 @@ var errNoInitSystem = errors.New("no supported init system (systemd or OpenRC) i
 type Host interface {
 	// Exists reports whether path exists.
 	Exists(path string) bool
+	Runner
+}
+
+// Runner runs commands on the machine.
+type Runner interface {
 	// Run runs a command and returns its combined output. When the command
 	// ran and failed, the error has an ExitCode() int method, as
 	// *exec.ExitError has.
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// Command runs name on h and returns nil, or an error that names the
+// command line and holds its output on one line.
+func Command(ctx context.Context, h Runner, name string, args ...string) error {
+	out, err := h.Run(ctx, name, args...)
+	if err == nil {
+		return nil
+	}
+	line := strings.Join(append([]string{name}, args...), " ")
+	if msg := strings.Join(strings.Fields(string(out)), " "); msg != "" {
+		return fmt.Errorf("%s: %w: %s", line, err, msg)
+	}
+	return fmt.Errorf("%s: %w", line, err)
 }
 
 // OSHost is the real machine.

@@ -330,3 +330,25 @@ func TestOSHostExitCode(t *testing.T) {
 		t.Error("Exists is wrong")
 	}
 }
+
+func TestCommand(t *testing.T) {
+	h := &fakeHost{results: map[string]result{
+		"systemctl start a": {out: "Job failed.\n  See the journal.\n", err: exitError(1)},
+		"systemctl start b": {err: exitError(5)},
+	}}
+	ctx := context.Background()
+	if err := Command(ctx, h, "systemctl", "stop", "a"); err != nil {
+		t.Errorf("a command that succeeds: %v", err)
+	}
+	err := Command(ctx, h, "systemctl", "start", "a")
+	if want := "systemctl start a: exit status 1: Job failed. See the journal."; err == nil || err.Error() != want {
+		t.Errorf("failure with output = %v, want %q", err, want)
+	}
+	var code interface{ ExitCode() int }
+	if !errors.As(err, &code) || code.ExitCode() != 1 {
+		t.Errorf("the exit code is lost from %v", err)
+	}
+	if err := Command(ctx, h, "systemctl", "start", "b"); err == nil || err.Error() != "systemctl start b: exit status 5" {
+		t.Errorf("failure without output = %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -771,8 +772,18 @@ func upgradeState(t *testing.T, n *testbed.Node) map[string]string {
 	s["coredns"] = kubectl(t, n, "-n", "kube-system", "get", "deployment", "coredns", "-o", "jsonpath={.spec.template.spec.containers[*].image}")
 	s["kube-proxy ConfigMap"] = kubectl(t, n, "-n", "kube-system", "get", "configmap", "kube-proxy", "-o", "jsonpath={.data}")
 	for name, digest := range treeDigest(t, n.HostPath("/etc/kubernetes/pki")) {
-		if !strings.HasSuffix(name, ".crt") {
-			s["pki/"+name] = digest // keys: never replaced by an upgrade
+		switch {
+		case strings.HasSuffix(name, ".key") && !isCAKey(name):
+			// Every renewal makes a new key (as upstream's does): what
+			// must hold is that the key is its certificate's.
+			crt := n.HostPath("/etc/kubernetes/pki/" + strings.TrimSuffix(name, ".key") + ".crt")
+			if _, err := tls.LoadX509KeyPair(crt, n.HostPath("/etc/kubernetes/pki/"+name)); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			s["pki/"+name] = "the key of its certificate"
+			continue
+		case !strings.HasSuffix(name, ".crt"):
+			s["pki/"+name] = digest // the CAs' and service accounts' keys: never replaced by an upgrade
 			continue
 		}
 		s["pki/"+name] = certSummary(t, readFile(t, n.HostPath("/etc/kubernetes/pki/"+name)))
@@ -796,9 +807,20 @@ func upgradeState(t *testing.T, n *testbed.Node) map[string]string {
 	return s
 }
 
+// isCAKey says whether name, relative to the pki folder, is the key of a
+// CA or of the service accounts, which no upgrade replaces.
+func isCAKey(name string) bool {
+	switch name {
+	case "ca.key", "front-proxy-ca.key", "etcd/ca.key", "sa.key":
+		return true
+	}
+	return false
+}
+
 // certSummary is what a PEM certificate says, without what a renewal
-// changes (serial, dates): subject, issuer, names, usages, the digest of
-// its public key, and whether it is valid now and for most of a year.
+// changes (serial, dates, a leaf's key): subject, issuer, names, usages,
+// a CA's public key digest, and whether it is valid now and for most of a
+// year.
 func certSummary(t *testing.T, data string) string {
 	t.Helper()
 	b, _ := pem.Decode([]byte(data))
@@ -809,10 +831,14 @@ func certSummary(t *testing.T, data string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	key := "renewed"
+	if c.IsCA {
+		d := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+		key = fmt.Sprintf("%x", d[:8])
+	}
 	now := time.Now()
-	return fmt.Sprintf("subject=%s issuer=%s dns=%v ips=%v usage=%v ext=%v ca=%v key=%x valid=%v",
-		c.Subject, c.Issuer, c.DNSNames, c.IPAddresses, c.KeyUsage, c.ExtKeyUsage, c.IsCA, key[:8],
+	return fmt.Sprintf("subject=%s issuer=%s dns=%v ips=%v usage=%v ext=%v ca=%v key=%s valid=%v",
+		c.Subject, c.Issuer, c.DNSNames, c.IPAddresses, c.KeyUsage, c.ExtKeyUsage, c.IsCA, key,
 		c.NotBefore.Before(now) && c.NotAfter.After(now.AddDate(0, 11, 0)))
 }
 

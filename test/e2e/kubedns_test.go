@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +18,11 @@ import (
 // through it. With KUBEADM_E2E_FULL=1 (it takes two more minutes), while
 // that Pod keeps resolving, it switches the running cluster to CoreDNS and
 // back to kube-dns the day-2 way (the gate changed in kubeadm-config, then
-// the upgrade's addon phase), counting the failed lookups; the kube-dns
-// Service and its cluster IP stay throughout. Last, reset leaves both
+// the upgrade's addon phase; the switch back killed half-way and run
+// again), counting the failed lookups; the kube-dns Service and its
+// cluster IP stay throughout; then to CoreDNS once more,
+// with stub domains and upstream servers in kube-dns's ConfigMap, which
+// CoreDNS's Corefile must carry on. Last, reset leaves both
 // nodes' folders as they were.
 func TestKubeDNS(t *testing.T) {
 	if otherKubeadm() {
@@ -101,11 +105,18 @@ func TestKubeDNS(t *testing.T) {
 
 	t.Run("switched to CoreDNS and back while a Pod resolves", func(t *testing.T) {
 		longTest(t, "2 min")
-		for _, step := range []struct{ to, deployment, gone string }{
-			{"CoreDNS", "coredns", "kube-dns"},
-			{"kube-dns", "kube-dns", "coredns"},
+		for _, step := range []struct{ to, deployment, gone, killAt string }{
+			{"CoreDNS", "coredns", "kube-dns", ""},
+			// Killed with the Service narrowed to the new Pods: run
+			// again, the switch must finish, still without a failed
+			// lookup.
+			{"kube-dns", "kube-dns", "coredns", "the kube-dns Service now selects only them"},
 		} {
 			setCoreDNSGate(t, n1, step.to == "CoreDNS")
+			if step.killAt != "" {
+				out := killAt(t, n1, step.killAt, "kubeadm", "upgrade", "node", "phase", "addon", "coredns")
+				t.Logf("switch to %s killed at %q:\n%s", step.to, step.killAt, tail(out, 5))
+			}
 			r := run(t, n1, "kubeadm", "upgrade", "node", "phase", "addon", "coredns")
 			t.Logf("switch to %s: %v\n%s%s", step.to, r.Took.Round(time.Millisecond), r.Stdout, r.Stderr)
 			if r.Code != 0 {
@@ -143,6 +154,32 @@ func TestKubeDNS(t *testing.T) {
 		if failed > 0 || ok < 50 {
 			t.Errorf("resolver: %d ok, %d failed:\n%s", ok, failed, strings.Join(failures, "\n"))
 		}
+	})
+
+	t.Run("kube-dns's stub domains and upstream servers go on in CoreDNS", func(t *testing.T) {
+		longTest(t, "1 min")
+		// Nobody queries these: the point is that CoreDNS takes the
+		// Corefile they make and serves.
+		patch := `{"data":{"stubDomains":"{\"stub.example\": [\"192.0.2.53\"]}","upstreamNameservers":"[\"192.0.2.54\"]"}}`
+		kubectl(t, n1, "-n", "kube-system", "patch", "configmap", "kube-dns", "--type=merge", "-p", patch)
+		setCoreDNSGate(t, n1, true)
+		if r := run(t, n1, "kubeadm", "upgrade", "node", "phase", "addon", "coredns"); r.Code != 0 {
+			t.Fatalf("switch to CoreDNS: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		available(t, n1, "coredns", time.Minute)
+		corefile := kubectl(t, n1, "-n", "kube-system", "get", "configmap", "coredns", "-o", "jsonpath={.data.Corefile}")
+		for _, want := range []string{"forward . 192.0.2.54\n", "stub.example:53 {\n", "forward . 192.0.2.53\n"} {
+			if !strings.Contains(corefile, want) {
+				t.Errorf("CoreDNS's Corefile lacks %q:\n%s", want, corefile)
+			}
+		}
+		eventually(t, time.Minute, "the resolver resolves through CoreDNS", func() error {
+			r := kubectlTry(t, n1, "logs", "resolver", "--tail=1")
+			if r.err == nil && !strings.Contains(r.out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
+				return fmt.Errorf("last lookup: %s", r.out)
+			}
+			return r.err
+		})
 	})
 
 	t.Run("reset leaves the nodes as before", func(t *testing.T) {

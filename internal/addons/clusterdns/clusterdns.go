@@ -151,6 +151,7 @@ func Install(ctx context.Context, cs kubernetes.Interface, target Addon, others 
 	if err != nil {
 		return fmt.Errorf("%s did not become ready (%s keeps serving): %w", target.Name, strings.Join(names, ", "), err)
 	}
+	fmt.Fprintf(o.Out, "[addons] Every %s Pod is ready; the %s Service now selects only them\n", target.Name, ServiceName)
 	narrowed := target.Service.DeepCopy()
 	narrowed.Spec.Selector = map[string]string{LabelKey: LabelValue, templateHashLabel: hash}
 	if err := apiclient.ReplaceService(ctx, cs, narrowed); err != nil {
@@ -165,6 +166,7 @@ func Install(ctx context.Context, cs kubernetes.Interface, target Addon, others 
 	if err := o.Sleep(ctx, o.Settle); err != nil {
 		return err
 	}
+	fmt.Fprintf(o.Out, "[addons] Deleting the Deployment of %s\n", strings.Join(names, ", "))
 	if err := deleteDeployments(ctx, cs, old); err != nil {
 		return err
 	}

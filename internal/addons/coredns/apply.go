@@ -19,7 +19,9 @@ import (
 // order: ConfigMap, ClusterRole, ClusterRoleBinding, ServiceAccount,
 // Deployment, Service). Two things already in the cluster
 // are kept: a Corefile someone changed (see customized; the default one of
-// an older release is not told apart from a user's), and the replica count
+// an older release is not told apart from a user's) or, while the kube-dns
+// Deployment still runs (a switch from kube-dns), what kube-dns's
+// ConfigMap sets (see FromKubeDNS), and the replica count
 // of the DNS Deployment found (see addons.KeptReplicas), unless a's PatchDeployment sets another. A
 // nil a.Service is left out (see internal/addons/clusterdns, which
 // switches the Service itself). a is not modified.
@@ -28,10 +30,21 @@ import (
 func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 	// What is kept from the cluster: both reads together.
 	var (
-		existing *corev1.ConfigMap
-		list     *appsv1.DeploymentList
+		existing, kubeDNS *corev1.ConfigMap
+		list              *appsv1.DeploymentList
 	)
 	err := apiclient.FirstError(apiclient.Together(cs,
+		func() error {
+			var err error
+			kubeDNS, err = cs.CoreV1().ConfigMaps(Namespace).Get(ctx, KubeDNSName, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				kubeDNS = nil
+			case err != nil:
+				return fmt.Errorf("reading ConfigMap %s/%s: %w", Namespace, KubeDNSName, err)
+			}
+			return nil
+		},
 		func() error {
 			var err error
 			existing, err = cs.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
@@ -56,9 +69,17 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 		return err
 	}
 	cm := a.ConfigMap.DeepCopy()
-	if existing != nil {
-		if old := existing.Data[CorefileKey]; customized(old, a.dnsDomain) {
-			cm.Data[CorefileKey] = old
+	switch {
+	case existing != nil && customized(existing.Data[CorefileKey], a.dnsDomain):
+		cm.Data[CorefileKey] = existing.Data[CorefileKey]
+	case kubeDNS != nil && runs(list.Items, KubeDNSName):
+		// Taking over from kube-dns: its configuration goes on.
+		corefile, ok, err := FromKubeDNS(a.dnsDomain, kubeDNS.Data)
+		if err != nil {
+			return fmt.Errorf("translating kube-dns's configuration for CoreDNS: %w", err)
+		}
+		if ok {
+			cm.Data[CorefileKey] = corefile
 		}
 	}
 
@@ -93,4 +114,14 @@ func Apply(ctx context.Context, cs kubernetes.Interface, a *Addon) error {
 		}})
 	}
 	return apiclient.WriteTogether(cs, "creating or updating", steps...)
+}
+
+// runs reports whether a Deployment of that name is among list.
+func runs(list []appsv1.Deployment, name string) bool {
+	for _, d := range list {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
 }

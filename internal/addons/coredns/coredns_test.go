@@ -162,6 +162,29 @@ func TestApply(t *testing.T) {
 			wantReplicas: 5,
 		},
 		{
+			name: "taking over from kube-dns: its stub domains and upstream servers",
+			existing: []corev1.ConfigMap{
+				*configMap(a.ConfigMap.Data[CorefileKey]),
+				kubeDNSConfigMap(`{"corp.example": ["10.0.0.53", "10.0.0.54:5353"]}`, `["192.0.2.1"]`),
+			},
+			deployments:  []appsv1.Deployment{kubeDNSDeployment()},
+			wantCorefile: strings.Replace(a.ConfigMap.Data[CorefileKey], "forward . /etc/resolv.conf", "forward . 192.0.2.1", 1) + "corp.example:53 {\n    errors\n    cache 30\n    loop\n    forward . 10.0.0.53 10.0.0.54:5353\n}\n",
+			wantReplicas: DefaultReplicas,
+		},
+		{
+			name:         "kube-dns's ConfigMap left behind once kube-dns is gone is not read",
+			existing:     []corev1.ConfigMap{kubeDNSConfigMap(`{"corp.example": ["10.0.0.53"]}`, "")},
+			wantCorefile: a.ConfigMap.Data[CorefileKey],
+			wantReplicas: DefaultReplicas,
+		},
+		{
+			name:         "a customized Corefile wins over kube-dns's configuration",
+			existing:     []corev1.ConfigMap{*configMap(custom), kubeDNSConfigMap(`{"corp.example": ["10.0.0.53"]}`, "")},
+			deployments:  []appsv1.Deployment{kubeDNSDeployment()},
+			wantCorefile: custom,
+			wantReplicas: DefaultReplicas,
+		},
+		{
 			name:         "a Corefile without server block is replaced",
 			existing:     []corev1.ConfigMap{*configMap("# custom\n")},
 			wantCorefile: a.ConfigMap.Data[CorefileKey],
@@ -225,6 +248,68 @@ func TestApply(t *testing.T) {
 				if err := get(); err != nil {
 					t.Error(err)
 				}
+			}
+		})
+	}
+}
+
+func kubeDNSConfigMap(stubDomains, upstreams string) corev1.ConfigMap {
+	data := map[string]string{}
+	if stubDomains != "" {
+		data["stubDomains"] = stubDomains
+	}
+	if upstreams != "" {
+		data["upstreamNameservers"] = upstreams
+	}
+	return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: KubeDNSName, Namespace: Namespace}, Data: data}
+}
+
+func kubeDNSDeployment() appsv1.Deployment {
+	return appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: KubeDNSName, Namespace: Namespace, Labels: map[string]string{LabelKey: LabelValue}}}
+}
+
+// TestFromKubeDNS: what kube-dns's ConfigMap may hold, translated or
+// refused with the key named; nothing unchecked reaches the Corefile.
+func TestFromKubeDNS(t *testing.T) {
+	def := Corefile("cluster.local")
+	tests := []struct {
+		name    string
+		data    map[string]string
+		want    string // "" with ok false
+		wantErr string
+	}{
+		{name: "empty", data: nil},
+		{name: "empty values", data: map[string]string{"stubDomains": " ", "upstreamNameservers": ""}},
+		{name: "empty JSON", data: map[string]string{"stubDomains": "{}", "upstreamNameservers": "[]"}},
+		{
+			name: "two domains, sorted, trailing dot dropped, IPv6",
+			data: map[string]string{"stubDomains": `{"z.example.": ["fd00::53"], "a.example": ["[fd00::54]:5353"]}`},
+			want: def + "a.example:53 {\n    errors\n    cache 30\n    loop\n    forward . [fd00::54]:5353\n}\n" +
+				"z.example:53 {\n    errors\n    cache 30\n    loop\n    forward . fd00::53\n}\n",
+		},
+		{
+			name: "upstreams only",
+			data: map[string]string{"upstreamNameservers": `["8.8.8.8", "8.8.4.4"]`},
+			want: strings.Replace(def, "forward . /etc/resolv.conf", "forward . 8.8.8.8 8.8.4.4", 1),
+		},
+		{name: "bad JSON", data: map[string]string{"stubDomains": `{"a": `}, wantErr: "key stubDomains"},
+		{name: "bad upstream", data: map[string]string{"upstreamNameservers": `["dns.example"]`}, wantErr: "key upstreamNameservers[0]"},
+		{name: "domain injecting a block", data: map[string]string{"stubDomains": `{"a {\n}\nb": ["10.0.0.1"]}`}, wantErr: "not a DNS name"},
+		{name: "server injecting", data: map[string]string{"stubDomains": `{"a.example": ["10.0.0.1\n}"]}`}, wantErr: `domain "a.example"`},
+		{name: "domain without server", data: map[string]string{"stubDomains": `{"a.example": []}`}, wantErr: "no name server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok, err := FromKubeDNS("cluster.local", tt.data)
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "kube-system/kube-dns") {
+					t.Fatalf("error %v, want one naming kube-system/kube-dns and %q", err, tt.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case ok != (tt.want != "") || got != tt.want:
+				t.Errorf("FromKubeDNS = %v\n%s\nwant:\n%s", ok, got, tt.want)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ func HostProcesses(d *Data) bool { return hostprocess.Enabled(d.Cfg.FeatureGates
 
 // units drives the node's units (those under SystemRoot).
 func units(d *Data) hostprocess.Units {
-	var host hostprocess.Runner = kubelet.OSHost{}
+	var host kubelet.Runner = kubelet.OSHost{}
 	if d.InitSystem != nil {
 		host = d.InitSystem
 	}
