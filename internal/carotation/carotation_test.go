@@ -13,7 +13,9 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
@@ -29,13 +31,14 @@ func TestPrepare(t *testing.T) {
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, pki.Options{Now: testNow}, true, &out); err != nil {
 		t.Fatal(err)
 	}
-	if got := changed(before, pkitest.Files(t, l.CertDir)); len(got) > 0 || !strings.Contains(out.String(), "Would make a new Kubernetes cluster CA") {
+	if got := changed(before, pkitest.Files(t, l.CertDir)); len(got) > 0 || !strings.Contains(out.String(), "Would make a new Kubernetes cluster CA") ||
+		!strings.Contains(out.String(), "Would make a new service-account signing key in "+filepath.Join(l.CertDir, "rotate-ca/sa.key")) {
 		t.Fatalf("dry run changed %v\n%s", got, out.String())
 	}
 	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &out); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"rotate-ca/ca.crt", "rotate-ca/ca.key", "rotate-ca/etcd/ca.crt", "rotate-ca/etcd/ca.key", "rotate-ca/front-proxy-ca.crt", "rotate-ca/front-proxy-ca.key"}
+	want := []string{"rotate-ca/ca.crt", "rotate-ca/ca.key", "rotate-ca/etcd/ca.crt", "rotate-ca/etcd/ca.key", "rotate-ca/front-proxy-ca.crt", "rotate-ca/front-proxy-ca.key", "rotate-ca/sa.key"}
 	if got := changed(before, pkitest.Files(t, l.CertDir)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("changed %v, want %v", got, want)
 	}
@@ -53,6 +56,16 @@ func TestPrepare(t *testing.T) {
 		if err := s.Next.CheckSignatureFrom(s.Next); err != nil {
 			t.Errorf("%s: not self-signed: %v", ca.Name, err)
 		}
+	}
+	sa, err := ReadSA(l.CertDir)
+	if err != nil || sa.Next == nil || pki.PublicKeysEqual(sa.Next.Public(), sa.Key.Public()) {
+		t.Fatalf("new service-account key: %v", err)
+	}
+	if alg, _ := pki.KeyAlgorithmOf(sa.Next.Public()); alg != "ECDSA-P256" {
+		t.Errorf("new service-account key %s", alg)
+	}
+	if fi, err := os.Stat(sa.NextPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v %v", sa.NextPath, fi.Mode(), err)
 	}
 	// Again: nothing changes.
 	done := pkitest.Files(t, l.CertDir)
@@ -117,7 +130,8 @@ func TestTrustControlPlane(t *testing.T) {
 	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 || len(comps.log) > 0 {
 		t.Fatalf("dry run changed %v, restarted %v", got, comps.log)
 	}
-	for _, want := range []string{"Would write " + pki.CertPath(l.CertDir, "ca") + " (trust bundle of the Kubernetes cluster CA)", "Would restart kube-controller-manager", "Would restart kubelet"} {
+	for _, want := range []string{"Would write " + pki.CertPath(l.CertDir, "ca") + " (trust bundle of the Kubernetes cluster CA)", "Would restart kube-controller-manager", "Would restart kubelet",
+		"Would write " + filepath.Join(l.CertDir, "sa.pub") + " (the service-account public keys: the current and the new one)", "Would restart kube-apiserver"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run did not say %q:\n%s", want, out.String())
 		}
@@ -127,7 +141,7 @@ func TestTrustControlPlane(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	wantChanged := []string{"admin.conf", "controller-manager.conf", "kubelet.conf", "manifests/kube-controller-manager.yaml",
-		"pki/ca.crt", "pki/etcd/ca.crt", "pki/front-proxy-ca.crt", "pki/rotate-ca/signer.crt", "pki/rotate-ca/signer.key", "scheduler.conf", "super-admin.conf"}
+		"pki/ca.crt", "pki/etcd/ca.crt", "pki/front-proxy-ca.crt", "pki/rotate-ca/signer.crt", "pki/rotate-ca/signer.key", "pki/sa.pub", "scheduler.conf", "super-admin.conf"}
 	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); !reflect.DeepEqual(got, wantChanged) {
 		t.Errorf("changed %v\nwant    %v", got, wantChanged)
 	}
@@ -155,8 +169,15 @@ func TestTrustControlPlane(t *testing.T) {
 	if string(m) != wantManifest {
 		t.Errorf("manifest:\n%s", m)
 	}
-	// etcd first, then the API server (etcd/ca.crt), each healthy before
-	// the next; then the API server's clients.
+	sa, _ := ReadSA(l.CertDir)
+	if len(sa.Accepted) != 2 || !pki.PublicKeysEqual(sa.Accepted[0], sa.Key.Public()) || !pki.PublicKeysEqual(sa.Accepted[1], sa.Next.Public()) {
+		t.Errorf("sa.pub lists %d keys, want the current then the new one", len(sa.Accepted))
+	}
+	if fi, _ := os.Stat(sa.PubPath); fi.Mode().Perm() != 0o600 {
+		t.Errorf("sa.pub mode %v", fi.Mode())
+	}
+	// etcd first, then the API server (etcd/ca.crt and sa.pub: once),
+	// each healthy before the next; then the API server's clients.
 	if want := []string{"restart etcd", "restart kube-apiserver", "replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
@@ -242,7 +263,8 @@ func TestTrustNeedsPrepare(t *testing.T) {
 }
 
 // With an external etcd kubeadm holds no etcd CA key: prepare makes no
-// new etcd CA, and trust leaves etcd/ca.crt, etcd and the API server alone.
+// new etcd CA, and trust leaves etcd/ca.crt and etcd alone; the API
+// server restarts for sa.pub alone.
 func TestTrustExternalEtcd(t *testing.T) {
 	cfg, l := testNode(t)
 	cfg.Etcd = kubeadm.Etcd{External: &kubeadm.ExternalEtcd{Endpoints: []string{"https://etcd:2379"}}}
@@ -265,7 +287,7 @@ func TestTrustExternalEtcd(t *testing.T) {
 	if after, _ := os.ReadFile(pki.CertPath(l.CertDir, "etcd/ca")); !bytes.Equal(before, after) {
 		t.Error("trust changed etcd/ca.crt")
 	}
-	if want := []string{"replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+	if want := []string{"restart kube-apiserver", "replaced kube-controller-manager c1", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
 	}
 }
@@ -399,6 +421,7 @@ func TestStatus(t *testing.T) {
 		"ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf",
 		"front-proxy-ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: front-proxy-client",
 		"etcd-ca: the old CA signs, the new CA is not trusted yet (phase trust); signed by the new CA: none; by the old CA: apiserver-etcd-client, etcd-healthcheck-client, etcd-peer, etcd-server",
+		"sa: the old key signs, the new key is not accepted yet (phase trust)",
 	}
 	if got := Status(nil, l.CertDir, l.KubernetesDir); !reflect.DeepEqual(got, want) {
 		t.Errorf("after prepare:\n%q\nwant\n%q", got, want)
@@ -407,14 +430,85 @@ func TestStatus(t *testing.T) {
 	if err := p.Trust(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := Status(nil, p.CertDir, p.KubernetesDir); len(got) != 3 || !strings.HasPrefix(got[0], "ca: the old CA signs, both are trusted; signed by the new CA: none; by the old CA: admin.conf,") {
+	if got := Status(nil, p.CertDir, p.KubernetesDir); len(got) != 4 || !strings.HasPrefix(got[0], "ca: the old CA signs, both are trusted; signed by the new CA: none; by the old CA: admin.conf,") ||
+		got[3] != "sa: the old key signs, both are accepted" {
 		t.Errorf("after trust: %q", got)
 	}
 	// With an external etcd, kubeadm holds no etcd CA key: it is not
 	// rotated, nor reported.
 	external := &cfg.ClusterConfiguration
 	external.Etcd = kubeadm.Etcd{External: &kubeadm.ExternalEtcd{Endpoints: []string{"https://etcd:2379"}}}
-	if got := Status(external, l.CertDir, l.KubernetesDir); len(got) != 2 {
+	if got := Status(external, l.CertDir, l.KubernetesDir); len(got) != 3 {
 		t.Errorf("external etcd: %q", got)
+	}
+}
+
+// Trust restarts the Pods of kube-proxy and CoreDNS once the cluster
+// trusts the new CA, and waits for their rollout; a second run restarts
+// nothing. An addon that is not there is skipped.
+func TestTrustRestartsCAClients(t *testing.T) {
+	l, fc, _, p, out := trustNode(t)
+	ctx := context.Background()
+	cs := fc.client.(*fake.Clientset)
+	two := int32(2)
+	cs.AppsV1().DaemonSets("kube-system").Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, UpdatedNumberScheduled: 2, NumberAvailable: 2}}, metav1.CreateOptions{})
+	cs.AppsV1().Deployments("kube-system").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"},
+		Spec: appsv1.DeploymentSpec{Replicas: &two}, Status: appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}}, metav1.CreateOptions{})
+
+	p.DryRun = true
+	if err := p.Trust(ctx); err != nil || !strings.Contains(out.String(), "Would then restart the Pods of kube-proxy and the cluster DNS") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	p.DryRun = false
+	if err := p.Trust(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	next, _ := ReadCA(l.CertDir, Rotated(nil)[0])
+	want := bootstraptoken.CACertHash(next.Next)
+	ds, _ := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kube-proxy", metav1.GetOptions{})
+	d, _ := cs.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+	if ds.Spec.Template.Annotations[RestartedForAnnotation] != want || d.Spec.Template.Annotations[RestartedForAnnotation] != want {
+		t.Errorf("Pod templates: %v %v", ds.Spec.Template.Annotations, d.Spec.Template.Annotations)
+	}
+	for _, s := range []string{"Restarting the Pods of DaemonSet kube-system/kube-proxy", "Restarting the Pods of Deployment kube-system/coredns"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("did not say %q:\n%s", s, out)
+		}
+	}
+	cs.ClearActions()
+	if err := p.Trust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource != "nodes" {
+			t.Errorf("second run: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+}
+
+// A rollout that does not complete fails trust, naming the addon; a run
+// again does not restart the Pods again.
+func TestTrustWaitsForCAClients(t *testing.T) {
+	_, fc, _, p, _ := trustNode(t)
+	ctx := context.Background()
+	cs := fc.client.(*fake.Clientset)
+	two := int32(2)
+	cs.AppsV1().Deployments("kube-system").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"},
+		Spec: appsv1.DeploymentSpec{Replicas: &two}, Status: appsv1.DeploymentStatus{Replicas: 3, UpdatedReplicas: 1, AvailableReplicas: 2}}, metav1.CreateOptions{})
+	// Unavailable before: restarted, not waited for.
+	cs.AppsV1().DaemonSets("kube-system").Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2}}, metav1.CreateOptions{})
+	p.Timeout = 200e6
+	err := p.Trust(ctx)
+	if err == nil || !strings.Contains(err.Error(), "the Pods of Deployment kube-system/coredns were not restarted within") {
+		t.Fatalf("got %v", err)
+	}
+	cs.ClearActions()
+	p.Trust(ctx)
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "deployments" {
+			t.Errorf("run again restarted the Deployment again")
+		}
 	}
 }

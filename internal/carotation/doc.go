@@ -1,8 +1,9 @@
 // Package carotation holds the rotation of a cluster's certificate
-// authorities (kubeadm certs rotate-ca): the new CAs staged beside the
-// current ones, and the trust bundles that make every component, kubeconfig
-// file and published ConfigMap of a node trust the current and the new CA
-// at once, before anything is signed by the new one.
+// authorities and service-account key (kubeadm certs rotate-ca): the new
+// CAs and key staged beside the current ones, and the trust bundles that
+// make every component, kubeconfig file and published ConfigMap of a node
+// trust the current and the new CA (and the API server accept tokens of
+// both keys) at once, before anything is signed by the new one.
 //
 // Every step inspects the files and the API server, and changes only what
 // is not yet as wanted: run again, it changes nothing; killed half-way, the

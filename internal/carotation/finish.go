@@ -2,6 +2,7 @@ package carotation
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,12 +33,15 @@ func orNobody(component string) string {
 //
 //  1. it refuses while a certificate of this node, or a Node's kubelet
 //     client certificate (KubeletClientCAAnnotation), is not of the new
-//     CA yet;
+//     CA yet, and until ServiceAccountKeyGrace has passed since the new
+//     service-account key began to sign, unless DropOldServiceAccountKey;
 //  2. ca.crt, front-proxy-ca.crt, etcd/ca.crt and the kubeconfig files
-//     trust the new CA alone; the controller manager's manifest names
-//     ca.crt and ca.key again, as init writes it; etcd, the API server
-//     (both on the new etcd CA's certificates since sign), the controller
-//     manager, the scheduler and the kubelet restart one at a time;
+//     trust the new CA alone, sa.pub lists the new service-account key
+//     alone; the controller manager's manifest names ca.crt and ca.key
+//     again, as init writes it; etcd, the API server (both on the new
+//     etcd CA's certificates since sign; one restart for the etcd CA and
+//     sa.pub), the controller manager, the scheduler and the kubelet
+//     restart one at a time;
 //  3. cluster-info and extension-apiserver-authentication list the new
 //     CAs alone, and the step waits until every kube-root-ca.crt does;
 //  4. the Nodes' records and the rotation's folder are removed.
@@ -66,6 +70,13 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 			return err
 		}
 	}
+	sa, err := ReadSA(p.CertDir)
+	if err != nil {
+		return err
+	}
+	if err := p.saGraceOver(sa); err != nil {
+		return err
+	}
 	want := map[string]Bundle{}
 	var changes []change
 	for _, s := range states {
@@ -83,6 +94,9 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 			return setKubeconfigCAs(path, clusterWant, dry)
 		}})
 	}
+	changes = append(changes, change{sa.PubPath, "the new service-account public key alone", []string{APIServer}, false, func(dry bool) (bool, error) {
+		return sa.writePublicKeys([]crypto.PublicKey{sa.Key.Public()}, dry)
+	}})
 	changes = append(changes, change{manifest, "flags " + signingCertFlag + " and " + signingKeyFlag + " back to ca.crt and ca.key", []string{ControllerManager}, true, func(dry bool) (bool, error) {
 		return setSigningFlags(manifest, "ca.crt", "ca.key", dry)
 	}})
@@ -137,7 +151,44 @@ func (p *ControlPlane) signed(states []*CAState) error {
 	if cred.cert.CheckSignatureFrom(cluster.Next) != nil {
 		return fmt.Errorf("the kubelet's client certificate is not signed by the new CA yet: run the sign phase first")
 	}
+	sa, err := ReadSA(p.CertDir)
+	if err != nil {
+		return err
+	}
+	if !sa.nextSigns() || !pki.PublicKeysEqual(sa.Accepted[0], sa.Key.Public()) {
+		return fmt.Errorf("the new service-account key does not sign yet: run the sign phase first")
+	}
+	if _, ok, err := p.SASignedAt(); err != nil || !ok {
+		return errors.Join(err, fmt.Errorf("no record of when the new service-account key began to sign (%s): run the sign phase first", p.saSignedPath()))
+	}
 	return nil
+}
+
+// saGraceOver fails until ServiceAccountKeyGrace has passed since the new
+// service-account key began to sign, unless DropOldServiceAccountKey: a
+// token the old key signed may be in use until then. A dry run says so.
+func (p *ControlPlane) saGraceOver(sa *SAState) error {
+	if len(sa.Accepted) == 1 {
+		return nil // dropped already
+	}
+	at, ok, err := p.SASignedAt()
+	if err != nil || !ok {
+		return err // a dry run before sign
+	}
+	until := at.Add(ServiceAccountKeyGrace)
+	left := until.Sub(now(p.KeyOptions))
+	switch {
+	case left <= 0:
+		return nil
+	case p.DropOldServiceAccountKey:
+		fmt.Fprintf(p.Out, "[rotate-ca] Dropping the old service-account key %v before %s, as asked: the tokens only it signed stop working\n", left.Round(time.Second), until.UTC().Format(time.RFC3339))
+		return nil
+	case p.DryRun:
+		fmt.Fprintf(p.Out, "[rotate-ca] Would refuse until %s (an hour after the new service-account key began to sign), unless told to drop the old key anyway\n", until.UTC().Format(time.RFC3339))
+		return nil
+	}
+	return fmt.Errorf("the new service-account key signs since %s, and the Pods' tokens the old key signed may be used until the kubelet replaces them, within an hour: run finish again after %s, or drop the old key now with --%s (tokens only it signed, of Pods that asked for a longer lifetime or of legacy token Secrets, stop working)",
+		at.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339), DropOldServiceAccountKeyFlag)
 }
 
 // checkNodes fails, naming them, while some Node's annotation key does

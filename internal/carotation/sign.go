@@ -2,6 +2,7 @@ package carotation
 
 import (
 	"context"
+	"crypto"
 	"crypto/x509"
 	"fmt"
 	"path/filepath"
@@ -93,6 +94,10 @@ func (p *ControlPlane) leftToSign(next map[string]*x509.Certificate) ([]string, 
 //     stays trusted after it; no component reads them again for this);
 //     the controller manager's copy of its signing CA becomes the new CA,
 //     which it reads again by itself;
+//     sa.key becomes the new service-account key and sa.pub lists it
+//     first (the current one stays accepted after it), and the API server
+//     and the controller manager restart to sign with it; the time is
+//     recorded in Folder/sa-signed;
 //  2. cluster-info lists the new cluster CA first: the CA that signs;
 //  3. every certificate and kubeconfig client certificate of this node
 //     that a rotated CA signed is re-issued by its new CA (etcd's and the
@@ -143,6 +148,16 @@ func (p *ControlPlane) trusted(states []*CAState) error {
 			return fmt.Errorf("%s does not trust the new cluster CA yet: run the trust phase first", k.path)
 		}
 	}
+	sa, err := ReadSA(p.CertDir)
+	if err != nil {
+		return err
+	}
+	if sa.Next == nil {
+		return fmt.Errorf("no new service-account key (%s): run the prepare and trust phases first", sa.NextPath)
+	}
+	if !sa.accepts(sa.Next) {
+		return fmt.Errorf("%s does not list the new service-account key yet: run the trust phase first", sa.PubPath)
+	}
 	return nil
 }
 
@@ -171,8 +186,30 @@ func (p *ControlPlane) sign(ctx context.Context, states []*CAState) error {
 		change{sCrt, "the controller manager's signing CA: the new one", nil, false, func(dry bool) (bool, error) {
 			return copyFile(pki.CertPath(p.CertDir, nextBase(cluster.CA)), sCrt, Bundle{cluster.Next}.PEM(), dry)
 		}})
+	// The service-account key: sa.key the new key, sa.pub listing it
+	// first (the key first, as for the CAs: a run killed between the two
+	// leaves sa.pub listing the new key, which the next run reorders).
+	// The API server reads both only at start, the controller manager
+	// sa.key.
+	sa, err := ReadSA(p.CertDir)
+	if err != nil {
+		return err
+	}
+	accepted := keysOf(append([]crypto.PublicKey{sa.Next.Public()}, sa.Accepted...)...)
+	changes = append(changes,
+		change{sa.KeyPath, "the service-account signing key: the new one", []string{APIServer, ControllerManager}, false, sa.useNextKey},
+		change{sa.PubPath, "the service-account public keys: the new one first", []string{APIServer}, false, func(dry bool) (bool, error) {
+			return sa.writePublicKeys(accepted, dry)
+		}})
 	next := nextOf(states)
 	return p.apply(ctx, changes, func(ctx context.Context) error {
+		if p.DryRun {
+			fmt.Fprintf(p.Out, "[rotate-ca] Would record in %s when the API server began to sign service-account tokens with the new key\n", p.saSignedPath())
+		} else if err := p.recordSASigned(now(p.KeyOptions), p.Out); err != nil {
+			// After the restarts: the record is never earlier than the
+			// first token of the new key.
+			return err
+		}
 		if p.DryRun {
 			left, err := p.leftToSign(next)
 			if err != nil {

@@ -3,6 +3,7 @@ package carotation
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
 
@@ -86,6 +88,7 @@ func TestSignAndFinish(t *testing.T) {
 	front, _ := ReadCA(l.CertDir, Rotated(nil)[1])
 	etcdCA, _ := ReadCA(l.CertDir, Rotated(nil)[2])
 	renewal := p.Renewal.(*fakeRenewal)
+	oldSA, _ := ReadSA(l.CertDir)
 
 	before := pkitest.Files(t, l.KubernetesDir)
 	p.DryRun = true
@@ -100,7 +103,10 @@ func TestSignAndFinish(t *testing.T) {
 		"Would re-issue apiserver with the new CA and have kube-apiserver use it", "Would re-issue admin.conf with the new CA and have its users use it",
 		"Would write " + pki.KeyPath(l.CertDir, "etcd/ca") + " (the key of the new etcd CA)",
 		"Would re-issue etcd-server with the new CA and have etcd use it", "Would re-issue apiserver-etcd-client with the new CA and have kube-apiserver use it",
-		"Would ask the cluster for a kubelet client certificate of the new CA (system:node:node1"} {
+		"Would ask the cluster for a kubelet client certificate of the new CA (system:node:node1",
+		"Would write " + filepath.Join(l.CertDir, "sa.key") + " (the service-account signing key: the new one)",
+		"Would write " + filepath.Join(l.CertDir, "sa.pub") + " (the service-account public keys: the new one first)",
+		"Would restart kube-apiserver", "Would record in " + filepath.Join(l.Dir(), "sa-signed")} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run did not say %q:\n%s", want, out)
 		}
@@ -143,14 +149,24 @@ func TestSignAndFinish(t *testing.T) {
 	if want := []string{"reloaded etcd", "reloaded kube-apiserver", "restart kube-controller-manager", "restart kube-scheduler"}; !reflect.DeepEqual(renewal.log, want) {
 		t.Errorf("renewal %v, want %v", renewal.log, want)
 	}
-	if want := []string{"restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+	// The API server and the controller manager read sa.key (and the
+	// API server sa.pub) only at start.
+	if want := []string{"restart kube-apiserver", "restart kube-controller-manager", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
 		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	sa, _ := ReadSA(l.CertDir)
+	if !sa.nextSigns() || len(sa.Accepted) != 2 || !pki.PublicKeysEqual(sa.Accepted[0], sa.Next.Public()) || !pki.PublicKeysEqual(sa.Accepted[1], oldSA.Key.Public()) {
+		t.Errorf("sa.key is the new key: %v; sa.pub lists %d keys, want the new then the old one", sa.nextSigns(), len(sa.Accepted))
+	}
+	checkModes(t, sa)
+	if at, ok, err := l.SASignedAt(); !ok || err != nil || !at.Equal(testNow()) {
+		t.Errorf("sa-signed: %v %v %v", at, ok, err)
 	}
 	n, _ := fc.client.CoreV1().Nodes().Get(ctx, "node1", metav1.GetOptions{})
 	if n.Annotations[KubeletClientCAAnnotation] != bootstraptoken.CACertHash(cluster.Next) {
 		t.Errorf("Node annotations %v", n.Annotations)
 	}
-	if got := Status(nil, l.CertDir, l.KubernetesDir); len(got) != 3 || got[0] != "ca: the new CA signs, both are trusted; signed by the new CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf; by the old CA: none" ||
+	if got := Status(nil, l.CertDir, l.KubernetesDir); len(got) != 4 || got[3] != "sa: the new key signs since 2026-03-04T05:06:07Z, both are accepted; finish drops the old one from 2026-03-04T06:06:07Z" || got[0] != "ca: the new CA signs, both are trusted; signed by the new CA: admin.conf, apiserver, apiserver-kubelet-client, controller-manager.conf, kubelet.conf, scheduler.conf, super-admin.conf; by the old CA: none" ||
 		got[2] != "etcd-ca: the new CA signs, both are trusted; signed by the new CA: apiserver-etcd-client, etcd-healthcheck-client, etcd-peer, etcd-server; by the old CA: none" {
 		t.Errorf("status %q", got)
 	}
@@ -175,9 +191,23 @@ func TestSignAndFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.DryRun = false
-	if !strings.Contains(out.String(), "Would write "+filepath.Join(l.ManifestDir, "kube-controller-manager.yaml")) {
-		t.Errorf("finish dry run:\n%s", out)
+	for _, want := range []string{"Would write " + filepath.Join(l.ManifestDir, "kube-controller-manager.yaml"),
+		"Would refuse until 2026-03-04T06:06:07Z", "Would write " + filepath.Join(l.CertDir, "sa.pub") + " (the new service-account public key alone)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("finish dry run did not say %q:\n%s", want, out)
+		}
 	}
+	// Within the hour after sign: refused, saying until when.
+	done = pkitest.Files(t, l.KubernetesDir)
+	p.KeyOptions.Now = func() time.Time { return testNow().Add(59 * time.Minute) }
+	err := p.Finish(ctx)
+	if err == nil || !strings.Contains(err.Error(), "run finish again after 2026-03-04T06:06:07Z, or drop the old key now with --drop-old-service-account-key-now") {
+		t.Fatalf("finish within the hour: %v", err)
+	}
+	if got := changed(done, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 {
+		t.Fatalf("a refused finish changed %v", got)
+	}
+	p.KeyOptions.Now = func() time.Time { return testNow().Add(time.Hour) }
 	comps.log = nil
 	if err := p.Finish(ctx); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -199,6 +229,11 @@ func TestSignAndFinish(t *testing.T) {
 	if m, _ := os.ReadFile(filepath.Join(l.ManifestDir, "kube-controller-manager.yaml")); string(m) != kcmManifest {
 		t.Errorf("manifest:\n%s", m)
 	}
+	sa, _ = ReadSA(l.CertDir)
+	if len(sa.Accepted) != 1 || !pki.PublicKeysEqual(sa.Accepted[0], sa.Key.Public()) || !pki.PublicKeysEqual(sa.Key.Public(), oldSA.Next.Public()) {
+		t.Errorf("sa.pub lists %d keys, want the new one alone", len(sa.Accepted))
+	}
+	checkModes(t, sa)
 	if got := clusterInfoCAs(t, fc); !got.Equal(certsOf(cluster.Next)) {
 		t.Errorf("cluster-info lists %s", serials(got))
 	}
@@ -249,6 +284,118 @@ func TestSignAfterCrash(t *testing.T) {
 	}
 	if got := mustBundle(t, pki.CertPath(l.CertDir, "ca")); !got.Equal(certsOf(cluster.Next, cluster.Signer)) {
 		t.Errorf("ca.crt holds %s", serials(got))
+	}
+}
+
+// Killed between the new sa.key and the reordered sa.pub, before the
+// restarts: the next run reorders sa.pub, makes the restarts owed and
+// records when the new key began to sign; killed after the restarts and
+// before the record, the next run records a later time, restarting
+// nothing.
+func TestSignSAKeyAfterCrash(t *testing.T) {
+	l, _, comps, p, out := signNode(t)
+	ctx := context.Background()
+	sa, _ := ReadSA(l.CertDir)
+	if err := pendingPath(l.Dir()).write([]string{APIServer, ControllerManager}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.useNextKey(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got, _ := ReadSA(l.CertDir)
+	if !got.nextSigns() || len(got.Accepted) != 2 || !pki.PublicKeysEqual(got.Accepted[0], sa.Next.Public()) {
+		t.Errorf("sa.pub lists %d keys, the new one first: %v", len(got.Accepted), len(got.Accepted) > 0 && pki.PublicKeysEqual(got.Accepted[0], sa.Next.Public()))
+	}
+	if want := []string{"restart kube-apiserver", "restart kube-controller-manager", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	os.Remove(filepath.Join(l.Dir(), "sa-signed"))
+	later := testNow().Add(10 * time.Minute)
+	p.KeyOptions.Now = func() time.Time { return later }
+	comps.log = nil
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if at, ok, _ := l.SASignedAt(); !ok || !at.Equal(later) || len(comps.log) > 0 {
+		t.Errorf("sa-signed %v %v, restarts %v", at, ok, comps.log)
+	}
+	// Finish refuses without the record, which sign makes.
+	os.Remove(filepath.Join(l.Dir(), "sa-signed"))
+	if err := p.Finish(ctx); err == nil || !strings.Contains(err.Error(), "no record of when the new service-account key began to sign") {
+		t.Errorf("finish without sa-signed: %v", err)
+	}
+}
+
+// A rotation whose sign ran with a kubeadm that did not rotate the
+// service-account key (sa.key and sa.pub untouched): trust, run again,
+// makes the API server accept the new key, and sign then makes it sign.
+func TestTrustSAKeyAfterCASign(t *testing.T) {
+	l, _, comps, p, out := signNode(t)
+	ctx := context.Background()
+	old, _ := os.ReadFile(filepath.Join(l.CertDir, "sa.key"))
+	oldSA, _ := ReadSA(l.CertDir)
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(l.CertDir, "sa.key"), old, 0o600)
+	if _, err := (&SAState{PubPath: filepath.Join(l.CertDir, "sa.pub")}).writePublicKeys([]crypto.PublicKey{oldSA.Key.Public()}, false); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(l.Dir(), "sa-signed"))
+	if err := p.Sign(ctx); err == nil || !strings.Contains(err.Error(), "does not list the new service-account key yet: run the trust phase first") {
+		t.Fatalf("sign before trusting the key: %v", err)
+	}
+	comps.log = nil
+	if err := p.Trust(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if want := []string{"restart kube-apiserver"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if sa, _ := ReadSA(l.CertDir); !sa.nextSigns() || len(sa.Accepted) != 2 {
+		t.Errorf("the new key signs: %v, sa.pub lists %d keys", sa.nextSigns(), len(sa.Accepted))
+	}
+}
+
+// Told to, finish drops the old service-account key within the hour;
+// killed after writing sa.pub and before the API server's restart, the
+// next run makes the restart.
+func TestFinishDropsOldSAKeyWhenTold(t *testing.T) {
+	l, _, comps, p, out := signNode(t)
+	ctx := context.Background()
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	p.DropOldServiceAccountKey = true
+	p.KeyOptions.Now = func() time.Time { return testNow().Add(5 * time.Minute) }
+	comps.fail[APIServer] = errDown
+	if err := p.Finish(ctx); err == nil || !strings.Contains(err.Error(), "kube-apiserver did not come back") {
+		t.Fatalf("got %v", err)
+	}
+	if !strings.Contains(out.String(), "Dropping the old service-account key 55m0s before 2026-03-04T06:06:07Z, as asked") {
+		t.Errorf("finish did not say it drops the key early:\n%s", out)
+	}
+	if sa, _ := ReadSA(l.CertDir); len(sa.Accepted) != 1 {
+		t.Fatalf("sa.pub lists %d keys", len(sa.Accepted))
+	}
+	delete(comps.fail, APIServer)
+	comps.log = nil
+	if err := p.Finish(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// etcd restarted in the first run; the API server and the rest are
+	// owed.
+	if want := []string{"restart kube-apiserver", "restart kube-controller-manager", "restart kube-scheduler", "restart kubelet"}; !reflect.DeepEqual(comps.log, want) {
+		t.Errorf("restarts %v, want %v", comps.log, want)
+	}
+	if _, err := os.Stat(l.Dir()); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", l.Dir(), err)
 	}
 }
 
@@ -394,4 +541,15 @@ func tlsPairOf(path string) (tls.Certificate, error) {
 	}
 	ai := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo]
 	return tls.X509KeyPair(ai.ClientCertificateData, ai.ClientKeyData)
+}
+
+// checkModes checks that sa.key and sa.pub are 0600, as kubeadm writes
+// them.
+func checkModes(t *testing.T, sa *SAState) {
+	t.Helper()
+	for _, p := range []string{sa.KeyPath, sa.PubPath} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v %v", p, fi.Mode(), err)
+		}
+	}
 }

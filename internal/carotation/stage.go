@@ -17,8 +17,9 @@ import (
 )
 
 // Folder is the folder, under the certificate folder, that holds a
-// rotation's state: the new CAs, the signing CA of the controller manager,
-// and the restarts still owed. It exists only while a rotation runs.
+// rotation's state: the new CAs and service-account key, the signing CA of
+// the controller manager, the restarts still owed and when the new
+// service-account key began to sign. It exists only while a rotation runs.
 const Folder = "rotate-ca"
 
 // Layout names the folders of a node.
@@ -117,9 +118,10 @@ func ReadCA(certDir string, ca pki.Cert) (*CAState, error) {
 
 // Prepare makes the new CAs (phase prepare): for each rotated CA, a
 // self-signed CA with the same subject, a new key of cfg's algorithm and
-// cfg's CA validity, written to Folder. A new CA already there is kept, so
-// running it again changes nothing; a key left without its certificate (a
-// run killed between the two) is used for it.
+// cfg's CA validity, written to Folder; and a new service-account signing
+// key of cfg's algorithm, Folder/sa.key. A new CA or key already there is
+// kept, so running it again changes nothing; a key left without its
+// certificate (a run killed between the two) is used for it.
 func Prepare(cfg *kubeadm.ClusterConfiguration, certDir string, opts pki.Options, dryRun bool, out io.Writer) error {
 	for _, ca := range Rotated(cfg) {
 		s, err := ReadCA(certDir, ca)
@@ -166,7 +168,7 @@ func Prepare(cfg *kubeadm.ClusterConfiguration, certDir string, opts pki.Options
 		}
 		fmt.Fprintf(out, "[rotate-ca] Made the new %s: %s, valid until %s\n", ca.Description, crt, cert.NotAfter.UTC().Format("2006-01-02"))
 	}
-	return nil
+	return prepareSAKey(cfg, certDir, opts, dryRun, out)
 }
 
 func newKey(opts pki.Options, alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -16,8 +17,8 @@ import (
 // the node whose certificate folder is certDir and kubeconfig folder
 // kubeconfigDir: which CA signs, whether the new one is trusted, and
 // which CA signed each certificate of the CA on the node (the kubeconfig
-// files' client certificates and the kubelet's among them). No rotation:
-// nil. cfg says which CAs rotate (Rotated).
+// files' client certificates and the kubelet's among them); a last line
+// for the service-account key. No rotation: nil. cfg says which CAs rotate (Rotated).
 func Status(cfg *kubeadm.ClusterConfiguration, certDir, kubeconfigDir string) []string {
 	if _, err := os.Stat(filepath.Join(certDir, Folder)); err != nil {
 		return nil
@@ -53,7 +54,31 @@ func Status(cfg *kubeadm.ClusterConfiguration, certDir, kubeconfigDir string) []
 		}
 		out = append(out, fmt.Sprintf("%s: %s, %s; signed by the new CA: %s; by the old CA: %s", ca.Name, signer, trust, list(byNew), list(byOld)))
 	}
-	return out
+	return append(out, saStatus(Layout{CertDir: certDir}))
+}
+
+// saStatus describes where the rotation of the service-account key
+// stands.
+func saStatus(l Layout) string {
+	s, err := ReadSA(l.CertDir)
+	switch {
+	case err != nil:
+		return "sa: " + err.Error()
+	case s.Next == nil:
+		return "sa: no new key made yet (phase prepare)"
+	case !s.accepts(s.Next):
+		return "sa: the old key signs, the new key is not accepted yet (phase trust)"
+	case !s.nextSigns():
+		return "sa: the old key signs, both are accepted"
+	case len(s.Accepted) == 1:
+		return "sa: the new key signs, it alone is accepted"
+	}
+	at, ok, err := l.SASignedAt()
+	if err != nil || !ok {
+		return "sa: the new key signs, both are accepted"
+	}
+	return fmt.Sprintf("sa: the new key signs since %s, both are accepted; finish drops the old one from %s",
+		at.UTC().Format(time.RFC3339), at.Add(ServiceAccountKeyGrace).UTC().Format(time.RFC3339))
 }
 
 // signedBy maps the certificates of the node that ca signs to their names.

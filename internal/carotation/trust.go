@@ -21,6 +21,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -108,7 +109,14 @@ type ControlPlane struct {
 	Renewal    certrenewal.Node
 	// Kubelet renews this node's kubelet client certificate.
 	Kubelet *KubeletCert
+	// DropOldServiceAccountKey makes finish drop the old service-account
+	// public key before ServiceAccountKeyGrace has passed since sign.
+	DropOldServiceAccountKey bool
 }
+
+// DropOldServiceAccountKeyFlag is the command's flag that sets
+// DropOldServiceAccountKey, named in finish's refusal.
+const DropOldServiceAccountKeyFlag = "drop-old-service-account-key-now"
 
 // change is one file the step writes, and the components that must read
 // it again.
@@ -158,15 +166,19 @@ func (p *ControlPlane) readRotated() ([]*CAState, error) {
 //  2. ca.crt and front-proxy-ca.crt hold the current and the new CA, which
 //     the API server and the kubelet read again by themselves, and so does
 //     etcd/ca.crt, which etcd and the API server read only at start;
+//     sa.pub lists the current and the new service-account public key,
+//     which the API server reads only at start;
 //  3. the kubeconfig files' certificate-authority-data holds both;
-//  4. etcd and the API server (the etcd CA), the controller manager (root
-//     CA it publishes), the scheduler and the kubelet (their kubeconfig)
-//     restart, one at a time, each healthy before the next: no leaf
-//     certificate changes yet, so etcd and the API server accept each
-//     other at every instant;
+//  4. etcd (the etcd CA), the API server (the etcd CA and sa.pub: one
+//     restart for both), the controller manager (root CA it publishes),
+//     the scheduler and the kubelet (their kubeconfig) restart, one at a
+//     time, each healthy before the next: no leaf certificate changes
+//     yet, so etcd and the API server accept each other at every instant;
 //  5. cluster-info holds both, and the step waits until every
 //     kube-root-ca.crt ConfigMap and extension-apiserver-authentication
-//     do.
+//     do;
+//  6. the Pods of kube-proxy and the cluster DNS, whose clients read the
+//     CA only at start, are restarted (a rollout) and waited for.
 //
 // It only adds trust, never removes any, so it may run at any time of a
 // rotation; run again it changes nothing.
@@ -177,8 +189,13 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 	}
 	cluster := states[0]
 	if cluster.Next != nil && cluster.Signer.Equal(cluster.Next) {
-		fmt.Fprintf(p.Out, "[rotate-ca] The new CAs sign already (phase sign ran): nothing to trust\n")
-		return nil
+		// Unless a kubeadm that did not rotate the service-account key
+		// ran sign: its new key still needs trusting, the rest changes
+		// nothing.
+		if sa, err := ReadSA(p.CertDir); err != nil || sa.Next == nil || sa.accepts(sa.Next) {
+			fmt.Fprintf(p.Out, "[rotate-ca] The new CAs sign already (phase sign ran): nothing to trust\n")
+			return nil
+		}
 	}
 	want := map[string]Bundle{}
 	for _, s := range states {
@@ -192,6 +209,17 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 		want[s.CA.Name] = bundleOf(append(slices.Clone(s.Trusted), s.Next)...)
 	}
 	clusterWant, frontWant := want[pki.CAName], want[pki.FrontProxyCAName]
+	sa, err := ReadSA(p.CertDir)
+	if err != nil {
+		return err
+	}
+	if sa.Next == nil && p.DryRun {
+		fmt.Fprintf(p.Out, "[rotate-ca] Would make the API server accept the tokens of the new service-account key of the prepare phase (none made yet, so nothing more is compared)\n")
+		return nil
+	}
+	if sa.Next == nil {
+		return fmt.Errorf("no new service-account key (%s): run the prepare phase first", sa.NextPath)
+	}
 
 	manifest := staticpod.ManifestPath(p.ManifestDir, ControllerManager)
 	sCrt, sKey := filepath.Join(p.CertDir, signerCert), filepath.Join(p.CertDir, signerKey)
@@ -209,6 +237,12 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 			return writeBundle(path, b, dry)
 		}})
 	}
+	// The API server reads --service-account-key-file only at start: with
+	// a stacked etcd, the restart for the etcd CA above is the same one.
+	accepted := keysOf(append(slices.Clone(sa.Accepted), sa.Next.Public())...)
+	changes = append(changes, change{sa.PubPath, "the service-account public keys: the current and the new one", []string{APIServer}, false, func(dry bool) (bool, error) {
+		return sa.writePublicKeys(accepted, dry)
+	}})
 	for _, k := range p.kubeconfigs() {
 		path := k.path
 		cur, err := kubeconfigCAs(path)
@@ -228,6 +262,7 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 	return p.apply(ctx, changes, func(ctx context.Context) error {
 		if p.DryRun {
 			fmt.Fprintf(p.Out, "[rotate-ca] Would make the cluster-info ConfigMap trust %d cluster CAs and wait until the cluster publishes them\n", len(clusterWant))
+			fmt.Fprintf(p.Out, "[rotate-ca] Would then restart the Pods of kube-proxy and the cluster DNS, whose clients read the CA only at start, and wait for them\n")
 			return nil
 		}
 		if err := TrustInClusterInfo(ctx, p.Client, clusterWant, p.Out); err != nil {
@@ -238,6 +273,9 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 			return err
 		}
 		fmt.Fprintf(p.Out, "[rotate-ca] The cluster trusts the current and the new CAs\n")
+		if err := p.restartClients(ctx, bootstraptoken.CACertHash(cluster.Next)); err != nil {
+			return err
+		}
 		return p.kubelet().RecordTrust(ctx, clusterWant)
 	})
 }

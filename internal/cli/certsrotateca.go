@@ -28,6 +28,7 @@ type rotateCAOptions struct {
 	certDir    string
 	kubeconfig string
 	dryRun     bool
+	dropOldSA  bool
 }
 
 func newRotateCACmd(streams Streams, env certsEnv) *cobra.Command {
@@ -40,12 +41,13 @@ func newRotateCACmd(streams Streams, env certsEnv) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "rotate-ca",
-		Short: "Replace the cluster CA, the front proxy CA and the etcd CA without stopping the cluster",
-		Long: `Replace the cluster CA, the front proxy CA and the etcd CA (unless etcd is
-external) in steps that never leave a
-client or component without trust: make the new CAs (prepare), trust the
-current and the new ones everywhere (trust), sign with the new ones and
-re-issue every certificate they sign (sign), then drop the old ones (finish).
+		Short: "Replace the cluster CA, the front proxy CA, the etcd CA and the service-account key without stopping the cluster",
+		Long: `Replace the cluster CA, the front proxy CA, the etcd CA (unless etcd is
+external) and the service-account signing key in steps that never leave a
+client or component without trust: make the new CAs and key (prepare),
+trust the current and the new ones everywhere (trust), sign with the new
+ones and re-issue every certificate they sign (sign), then drop the old
+ones (finish).
 
 On a cluster of one node, run it once. With more nodes, each phase runs on
 every node before the next starts: copy the folder rotate-ca of the
@@ -54,10 +56,12 @@ certificate folder to the other control-plane nodes after prepare, then run
 nodes first. A phase that needs another node to catch up first says which.
 Each phase looks at what the files and the cluster hold and changes only
 what is missing: run again, or after a crash, it carries on where it
-stopped. etcd and the API server read the etcd CA only at start, so trust
-and finish restart them: on a cluster with one control-plane node, the API
-server is away meanwhile. The service-account key is not rotated (see
-docs/certificate-authority-rotation.md).`,
+stopped. The API server reads the service-account keys and the etcd CA
+only at start, so trust, sign and finish restart it: on a cluster with one
+control-plane node, the API server is away meanwhile.
+Finish keeps accepting tokens of the old service-account key until an hour
+after sign, when the kubelets have replaced the Pods' tokens: before that
+it refuses, unless --drop-old-service-account-key-now.`,
 		Example: `  # A cluster of one node
   kubeadm certs rotate-ca
 
@@ -77,6 +81,7 @@ docs/certificate-authority-rotation.md).`,
 	f.StringVar(&o.certDir, "cert-dir", v1beta4.DefaultCertificatesDir, "Folder holding the certificates (ignored with --config, which sets certificatesDir).")
 	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
 	f.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what each phase would change.")
+	f.BoolVar(&o.dropOldSA, carotation.DropOldServiceAccountKeyFlag, false, "Let finish drop the old service-account public key within the hour after sign, instead of refusing: the tokens only it signed (of Pods whose kubelet has not replaced them yet, of Pods that asked for a longer lifetime, legacy token Secrets) stop working at once.")
 	runner.BindToCommand(cmd)
 	return cmd
 }
@@ -97,6 +102,8 @@ func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEn
 		Out:           streams.Out,
 		KeyOptions:    pki.Options{Now: env.now, NewKey: env.newKey},
 		Timeout:       v1beta4.DefaultControlPlaneComponentHealthCheck,
+
+		DropOldServiceAccountKey: o.dropOldSA,
 	}
 	if controlPlane {
 		src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "rotate-ca", certDir: o.certDir}

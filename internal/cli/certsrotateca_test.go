@@ -70,7 +70,7 @@ func TestCertsRotateCA(t *testing.T) {
 		t.Fatalf("the dry run wrote files")
 	}
 	out, code = runCerts(t, env, "rotate-ca", "phase", "prepare", "--config", cfgPath)
-	if code != 0 || !strings.Contains(out, "Made the new front proxy CA") {
+	if code != 0 || !strings.Contains(out, "Made the new front proxy CA") || !strings.Contains(out, "Made the new service-account signing key: "+filepath.Join(cfg.CertificatesDir, "rotate-ca/sa.key")) {
 		t.Fatalf("prepare: code %d\n%s", code, out)
 	}
 	if s, err := carotation.ReadCA(cfg.CertificatesDir, carotation.Rotated(nil)[0]); err != nil || s.Next == nil {
@@ -83,6 +83,7 @@ func TestCertsRotateCA(t *testing.T) {
 		"Would write " + filepath.Join(env.kubernetesDir, "admin.conf") + " (certificate-authority-data)",
 		"Would write " + filepath.Join(manifests, "kube-controller-manager.yaml") + " (flags --cluster-signing-cert-file= and --cluster-signing-key-file=)",
 		"Would restart kube-controller-manager", "Would restart kube-scheduler", "Would restart kubelet",
+		"Would write " + filepath.Join(cfg.CertificatesDir, "sa.pub") + " (the service-account public keys: the current and the new one)", "Would restart kube-apiserver",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("trust dry run: code %d, no %q:\n%s", code, want, out)
@@ -90,5 +91,12 @@ func TestCertsRotateCA(t *testing.T) {
 	}
 	if after := snap(); len(after) != len(made) {
 		t.Errorf("the trust dry run wrote files")
+	}
+	// The flag of finish, on the phase and on the whole command.
+	for _, args := range [][]string{{"rotate-ca", "phase", "finish"}, {"rotate-ca"}} {
+		out, code = runCerts(t, env, append(args, "--dry-run", "--drop-old-service-account-key-now", "--config", cfgPath)...)
+		if code != 0 {
+			t.Errorf("%v --drop-old-service-account-key-now: code %d\n%s", args, code, out)
+		}
 	}
 }

@@ -384,10 +384,10 @@ func mountsBelow(t *testing.T, n *testbed.Node, dir string) []string {
 //
 // Apply, on node1 alone: an uninterrupted upgrade and an uninterrupted
 // downgrade give the two end states to compare with; the killed applies
-// alternate between the versions. The points: etcd's new manifest
-// written, after its backup; kube-apiserver's new manifest written, while
-// the kubelet restarts it; while the configuration is uploaded, after the
-// whole control plane was replaced. For the first, etcd must be older
+// alternate between the versions. The points: kube-apiserver's new
+// manifest written, while the kubelet restarts it (an upgrade); while the
+// configuration is uploaded, after the whole control plane was replaced
+// (a downgrade); etcd's new manifest written, after its backup. For the first, etcd must be older
 // than the target's: the etcd image it runs is given an older tag (see
 // etcdBehind) unless the target's etcd is newer anyway, as in a minor
 // upgrade, and the test checks that apply wrote etcd's manifest.
@@ -525,9 +525,13 @@ func TestUpgradeKilled(t *testing.T) {
 		marker  string
 		etcdToo bool
 	}{
+		// Killed while the API server restarts, the controller manager
+		// and the scheduler are still the older release's: an upgrade,
+		// as the skew policy allows (killed in a downgrade, a newer
+		// scheduler would face an older API server and might never lead).
+		{to: to, marker: `for the kubelet to restart "kube-apiserver"`},
+		{to: from, marker: `[upload-config] Storing the cluster configuration`},
 		{to: to, marker: `for the kubelet to restart "etcd"`, etcdToo: true},
-		{to: from, marker: `for the kubelet to restart "kube-apiserver"`},
-		{to: to, marker: `[upload-config] Storing the cluster configuration`},
 	} {
 		t.Run("apply to "+p.to.KubernetesVersion+" killed at "+p.marker, func(t *testing.T) {
 			if p.etcdToo {

@@ -20,8 +20,8 @@ import (
 
 // TestRotateCA is a whole CA rotation on a cluster of a control-plane
 // node and a worker, with a kubectl loop counting failed calls
-// throughout: "kubeadm certs rotate-ca" makes the new cluster and front
-// proxy CAs on the control-plane node, and the trust phase, there (killed
+// throughout: "kubeadm certs rotate-ca" makes the new cluster, front
+// proxy and etcd CAs and service-account key on the control-plane node, and the trust phase, there (killed
 // twice first, while writing and while restarting) and on the worker,
 // trusts them beside the current ones everywhere (the whole command
 // stops at sign while the worker has not); every trust point holds both
@@ -166,14 +166,17 @@ func rotateCA(t *testing.T, full bool) {
 	})
 
 	if full {
-		// As the guide says before sign: restart the Pods whose client
-		// read its CA at start (or wait 6 minutes). kube-proxy's open
-		// connection would survive sign, but finish restarts the API
-		// server (the etcd CA), which serves a certificate of the new CA
-		// by then: kube-proxy would reconnect with the old CA alone until
-		// client-go reads its ca.crt again, up to 5 minutes later.
-		kubectl(t, n1, "-n", "kube-system", "delete", "pod", "-l", "k8s-app=kube-proxy")
-		eventually(t, 90*time.Second, "kube-proxy running again on node2", func() error {
+		// Trust restarted the Pods whose client reads its CA at start
+		// (kube-proxy, CoreDNS): kube-proxy's open connection would
+		// survive sign, but sign and finish restart the API server, which
+		// serves a certificate of the new CA by then.
+		for _, w := range []string{"daemonset/kube-proxy", "deployment/coredns"} {
+			got := kubectl(t, n1, "-n", "kube-system", "get", w, "-o", `jsonpath={.spec.template.metadata.annotations.kubeadm\.kubernetes\.io/rotate-ca-restarted-for}`)
+			if got != bootstraptoken.CACertHash(newCA) {
+				t.Errorf("%s: not restarted by trust for the new CA (%q)", w, got)
+			}
+		}
+		eventually(t, 90*time.Second, "kube-proxy running on node2", func() error {
 			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=node2,status.phase=Running", "-o", "name"), "nonempty")
 		})
 		signAndFinish(t, n1, n2, loop, start)
@@ -310,7 +313,10 @@ func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time
 		{n1, []string{"phase", "sign"}, ""},
 		{n1, []string{"phase", "finish"}, `the Nodes [node2] have not recorded the new CA`},
 		{n2, []string{"phase", "sign"}, ""},
-		{n1, nil, ""}, // the whole command: prepare, trust and sign change nothing, finish
+		// The whole command: prepare, trust and sign change nothing,
+		// finish (told not to wait the hour for the Pods' tokens of the
+		// old service-account key).
+		{n1, []string{"--drop-old-service-account-key-now"}, ""},
 		{n2, []string{"phase", "finish"}, ""},
 	}
 	for _, s := range steps {
@@ -324,12 +330,13 @@ func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time
 	t.Logf("sign and finish on both nodes took %v; the whole rotation %v", time.Since(signStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	time.Sleep(2 * time.Second) // the loop goes on a little after the runs
 	tries, failures := loop.stop()
-	checkAPILoop(t, tries, failures, 2)
+	checkAPILoop(t, tries, failures, 3)
 }
 
 // checkAPILoop checks the kubectl loop through a rotation: on this one
 // control-plane node a call may fail only while the API server restarts
-// to read the etcd CA file (trust and finish: apiRestarts of them): as a
+// to read the etcd CA file and the service-account keys (trust, sign and
+// finish: apiRestarts of them): as a
 // call to an API server that is away fails (refused, cut), or, in the
 // seconds after it serves again, Forbidden until its authorizer has read
 // the RBAC objects. Never for a certificate, a credential or etcd.
@@ -400,17 +407,18 @@ func checkTrustPoints(t *testing.T, cp *testbed.Node, nodes []*testbed.Node, clu
 }
 
 // checkPodRestarts checks that no Pod but the control plane's
-// (restarted on purpose: etcd and the API server for the etcd CA, the
-// controller manager and the scheduler for their kubeconfig, and these
-// two again when the API server was away longer than their leader
-// election allows) restarted since before.
+// (restarted on purpose: etcd and the API server for the etcd CA and the
+// service-account key, the controller manager and the scheduler for
+// their kubeconfig and the key, and these two again when the API server
+// was away longer than their leader election allows) restarted since
+// before.
 func checkPodRestarts(t *testing.T, n *testbed.Node, before map[string]int) {
 	t.Helper()
 	after := podRestarts(t, n)
 	for pod, c := range before {
 		if strings.HasPrefix(pod, "kube-controller-manager-") || strings.HasPrefix(pod, "kube-scheduler-") ||
 			strings.HasPrefix(pod, "etcd-") || strings.HasPrefix(pod, "kube-apiserver-") ||
-			strings.HasPrefix(pod, "kube-proxy-") { // replaced after trust
+			strings.HasPrefix(pod, "kube-proxy-") || strings.HasPrefix(pod, "coredns-") { // replaced by trust
 			continue // restarted on purpose
 		}
 		if after[pod] != c {

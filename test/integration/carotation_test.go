@@ -26,6 +26,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
@@ -37,11 +38,17 @@ import (
 // sign, finish) against the real etcd, API server, controller manager and
 // scheduler made from our files, the components restarted as the kubelet
 // would (stopped and started from their manifests), and checks the etcd
-// CA above all: etcd and the API server trust both etcd CAs from trust on,
-// sign re-issues every etcd certificate without restarting either, finish
-// leaves etcd refusing a client certificate of the old etcd CA. A loop
-// reads and writes through the API server the whole time; it may fail
-// only while the API server itself restarts.
+// CA and the service-account key above all: etcd and the API server trust
+// both etcd CAs from trust on, sign re-issues every etcd certificate
+// without restarting either, finish leaves etcd refusing a client
+// certificate of the old etcd CA; a ServiceAccount token issued before the
+// rotation works through trust and sign, one issued after sign is signed
+// by the new key and works, finish refuses within the hour after sign and,
+// told to drop the old key anyway, leaves the old token refused and the
+// new one working. The API server restarts once in each step (in trust
+// for the etcd CA and sa.pub together). A loop reads and writes through
+// the API server the whole time; it may fail only while the API server
+// itself restarts.
 func TestRotateCAEtcd(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Scheduler: true})
 	ctx := testContext(t, 10*time.Minute)
@@ -62,12 +69,17 @@ func TestRotateCAEtcd(t *testing.T) {
 	}
 	oldEtcdCA := mustBundle(t, filepath.Join(layout.CertDir, "etcd", "ca.crt"))[0]
 
+	createCAClients(ctx, t, admin)
+	oldToken := serviceAccountToken(ctx, t, admin)
+	checkToken(ctx, t, cp, "before the rotation, the token of the old key", oldToken, true)
+
 	comps := &hostComponents{cp: cp}
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
 	defer stopSupervising()
 	go comps.supervise(superviseCtx)
 	loop := startRotationLoop(cp)
 	out := &syncBuffer{}
+	dropOldSAKey := false
 	step := func(name string, run func(*carotation.ControlPlane, context.Context) error) {
 		t.Helper()
 		began := time.Now()
@@ -91,6 +103,7 @@ func TestRotateCAEtcd(t *testing.T) {
 				RestartKubelet: func(context.Context) error { return nil },
 				Timeout:        60 * time.Second, Out: out,
 			},
+			DropOldServiceAccountKey: dropOldSAKey,
 		}
 		if err := run(p, ctx); err != nil {
 			loop.stop()
@@ -108,9 +121,12 @@ func TestRotateCAEtcd(t *testing.T) {
 	if got := mustBundle(t, filepath.Join(layout.CertDir, "etcd", "ca.crt")); len(got) != 2 || !got[0].Equal(oldEtcdCA) || !got[1].Equal(newEtcdCA) {
 		t.Errorf("etcd/ca.crt after trust holds %d CAs, want the old and the new", len(got))
 	}
-	if got := comps.restarted(); !strings.HasPrefix(got, "etcd kube-apiserver ") {
-		t.Errorf("trust restarted %q, want etcd then the API server first", got)
+	if got := comps.restarted(); !strings.HasPrefix(got, "etcd kube-apiserver ") || strings.Count(got, "kube-apiserver") != 1 {
+		t.Errorf("trust restarted %q, want etcd then the API server first, the API server once (the etcd CA and sa.pub)", got)
 	}
+	checkToken(ctx, t, cp, "after trust, the token of the old key", oldToken, true)
+	newCA := mustBundle(t, filepath.Join(layout.CertDir, carotation.Folder, "ca.crt"))[0]
+	checkCAClientsRestarted(ctx, t, admin, bootstraptoken.CACertHash(newCA))
 
 	comps.reset()
 	step("sign", (*carotation.ControlPlane).Sign)
@@ -118,9 +134,22 @@ func TestRotateCAEtcd(t *testing.T) {
 		checkSignedBy(t, "etcd/"+name, filepath.Join(layout.CertDir, "etcd", name+".crt"), newEtcdCA)
 	}
 	checkSignedBy(t, "apiserver-etcd-client", filepath.Join(layout.CertDir, "apiserver-etcd-client.crt"), newEtcdCA)
-	if got := comps.restarted(); strings.Contains(got, "etcd") || strings.Contains(got, "kube-apiserver") {
-		t.Errorf("sign restarted %q: etcd and the API server read their re-issued certificates by themselves", got)
+	if got := comps.restarted(); strings.Contains(got, "etcd") || strings.Count(got, "kube-apiserver") != 1 || !strings.HasPrefix(got, "kube-apiserver kube-controller-manager ") {
+		t.Errorf("sign restarted %q: want the API server once, then the controller manager, for the service-account key (etcd and the API server read their re-issued certificates by themselves)", got)
 	}
+	checkToken(ctx, t, cp, "after sign, the token of the old key", oldToken, true)
+	newSAKey, err := pki.LoadKey(filepath.Join(layout.CertDir, "sa.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newToken := serviceAccountToken(ctx, t, cp.Client())
+	if err := checkJWTSignature(newToken, newSAKey.Public()); err != nil {
+		t.Errorf("a token issued after sign is not signed by the new service-account key: %v", err)
+	}
+	if err := checkJWTSignature(oldToken, newSAKey.Public()); err == nil {
+		t.Errorf("the token issued before the rotation is signed by the new key")
+	}
+	checkToken(ctx, t, cp, "after sign, the token of the new key", newToken, true)
 	if got := comps.reloaded(); got != "etcd kube-apiserver" {
 		t.Errorf("sign waited for %q to reload", got)
 	}
@@ -133,14 +162,30 @@ func TestRotateCAEtcd(t *testing.T) {
 		t.Errorf("between sign and finish etcd refuses a client of the old etcd CA: %v", err)
 	}
 
+	// Within the hour after sign, finish refuses and changes nothing.
+	before := readTree(t, layout.KubernetesDir)
+	refusal := &carotation.ControlPlane{Layout: layout, Client: cp.Client(), Components: comps, Out: out, Cfg: &cfg.ClusterConfiguration,
+		Kubelet: &carotation.KubeletCert{KubeletConf: filepath.Join(layout.KubernetesDir, "kubelet.conf")}}
+	if err := refusal.Finish(ctx); err == nil || !strings.Contains(err.Error(), "--drop-old-service-account-key-now") {
+		t.Errorf("finish within the hour after sign: %v", err)
+	} else {
+		t.Logf("finish within the hour after sign: %v", err)
+	}
+	if after := readTree(t, layout.KubernetesDir); after != before {
+		t.Errorf("the refused finish changed files")
+	}
+
 	comps.reset()
+	dropOldSAKey = true
 	step("finish", (*carotation.ControlPlane).Finish)
 	if got := mustBundle(t, filepath.Join(layout.CertDir, "etcd", "ca.crt")); len(got) != 1 || !got[0].Equal(newEtcdCA) {
 		t.Errorf("etcd/ca.crt after finish holds %d CAs, want the new one alone", len(got))
 	}
-	if got := comps.restarted(); !strings.HasPrefix(got, "etcd kube-apiserver ") {
-		t.Errorf("finish restarted %q, want etcd then the API server first", got)
+	if got := comps.restarted(); !strings.HasPrefix(got, "etcd kube-apiserver ") || strings.Count(got, "kube-apiserver") != 1 {
+		t.Errorf("finish restarted %q, want etcd then the API server first, the API server once", got)
 	}
+	checkToken(ctx, t, cp, "after finish, the token of the old key", oldToken, false)
+	checkToken(ctx, t, cp, "after finish, the token of the new key", newToken, true)
 	time.Sleep(time.Second) // the loop goes on a little after the steps
 	tries, failures := loop.stop()
 	t.Logf("rotation:\n%s", out.String())

@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -47,6 +48,9 @@ type Data struct {
 	Issue         func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
 	// Timeout bounds each wait.
 	Timeout time.Duration
+	// DropOldServiceAccountKey lets finish drop the old service-account
+	// key within the hour after sign.
+	DropOldServiceAccountKey bool
 }
 
 var common = []string{"config", "cert-dir", "kubeconfig", "dry-run"}
@@ -57,12 +61,12 @@ func Phases() []workflow.Phase[*Data] {
 	return []workflow.Phase[*Data]{
 		{
 			Name:  "prepare",
-			Short: "Make the new cluster, front proxy and etcd CAs (on the first control-plane node)",
+			Short: "Make the new cluster, front proxy and etcd CAs and service-account key (on the first control-plane node)",
 			Long: `Make a new cluster CA, front proxy CA and etcd CA (unless etcd is external),
 each with the subject of the current one, a new key and the configured CA
-validity, in the folder
-rotate-ca of the certificate folder. Nothing uses them yet. A new CA already
-there is kept. Copy that folder to the other control-plane nodes before
+validity, and a new service-account signing key (sa.key), in the folder
+rotate-ca of the certificate folder. Nothing uses them yet. A new CA or key
+already there is kept. Copy that folder to the other control-plane nodes before
 running the trust phase there.`,
 			InheritFlags: common,
 			Run:          runPrepare,
@@ -71,9 +75,10 @@ running the trust phase there.`,
 			Name:  "trust",
 			Short: "Make this node, and the cluster, trust the current and the new CAs",
 			Long: `On a control-plane node: the CA files, the kubeconfig files of /etc/kubernetes
-and the cluster-info ConfigMap trust the current and the new CAs; the
-controller manager signs with a copy of the current CA (its signer wants a
-file of one certificate); etcd and the API server (which read the etcd CA
+and the cluster-info ConfigMap trust the current and the new CAs; sa.pub
+lists the current and the new service-account public key; the controller
+manager signs with a copy of the current CA (its signer wants a file of one
+certificate); etcd and the API server (which read the etcd CA and sa.pub
 only at start), the controller manager, the scheduler and the kubelet
 restart one at a time; the phase waits until every kube-root-ca.crt
 ConfigMap and extension-apiserver-authentication hold the new CAs too.
@@ -93,7 +98,10 @@ current ones.`,
 			Long: `On a control-plane node: the new CAs become the signing ones (ca.key,
 front-proxy-ca.key, etcd/ca.key, the controller manager's signing CA; the CA files list
 them first and still trust the previous ones); cluster-info lists the new
-cluster CA first; every certificate and kubeconfig client certificate the
+cluster CA first; sa.key becomes the new service-account key and sa.pub
+lists it first, the API server and the controller manager restart to sign
+tokens with it, and the time is recorded in rotate-ca/sa-signed; every
+certificate and kubeconfig client certificate the
 previous CAs signed is re-issued by the new ones, keeping its subject and
 names, and the components are made to use them one at a time, each healthy
 before the next, as "kubeadm certs renew expiring" does.
@@ -109,17 +117,20 @@ Run it on the control-plane nodes first, then on every other node.`,
 			Name:  "finish",
 			Short: "Drop the previous CAs from every trust point",
 			Long: `On a control-plane node: refuses while a certificate of this node, or the
-kubelet client certificate of a Node, is not of the new CAs; then the CA
-files and kubeconfig files trust the new CAs alone, the controller manager
-signs with ca.crt and ca.key again, etcd, the API server, the controller
-manager, the scheduler and the kubelet restart one at a time, cluster-info and
-extension-apiserver-authentication list the new CAs alone, the phase waits
-until every kube-root-ca.crt ConfigMap does, and the rotation's folder is
-removed.
+kubelet client certificate of a Node, is not of the new CAs, and until an
+hour has passed since sign made the new service-account key sign (the
+kubelets replace the Pods' tokens of the old key by then), unless
+--drop-old-service-account-key-now. Then the CA files and kubeconfig files
+trust the new CAs alone, sa.pub lists the new service-account key alone,
+the controller manager signs with ca.crt and ca.key again, etcd, the API
+server, the controller manager, the scheduler and the kubelet restart one
+at a time, cluster-info and extension-apiserver-authentication list the new
+CAs alone, the phase waits until every kube-root-ca.crt ConfigMap does, and
+the rotation's folder is removed.
 
 On any other node (after the control-plane nodes): the kubelet trusts the
 new CA alone and restarts.`,
-			InheritFlags: common,
+			InheritFlags: append(slices.Clone(common), carotation.DropOldServiceAccountKeyFlag),
 			Run:          runFinish,
 		},
 	}
@@ -177,6 +188,7 @@ func (d *Data) controlPlane(ctx context.Context, renewal bool, step func(*carota
 		Layout: d.Layout, RestartKubelet: d.RestartKubelet,
 		DryRun: d.DryRun, Out: d.Out, Timeout: d.Timeout,
 		Cfg: d.Cfg, KeyOptions: d.KeyOptions, Kubelet: d.kubeletCert(),
+		DropOldServiceAccountKey: d.DropOldServiceAccountKey,
 	}
 	if !d.DryRun {
 		client, err := d.Client(ctx)
