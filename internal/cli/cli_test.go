@@ -295,17 +295,42 @@ func TestCISHardeningWithRootlessRefused(t *testing.T) {
 	}
 }
 
-// TestAlphaGroup: "kubeadm alpha" exists, empty, as upstream's: its help,
-// exit 0, and a help topic in the root's help.
+// TestAlphaGroup: "kubeadm alpha" exists as upstream's (its help, exit 0)
+// and holds the self-hosting commands upstream had there until v1.19; the
+// checkpointer is hidden.
 func TestAlphaGroup(t *testing.T) {
 	for _, args := range [][]string{{"alpha"}, {"alpha", "--help"}, {"alpha", "nosuch"}} {
 		out, errOut, code := run(t, args...)
-		if code != 0 || errOut != "" || !strings.Contains(out, "Experimental") {
+		if code != 0 || errOut != "" || !strings.Contains(out, "Experimental") || !strings.Contains(out, "selfhosting") {
 			t.Errorf("kubeadm %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 		}
 	}
-	out, _, _ := run(t, "--help")
-	if !regexp.MustCompile(`(?m)^Additional help topics:\n  kubeadm alpha `).MatchString(out) {
-		t.Errorf("the root's help does not list alpha as a help topic:\n%s", out)
+	out, _, _ := run(t, "alpha", "selfhosting", "--help")
+	if !strings.Contains(out, "  pivot ") || !strings.Contains(out, "  unpivot ") || strings.Contains(out, "checkpointer") {
+		t.Errorf("kubeadm alpha selfhosting --help:\n%s", out)
+	}
+	out, _, _ = run(t, "--help")
+	if !regexp.MustCompile(`(?m)^  alpha +Experimental commands$`).MatchString(out) {
+		t.Errorf("the root's help does not list alpha:\n%s", out)
+	}
+}
+
+// TestPivotAsksFirst: without --force, pivot and unpivot change nothing
+// unless the answer is yes.
+func TestPivotAsksFirst(t *testing.T) {
+	for _, verb := range []string{"pivot", "unpivot"} {
+		_, errOut, code := run(t, "alpha", "selfhosting", verb)
+		if code != exitcode.Generic || !strings.Contains(errOut, verb+" aborted: nothing was changed") {
+			t.Errorf("%s: exit %d: %s", verb, code, errOut)
+		}
+	}
+}
+
+// TestSelfHostingWithHostProcessesRefused: host processes have no static
+// Pods to turn into DaemonSets.
+func TestSelfHostingWithHostProcessesRefused(t *testing.T) {
+	_, errOut, code := run(t, "init", "--feature-gates", "SelfHosting=true,HostProcessControlPlane=true", "--kubernetes-version", "v1.36.3", "--dry-run")
+	if code != exitcode.Validation || !strings.Contains(errOut, "HostProcessControlPlane and SelfHosting cannot both be on") {
+		t.Fatalf("code %d: %s", code, errOut)
 	}
 }

@@ -68,7 +68,7 @@ run the "kubeadm join" command that init prints. The same configuration files
 		newEtcdCmd(streams, etcd.HostNode(v1beta4.DefaultCertificatesDir)),
 		newAPIServerLBCmd(),
 		newKubeletServingApproverCmd(streams),
-		newAlphaCmd(),
+		newAlphaCmd(streams),
 	)
 	return cmd
 }

@@ -415,22 +415,63 @@ func (n *Node) writeCNIConfig(pods ...netip.Prefix) error {
 	return os.Rename(tmp, p)
 }
 
+// volatileMounts are the node folders that are memory file systems (/run)
+// on a real machine: a restart starts them empty.
+var volatileMounts = []string{"run-containerd", "run-systemd", "run-netns"}
+
+// Restart stops the node as a power cycle would and starts it again: the
+// boot program is stopped (the kernel ends every process of the node),
+// its cgroups removed and its /run folders emptied; the disk folders
+// (/etc/kubernetes, /var/lib/...) and the network namespace stay. The
+// images are imported again, which replaces nothing that is there.
+func (n *Node) Restart(ctx context.Context) error {
+	n.Cluster.logf("[testbed] restarting node %s", n.Name)
+	if err := n.stopBoot(); err != nil {
+		return err
+	}
+	if err := removeCgroup(strings.TrimPrefix(n.CgroupRoot(), "/"), 30*time.Second); err != nil {
+		return err
+	}
+	for _, m := range volatileMounts {
+		dir := filepath.Join(n.Dir, m)
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return n.up(ctx)
+}
+
+// stopBoot ends the node's boot program (SIGTERM, SIGKILL after 30 s) and
+// waits for it.
+func (n *Node) stopBoot() error {
+	pid := n.bootPID()
+	if pid == 0 {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(30 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
 // Down stops the node (its boot program stops the kubelet and containerd;
 // the kernel ends the rest of its PID namespace), removes what is left in
 // its cgroup, its network namespace and its folder. Safe to call again.
 func (n *Node) Down(ctx context.Context) error {
 	n.Cluster.logf("[testbed] stopping node %s", n.Name)
-	if pid := n.bootPID(); pid != 0 {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		deadline := time.Now().Add(30 * time.Second)
-		for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
-			if time.Now().After(deadline) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	_ = n.stopBoot()
 	var errs []error
 	if err := removeCgroup(strings.TrimPrefix(n.CgroupRoot(), "/"), 30*time.Second); err != nil {
 		errs = append(errs, err)

@@ -30,7 +30,8 @@ type FeatureGate struct {
 // KnownFeatureGates are the gates kubeadm v1.37 recognizes, by name, and
 // this kubeadm's own ones (upstream refuses their names): CISHardening,
 // HostProcessControlPlane (docs/decisions/013-host-process-control-plane.md),
-// NodeLocalAPILoadBalancer, and CoreDNS, the gate kubeadm v1.9–v1.17 had,
+// NodeLocalAPILoadBalancer, SelfHosting (the name of the gate kubeadm
+// v1.8–v1.11 had; docs/decisions/014-self-hosted-control-plane.md), and CoreDNS, the gate kubeadm v1.9–v1.17 had,
 // kept as the way to choose kube-dns (false) over CoreDNS
 // (docs/decisions/012-kube-dns-addon.md).
 // Any other name, including a different spelling or case, is refused. None
@@ -47,6 +48,7 @@ var KnownFeatureGates = []FeatureGate{
 	{Name: "HostProcessControlPlane", Default: false, Stage: FeatureAlpha},
 	{Name: "NodeLocalAPILoadBalancer", Default: false, Stage: FeatureAlpha},
 	{Name: "RootlessControlPlane", Default: false, Stage: FeatureAlpha},
+	{Name: "SelfHosting", Default: false, Stage: FeatureAlpha},
 }
 
 // LookupFeatureGate returns the gate called name (case-sensitive).
@@ -91,6 +93,10 @@ func validateFeatureGates(gates map[string]bool, p *field.Path) field.ErrorList 
 		if gates["HostProcessControlPlane"] && gates[other] {
 			errs = append(errs, field.Invalid(p, gates, fmt.Sprintf("the feature gates HostProcessControlPlane and %s cannot both be on: the units of a control plane of host processes do not carry the users and security contexts %s gives the components", other, other)))
 		}
+	}
+	// Host processes have no static Pods to turn into DaemonSets.
+	if gates["HostProcessControlPlane"] && gates["SelfHosting"] {
+		errs = append(errs, field.Invalid(p, gates, "the feature gates HostProcessControlPlane and SelfHosting cannot both be on: one runs the control plane as systemd units, the other as DaemonSet Pods"))
 	}
 	return errs
 }

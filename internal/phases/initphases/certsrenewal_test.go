@@ -73,7 +73,9 @@ func TestCertsRenewalPhase(t *testing.T) {
 func TestCertsRenewalPhaseIsSkippable(t *testing.T) {
 	var names []string
 	for _, p := range Phases() {
-		names = append(names, strings.Fields(p.Name)[0])
+		if !p.Hidden {
+			names = append(names, strings.Fields(p.Name)[0])
+		}
 	}
 	if got := strings.Join(names[len(names)-3:], ","); got != "addon,certs-renewal,show-join-command" {
 		t.Errorf("last phases %s", got)

@@ -20,6 +20,7 @@ func Phases() []workflow.Phase[*Data] {
 		BootstrapTokenPhase(),
 		KubeletFinalizePhase(),
 		AddonPhase(),
+		SelfHostingPhase(),
 		CertsRenewalPhase(),
 		ShowJoinCommandPhase(),
 	}

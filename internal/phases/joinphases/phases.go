@@ -16,6 +16,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -73,6 +74,9 @@ control-plane images.`,
 // their node-local load balancers (NodeLocalAPILoadBalancer), which need
 // no shared address.
 func canTakeControlPlane(c *kubeadm.ClusterConfiguration) error {
+	if selfhosting.Enabled(c.FeatureGates) {
+		return fmt.Errorf("this cluster's control plane is self-hosted (feature gate %s), which supports one control-plane node: joining another is not supported yet; workers can join", selfhosting.Gate)
+	}
 	if c.ControlPlaneEndpoint != "" || apilb.Enabled(c.FeatureGates) {
 		return nil
 	}

@@ -76,3 +76,12 @@ func TestControlPlaneJoinNeedsAnEndpointOrTheBalancer(t *testing.T) {
 		})
 	}
 }
+
+// A self-hosted control plane supports one control-plane node: joining
+// another is refused even with a controlPlaneEndpoint.
+func TestControlPlaneJoinRefusesSelfHosting(t *testing.T) {
+	c := kubeadm.ClusterConfiguration{ControlPlaneEndpoint: "lb.example:6443", FeatureGates: map[string]bool{"SelfHosting": true}}
+	if err := canTakeControlPlane(&c); err == nil || !strings.Contains(err.Error(), "self-hosted") {
+		t.Errorf("got %v", err)
+	}
+}

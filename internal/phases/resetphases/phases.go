@@ -19,9 +19,11 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+	"github.com/kubeadm-go/kubeadm/internal/kubeadmbinary"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -211,6 +213,12 @@ func lbPresent(d *Data) bool {
 	return err == nil
 }
 
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // kubeconfigFiles are the kubeconfig files init and join write.
 var kubeconfigFiles = []string{"admin.conf", "super-admin.conf", "kubelet.conf", "bootstrap-kubelet.conf", "controller-manager.conf", "scheduler.conf"}
 
@@ -243,6 +251,9 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 		}
 		if lbPresent(d) {
 			fmt.Fprintf(d.Out, "[dryrun] Would delete the node-local API server load balancer's %q and %q\n", filepath.Join(d.KubernetesDir, apilb.StateDir), apilb.BinaryPath)
+		}
+		if checkpoints := filepath.Join(d.KubernetesDir, selfhosting.CheckpointFolder); exists(checkpoints) {
+			fmt.Fprintf(d.Out, "[dryrun] Would delete the self-hosted control plane's checkpoints %q and %q\n", checkpoints, kubeadmbinary.Path)
 		}
 		return cleanupHardening(d)
 	}
@@ -309,6 +320,18 @@ func runCleanupNode(ctx context.Context, d *Data) error {
 			errs = append(errs, err)
 		}
 		if err := os.Remove(apilb.BinaryPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	// What a self-hosted control plane (SelfHosting) put on the node: its
+	// checkpoints and the binary its checkpointer ran (the checkpointer's
+	// manifest went with the manifest folder).
+	if checkpoints := filepath.Join(d.KubernetesDir, selfhosting.CheckpointFolder); exists(checkpoints) {
+		fmt.Fprintf(d.Out, "[reset] Deleting the self-hosted control plane's checkpoints %q and %q\n", checkpoints, kubeadmbinary.Path)
+		if err := os.RemoveAll(checkpoints); err != nil {
+			errs = append(errs, err)
+		}
+		if err := os.Remove(kubeadmbinary.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

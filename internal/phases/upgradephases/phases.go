@@ -22,6 +22,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -127,6 +128,11 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 		// ca.crt, a trust bundle by now, and its signers refuse a bundle.
 		return exitcode.PreflightError(fmt.Errorf("a CA rotation is under way on this node (%s holds the controller manager's signing CA): finish it before upgrading", filepath.Join(d.CertDir, carotation.Folder)))
 	}
+	if d.Cfg != nil && selfhosting.Enabled(d.Cfg.FeatureGates) && (d.Apply || d.Node == nil || d.Node.ControlPlane || selfHosted(d)) {
+		// Not ignorable: the upgrade would write static Pod manifests
+		// beside the running DaemonSet Pods.
+		return exitcode.PreflightError(fmt.Errorf("this cluster's control plane is self-hosted (feature gate %s), and upgrading a control-plane node of such a cluster is not supported yet: return it to static Pods first (kubeadm alpha selfhosting unpivot), upgrade, then pivot again", selfhosting.Gate))
+	}
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
@@ -135,6 +141,14 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 		return exitcode.PreflightError(err)
 	}
 	return runHostProcessChecks(ctx, d)
+}
+
+// selfHosted reports whether this node runs a self-hosted control plane:
+// it has checkpoints (an upgrade takes a node without a kube-apiserver
+// manifest for a worker). SystemRoot prefixes the path, as for the units.
+func selfHosted(d *Data) bool {
+	_, err := os.Stat(filepath.Join(d.SystemRoot, initphases.KubernetesDir, selfhosting.CheckpointFolder))
+	return err == nil
 }
 
 func runNodePreflight(ctx context.Context, d *Data) error {

@@ -17,9 +17,11 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -152,6 +154,31 @@ func TestNodeChecksRunSystemVerification(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "[WARNING SystemVerification]") {
 		t.Errorf("the ignored failure was not printed as a warning:\n%s", out.String())
+	}
+}
+
+// Upgrading a control-plane node of a self-hosted control plane is
+// refused, ignorable or not: the upgrade would write static Pod manifests
+// beside the DaemonSet Pods. A worker of such a cluster upgrades.
+func TestNodeChecksRefuseSelfHosting(t *testing.T) {
+	cfg := &kubeadm.InitConfiguration{}
+	cfg.FeatureGates = map[string]bool{selfhosting.Gate: true}
+	root := t.TempDir()
+	worker := &Data{Host: brokenKubeletHost{}, Out: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("all"), Cfg: cfg,
+		Node: &upgrade.LocalNode{}, SystemRoot: root}
+	if err := runNodeChecks(context.Background(), worker); err != nil {
+		t.Errorf("a worker: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc/kubernetes", selfhosting.CheckpointFolder), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	apply := *worker
+	apply.Apply, apply.SystemRoot = true, t.TempDir()
+	for name, d := range map[string]*Data{"node with checkpoints": worker, "apply": &apply} {
+		err := runNodeChecks(context.Background(), d)
+		if err == nil || !strings.Contains(err.Error(), "self-hosted") || exitcode.Of(err) != exitcode.Preflight {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 
