@@ -199,29 +199,39 @@ func (s *StaticPods) waitAPIServerServes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "[upgrade/staticpods] Waiting up to %v for this node's API server to serve again with the new etcd\n", s.Timeout)
+	return waitServes(ctx, s.Out, "staticpods", url, s.Timeout, pollInterval(s.Interval), s.healthy)
+}
+
+// waitServes waits up to timeout, looking every interval, until healthy
+// says this node's API server at url serves again after etcd's
+// replacement, and says so on out under "[upgrade/<prefix>]".
+func waitServes(ctx context.Context, out io.Writer, prefix, url string, timeout, interval time.Duration, healthy func(context.Context, string) error) error {
+	fmt.Fprintf(out, "[upgrade/%s] Waiting up to %v for this node's API server to serve again with the new etcd\n", prefix, timeout)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		err := s.healthy(ctx, url)
+		err := healthy(ctx, url)
 		if err == nil {
-			fmt.Fprintf(s.Out, "[upgrade/staticpods] This node's API server serves again after %v\n", time.Since(start).Round(100*time.Millisecond))
+			fmt.Fprintf(out, "[upgrade/%s] This node's API server serves again after %v\n", prefix, time.Since(start).Round(100*time.Millisecond))
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("this node's API server did not serve again with the new etcd within %v: %s: %w", s.Timeout, url, err)
-		case <-time.After(s.interval()):
+			return fmt.Errorf("this node's API server did not serve again with the new etcd within %v: %s: %w", timeout, url, err)
+		case <-time.After(interval):
 		}
 	}
 }
 
-func (s *StaticPods) interval() time.Duration {
-	if s.Interval <= 0 {
+func (s *StaticPods) interval() time.Duration { return pollInterval(s.Interval) }
+
+// pollInterval is d, or 500ms when d is not set.
+func pollInterval(d time.Duration) time.Duration {
+	if d <= 0 {
 		return 500 * time.Millisecond
 	}
-	return s.Interval
+	return d
 }
 
 // Rollback restores every manifest Apply replaced, newest first, then

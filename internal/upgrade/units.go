@@ -175,30 +175,10 @@ func unitArgv(path string, data []byte, component string) ([]string, error) {
 // waitAPIServerServes waits, after etcd was restarted, until this node's
 // API server is ready again (see StaticPods.waitAPIServerServes).
 func (s *HostUnits) waitAPIServerServes(ctx context.Context, url string) error {
-	fmt.Fprintf(s.Out, "[upgrade/units] Waiting up to %v for this node's API server to serve again with the new etcd\n", s.Timeout)
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
-	defer cancel()
-	for {
-		err := s.healthy(ctx, url)
-		if err == nil {
-			fmt.Fprintf(s.Out, "[upgrade/units] This node's API server serves again after %v\n", time.Since(start).Round(100*time.Millisecond))
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("this node's API server did not serve again with the new etcd within %v: %s: %w", s.Timeout, url, err)
-		case <-time.After(s.interval()):
-		}
-	}
+	return waitServes(ctx, s.Out, "units", url, s.Timeout, s.interval(), s.healthy)
 }
 
-func (s *HostUnits) interval() time.Duration {
-	if s.Interval <= 0 {
-		return 500 * time.Millisecond
-	}
-	return s.Interval
-}
+func (s *HostUnits) interval() time.Duration { return pollInterval(s.Interval) }
 
 // Rollback restores every unit Apply replaced, newest first, restarts
 // each, then waits for those components to be healthy again. failed
