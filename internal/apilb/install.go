@@ -10,8 +10,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/kubeadmbinary"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -65,52 +63,21 @@ func Pod(o PodOptions) *corev1.Pod {
 	if o.Preferred != "" {
 		cmd = append(cmd, "--prefer="+o.Preferred)
 	}
-	file, dir, dirOrCreate := corev1.HostPathFile, corev1.HostPathDirectory, corev1.HostPathDirectoryOrCreate
-	prio := priority
-	return &corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        Component,
-			Namespace:   metav1.NamespaceSystem,
-			Annotations: map[string]string{BinaryHashAnnotation: o.BinarySHA256},
-			Labels:      map[string]string{"component": Component, "tier": "node"},
+	return kubeadmbinary.StaticPod(kubeadmbinary.PodOptions{
+		Name:           Component,
+		Tier:           "node",
+		Image:          o.Image,
+		HashAnnotation: BinaryHashAnnotation,
+		BinarySHA256:   o.BinarySHA256,
+		Command:        cmd,
+		Mounts: []kubeadmbinary.HostMount{
+			{Name: "kubeconfig", Path: kubeletConf, Type: corev1.HostPathFile, ReadOnly: true},
+			{Name: "kubelet-pki", Path: kubeletPKI, Type: corev1.HostPathDirectory, ReadOnly: true},
+			{Name: "state", Path: stateDir, Type: corev1.HostPathDirectoryOrCreate},
 		},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{
-				Name:            Component,
-				Image:           o.Image,
-				ImagePullPolicy: corev1.PullIfNotPresent,
-				Command:         cmd,
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU:    resource.MustParse("10m"),
-					corev1.ResourceMemory: resource.MustParse("32Mi"),
-				}},
-				SecurityContext: &corev1.SecurityContext{
-					AllowPrivilegeEscalation: new(false),
-					ReadOnlyRootFilesystem:   new(true),
-					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
-				VolumeMounts: []corev1.VolumeMount{
-					{Name: "kubeadm", MountPath: BinaryPath, ReadOnly: true},
-					{Name: "kubeconfig", MountPath: kubeletConf, ReadOnly: true},
-					{Name: "kubelet-pki", MountPath: kubeletPKI, ReadOnly: true},
-					{Name: "state", MountPath: stateDir},
-				},
-			}},
-			HostNetwork:       true,
-			Priority:          &prio,
-			PriorityClassName: priorityClassName,
-			SecurityContext: &corev1.PodSecurityContext{
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
-			Volumes: []corev1.Volume{
-				{Name: "kubeadm", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: BinaryPath, Type: &file}}},
-				{Name: "kubeconfig", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: kubeletConf, Type: &file}}},
-				{Name: "kubelet-pki", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: kubeletPKI, Type: &dir}}},
-				{Name: "state", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: stateDir, Type: &dirOrCreate}}},
-			},
-		},
-	}
+		Priority:          priority,
+		PriorityClassName: priorityClassName,
+	})
 }
 
 // InstallOptions say what Install puts on a node.

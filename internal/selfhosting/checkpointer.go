@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -71,55 +70,25 @@ type CheckpointerPodOptions struct {
 // kubeadmbinary.Path. It writes into the Kubernetes folder, so it runs as
 // root.
 func CheckpointerPod(o CheckpointerPodOptions) *corev1.Pod {
-	file, dir := corev1.HostPathFile, corev1.HostPathDirectory
-	prio := int32(2000001000)
-	return &corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        Checkpointer,
-			Namespace:   metav1.NamespaceSystem,
-			Annotations: map[string]string{BinaryHashAnnotation: o.BinarySHA256},
-			Labels:      map[string]string{"component": Checkpointer, "tier": "control-plane"},
+	return kubeadmbinary.StaticPod(kubeadmbinary.PodOptions{
+		Name:           Checkpointer,
+		Tier:           "control-plane",
+		Image:          o.Image,
+		HashAnnotation: BinaryHashAnnotation,
+		BinarySHA256:   o.BinarySHA256,
+		Command: []string{
+			kubeadmbinary.Path, "alpha", "selfhosting", "checkpointer",
+			"--kubeconfig=" + kubeletConf,
+			"--manifest-dir=" + o.ManifestDir,
+			"--checkpoint-dir=" + filepath.Join(o.KubernetesDir, CheckpointFolder),
 		},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{
-				Name:            Checkpointer,
-				Image:           o.Image,
-				ImagePullPolicy: corev1.PullIfNotPresent,
-				Command: []string{
-					kubeadmbinary.Path, "alpha", "selfhosting", "checkpointer",
-					"--kubeconfig=" + kubeletConf,
-					"--manifest-dir=" + o.ManifestDir,
-					"--checkpoint-dir=" + filepath.Join(o.KubernetesDir, CheckpointFolder),
-				},
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU:    resource.MustParse("10m"),
-					corev1.ResourceMemory: resource.MustParse("32Mi"),
-				}},
-				SecurityContext: &corev1.SecurityContext{
-					AllowPrivilegeEscalation: new(false),
-					ReadOnlyRootFilesystem:   new(true),
-					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
-				VolumeMounts: []corev1.VolumeMount{
-					{Name: "kubeadm", MountPath: kubeadmbinary.Path, ReadOnly: true},
-					{Name: "kubernetes", MountPath: o.KubernetesDir},
-					{Name: "kubelet-pki", MountPath: kubeletPKI, ReadOnly: true},
-				},
-			}},
-			HostNetwork:       true,
-			Priority:          &prio,
-			PriorityClassName: "system-node-critical",
-			SecurityContext: &corev1.PodSecurityContext{
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
-			Volumes: []corev1.Volume{
-				{Name: "kubeadm", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: kubeadmbinary.Path, Type: &file}}},
-				{Name: "kubernetes", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: o.KubernetesDir, Type: &dir}}},
-				{Name: "kubelet-pki", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: kubeletPKI, Type: &dir}}},
-			},
+		Mounts: []kubeadmbinary.HostMount{
+			{Name: "kubernetes", Path: o.KubernetesDir, Type: corev1.HostPathDirectory},
+			{Name: "kubelet-pki", Path: kubeletPKI, Type: corev1.HostPathDirectory, ReadOnly: true},
 		},
-	}
+		Priority:          2000001000,
+		PriorityClassName: "system-node-critical",
+	})
 }
 
 // CheckpointerLoop is the checkpointer of one node. For each component
