@@ -13,10 +13,10 @@ import (
 // The kube-dns addon's ConfigMap and the two keys of it that kubedns and
 // its dnsmasq nanny read.
 const (
-	KubeDNSName          = "kube-dns" // Deployment and ConfigMap
-	stubDomainsKey       = "stubDomains"
-	upstreamNameservers  = "upstreamNameservers"
-	defaultForwardTarget = "forward . /etc/resolv.conf"
+	KubeDNSName            = "kube-dns" // Deployment and ConfigMap
+	stubDomainsKey         = "stubDomains"
+	upstreamNameserversKey = "upstreamNameservers"
+	defaultForwardTarget   = "forward . /etc/resolv.conf"
 )
 
 // FromKubeDNS returns the Corefile for dnsDomain that does what the
@@ -37,9 +37,9 @@ func FromKubeDNS(dnsDomain string, data map[string]string) (corefile string, ok 
 		}
 	}
 	var upstreams []string
-	if s := strings.TrimSpace(data[upstreamNameservers]); s != "" {
+	if s := strings.TrimSpace(data[upstreamNameserversKey]); s != "" {
 		if err := json.Unmarshal([]byte(s), &upstreams); err != nil {
-			return "", false, fmt.Errorf("ConfigMap %s/%s, key %s: %w", Namespace, KubeDNSName, upstreamNameservers, err)
+			return "", false, fmt.Errorf("ConfigMap %s/%s, key %s: %w", Namespace, KubeDNSName, upstreamNameserversKey, err)
 		}
 	}
 	if len(stubs) == 0 && len(upstreams) == 0 {
@@ -47,7 +47,7 @@ func FromKubeDNS(dnsDomain string, data map[string]string) (corefile string, ok 
 	}
 	for i, s := range upstreams {
 		if err := checkNameServer(s); err != nil {
-			return "", false, fmt.Errorf("ConfigMap %s/%s, key %s[%d]: %w", Namespace, KubeDNSName, upstreamNameservers, i, err)
+			return "", false, fmt.Errorf("ConfigMap %s/%s, key %s[%d]: %w", Namespace, KubeDNSName, upstreamNameserversKey, i, err)
 		}
 	}
 	domains := make([]string, 0, len(stubs))
