@@ -62,7 +62,10 @@ type KubeletCert struct {
 	Client func(ctx context.Context) (kubernetes.Interface, error)
 	// Issue has the CSR in PEM form signed and returns the certificate in
 	// PEM form (nil: through the certificates API, with Client).
-	Issue          func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
+	Issue func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
+	// IssuedHere: Issue signs with the CA key of this node, not through
+	// the cluster (for what the step prints).
+	IssuedHere     bool
 	RestartKubelet func(ctx context.Context) error
 	// NewKey makes the new key (nil: pki.NewPrivateKey); Now dates the
 	// new file of the kubelet's rotated pair (nil: time.Now).
@@ -137,7 +140,7 @@ func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) erro
 	done := cred.cert.CheckSignatureFrom(signing) == nil
 	if k.DryRun {
 		if !done {
-			fmt.Fprintf(k.Out, "[rotate-ca] Would ask the cluster for a kubelet client certificate of the new CA (%s), write it where %s names it and restart the kubelet\n", cred.cert.Subject.CommonName, k.KubeletConf)
+			fmt.Fprintf(k.Out, "[rotate-ca] Would %s a kubelet client certificate of the new CA (%s), write it where %s names it and restart the kubelet\n", k.issuing("issue", "ask the cluster for"), cred.cert.Subject.CommonName, k.KubeletConf)
 		} else if len(need) > 0 {
 			fmt.Fprintf(k.Out, "[rotate-ca] Would restart the kubelet\n")
 		}
@@ -214,7 +217,7 @@ func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificat
 	}
 	ctx, cancel := context.WithTimeout(ctx, k.Timeout)
 	defer cancel()
-	fmt.Fprintf(k.Out, "[rotate-ca] Asking the cluster for a kubelet client certificate of the new CA (%s)\n", cur.Subject.CommonName)
+	fmt.Fprintf(k.Out, "[rotate-ca] %s a kubelet client certificate of the new CA (%s)\n", k.issuing("Issuing, with this node's key of the new CA,", "Asking the cluster for"), cur.Subject.CommonName)
 	for {
 		certPEM, err := issue(ctx, pki.EncodeCSRPEM(csr), key)
 		if err != nil {
@@ -233,6 +236,15 @@ func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificat
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// issuing is here when the certificate is issued on this node, else
+// cluster.
+func (k *KubeletCert) issuing(here, cluster string) string {
+	if k.IssuedHere {
+		return here
+	}
+	return cluster
 }
 
 func (k *KubeletCert) client(ctx context.Context) (kubernetes.Interface, error) {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
@@ -209,6 +210,8 @@ func (p *ControlPlane) sign(ctx context.Context, states []*CAState) error {
 			// After the restarts: the record is never earlier than the
 			// first token of the new key.
 			return err
+		} else if err := p.recordSASignedOnNode(ctx); err != nil {
+			return err
 		}
 		if p.DryRun {
 			left, err := p.leftToSign(next)
@@ -248,4 +251,20 @@ func (p *ControlPlane) sign(ctx context.Context, states []*CAState) error {
 		}
 		return p.kubelet().Renew(ctx, cluster.Next)
 	})
+}
+
+// recordSASignedOnNode copies the record of when the new service-account
+// key began to sign here to this node's Node, where the finish step of
+// every control-plane node reads the latest.
+func (p *ControlPlane) recordSASignedOnNode(ctx context.Context) error {
+	at, ok, err := p.SASignedAt()
+	if err != nil || !ok {
+		return err
+	}
+	k := p.kubelet()
+	cred, err := k.read()
+	if err != nil {
+		return err
+	}
+	return k.annotate(ctx, cred.cert.Subject.CommonName, SASignedAnnotation, at.UTC().Format(time.RFC3339))
 }

@@ -67,6 +67,21 @@ func (w *Worker) Sign(ctx context.Context) error {
 		fmt.Fprintf(w.Out, "[rotate-ca] cluster-info lists one CA: no rotation to sign for (run the trust and sign phases on the control-plane nodes first)\n")
 		return nil
 	}
+	if !w.DryRun {
+		// The leading controller manager signs the kubelet's CSR: every
+		// control-plane node's must sign with the new CA.
+		c, err := w.Kubelet.client(ctx)
+		if err != nil {
+			return err
+		}
+		lagging, err := laggingControlPlanes(ctx, c, "", KubeletClientCAAnnotation, is(caHash(listed[0])))
+		if err != nil {
+			return err
+		}
+		if len(lagging) > 0 {
+			return fmt.Errorf("the control-plane Nodes %v have not signed with the new CA yet (annotation %s): run \"kubeadm certs rotate-ca phase sign\" on them first", lagging, KubeletClientCAAnnotation)
+		}
+	}
 	return w.Kubelet.Renew(ctx, listed[0])
 }
 

@@ -67,7 +67,8 @@ each with the subject of the current one, a new key and the configured CA
 validity, and a new service-account signing key (sa.key), in the folder
 rotate-ca of the certificate folder. Nothing uses them yet. A new CA or key
 already there is kept. Copy that folder to the other control-plane nodes before
-running the trust phase there.`,
+running the trust phase there: prepare refuses to make other new CAs while
+the cluster shows a rotation begun elsewhere.`,
 			InheritFlags: common,
 			Run:          runPrepare,
 		},
@@ -139,6 +140,21 @@ new CA alone and restarts.`,
 func runPrepare(ctx context.Context, d *Data) error {
 	if !d.ControlPlane {
 		return fmt.Errorf("this node runs no control plane (no %s): make the new CAs on a control-plane node", d.ManifestDir+"/kube-apiserver.yaml")
+	}
+	staged, err := carotation.Staged(d.Cfg, d.CertDir)
+	if err != nil {
+		return err
+	}
+	if !staged && d.Client != nil {
+		// Another control-plane node may have begun: its new CAs are to
+		// be copied here, not replaced by others.
+		c, err := d.Client(ctx)
+		if err != nil {
+			return err
+		}
+		if err := carotation.CheckNoRotation(ctx, c); err != nil {
+			return err
+		}
 	}
 	return carotation.Prepare(d.Cfg, d.CertDir, d.KeyOptions, d.DryRun, d.Out)
 }
