@@ -132,7 +132,8 @@ func latestSASigned(ctx context.Context, c kubernetes.Interface, at time.Time) (
 }
 
 // CheckNoRotation fails when the cluster shows a rotation another node
-// began: cluster-info lists more than one CA, or a Node records a step.
+// began: cluster-info lists more than one CA, a Node records a step, or
+// the new CAs are stored in SecretName.
 // The prepare phase of another control-plane node must not make other
 // new CAs then: the folder of the node that made them is to be copied.
 func CheckNoRotation(ctx context.Context, c kubernetes.Interface) error {
@@ -150,10 +151,14 @@ func CheckNoRotation(ctx context.Context, c kubernetes.Interface) error {
 			marked = append(marked, n.Name)
 		}
 	}
-	if len(listed) < 2 && len(marked) == 0 {
+	uploaded, err := shared(ctx, c)
+	if err != nil {
+		return err
+	}
+	if len(listed) < 2 && len(marked) == 0 && !uploaded {
 		return nil
 	}
-	return fmt.Errorf("a CA rotation is under way in the cluster (cluster-info lists %d CAs; Nodes recording a step: %v) and this node has no new CAs: copy the folder %s of the certificate folder from the control-plane node whose prepare phase made them, instead of making others", len(listed), marked, Folder)
+	return fmt.Errorf("a CA rotation is under way in the cluster (cluster-info lists %d CAs; Nodes recording a step: %v; Secret %s/%s stored: %v) and this node has no new CAs: download them with --certificate-key, or copy the folder %s of the certificate folder from the control-plane node whose prepare phase made them, instead of making others", len(listed), marked, metav1.NamespaceSystem, SecretName, uploaded, Folder)
 }
 
 // Staged reports whether every new CA and the new service-account key of

@@ -128,6 +128,9 @@ func TestTwoControlPlanes(t *testing.T) {
 			if node2First {
 				annotate(t, fc.client, "node2", map[string]any{TrustedAnnotation: newHash})
 			}
+			if err := Upload(ctx, fc.client, p.Cfg, l.CertDir, strings.Repeat("0f", 32), testNow()); err != nil {
+				t.Fatal(err)
+			}
 			out.Reset()
 			if err := p.Finish(ctx); err != nil {
 				t.Fatalf("%v\n%s", err, out)
@@ -153,6 +156,9 @@ func TestTwoControlPlanes(t *testing.T) {
 					t.Errorf("second finish: %v\n%s", err, out)
 				}
 				return
+			}
+			if ok, _ := shared(ctx, fc.client); ok {
+				t.Errorf("the last finish left the Secret %s", SecretName)
 			}
 			if len(info) != 1 || !info[0].Equal(cluster.Next) || len(n1)+len(n2) > 0 {
 				t.Errorf("finish of the last node: cluster-info lists %d CAs, node1 %v, node2 %v:\n%s", len(info), n1, n2, out)
@@ -205,4 +211,43 @@ func treeOf(t *testing.T, dir string) map[string]string {
 		return nil
 	})
 	return out
+}
+
+// Download writes nothing unless every entry is a new CA of the right
+// subject with its key.
+func TestDownloadChecks(t *testing.T) {
+	cfg, l := testNode(t)
+	ctx := context.Background()
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	fc := newFakeCluster(t, l)
+	key := strings.Repeat("0f", 32)
+	// The front proxy CA's entry replaced by a CA of another subject.
+	other, _ := pki.NewPrivateKey("ECDSA-P256")
+	otherCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "someone-else", IsCA: true, Validity: 1e18}, other, testNow())
+	if err := pki.WriteCertAndKey(l.CertDir, "rotate-ca/front-proxy-ca", otherCA, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := Upload(ctx, fc.client, &cfg.ClusterConfiguration, l.CertDir, key, testNow()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(l.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	before := treeOf(t, l.KubernetesDir)
+	err := Download(ctx, fc.client, &cfg.ClusterConfiguration, l.CertDir, key, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `entry front-proxy-ca.crt is the CA "CN=someone-else", not a new front proxy CA`) {
+		t.Fatalf("got %v", err)
+	}
+	if got := changed(before, treeOf(t, l.KubernetesDir)); len(got) > 0 {
+		t.Errorf("a refused download wrote %v", got)
+	}
+	if err := deleteShared(ctx, fc.client); err != nil {
+		t.Fatal(err)
+	}
+	err = Download(ctx, fc.client, &cfg.ClusterConfiguration, l.CertDir, key, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "prepare --upload-certs") {
+		t.Fatalf("without the Secret: %v", err)
+	}
 }

@@ -137,6 +137,9 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 		if err := p.forgetNodes(ctx); err != nil {
 			return err
 		}
+		if err := deleteShared(ctx, p.Client); err != nil {
+			return err
+		}
 		if err := os.RemoveAll(p.Dir()); err != nil {
 			return fmt.Errorf("removing the rotation's folder: %w", err)
 		}

@@ -125,11 +125,54 @@ func TestCertsRotateCA(t *testing.T) {
 		}
 		defer cluster.CoreV1().Nodes().Patch(context.Background(), "node1", types.MergePatchType, []byte(`{"metadata":{"annotations":null}}`), metav1.PatchOptions{})
 		out, code := runCerts(t, env, "rotate-ca", "phase", "prepare", "--config", cfgPath)
-		if code != 1 || !strings.Contains(out, "a CA rotation is under way in the cluster (cluster-info lists 1 CAs; Nodes recording a step: [node1])") {
+		if code != 1 || !strings.Contains(out, "a CA rotation is under way in the cluster (cluster-info lists 1 CAs; Nodes recording a step: [node1]; Secret kube-system/kubeadm-rotate-ca stored: false)") {
 			t.Fatalf("prepare: code %d\n%s", code, out)
 		}
 		if _, err := os.Stat(folder); !os.IsNotExist(err) {
 			t.Errorf("prepare made %s: %v", folder, err)
+		}
+	})
+	// The new CAs stored in the cluster, then downloaded on another
+	// control-plane node (here the same tree, without its folder).
+	t.Run("upload and download", func(t *testing.T) {
+		folder := filepath.Join(cfg.CertificatesDir, carotation.Folder)
+		out, code := runCerts(t, env, "rotate-ca", "phase", "prepare", "--upload-certs", "--config", cfgPath)
+		key, found := "", false
+		if _, after, ok := strings.Cut(out, "[rotate-ca] Using certificate key:\n"); ok {
+			key, _, found = strings.Cut(after, "\n")
+		}
+		if code != 0 || !found || len(key) != 64 || !strings.Contains(out, "The new Kubernetes cluster CA is already made") {
+			t.Fatalf("prepare --upload-certs: code %d\n%s", code, out)
+		}
+		made := snap()
+		saved := filepath.Join(dir, "uploaded-rotate-ca")
+		if err := os.Rename(folder, saved); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { os.RemoveAll(folder); os.Rename(saved, folder) }()
+		out, code = runCerts(t, env, "rotate-ca", "phase", "prepare", "--config", cfgPath)
+		if code != 1 || !strings.Contains(out, "Secret kube-system/kubeadm-rotate-ca stored: true") {
+			t.Fatalf("prepare without the key: code %d\n%s", code, out)
+		}
+		wrong := strings.Repeat("ab", 32)
+		out, code = runCerts(t, env, "rotate-ca", "phase", "prepare", "--certificate-key", wrong, "--config", cfgPath)
+		if code != 1 || !strings.Contains(out, "does not decrypt with this certificate key") || strings.Contains(out, wrong) {
+			t.Fatalf("prepare with a wrong key: code %d\n%s", code, out)
+		}
+		out, code = runCerts(t, env, "rotate-ca", "phase", "prepare", "--certificate-key", key, "--config", cfgPath)
+		if code != 0 || !strings.Contains(out, "Downloaded the new CAs and service-account key from the Secret kube-system/kubeadm-rotate-ca") || strings.Contains(out, key) {
+			t.Fatalf("prepare --certificate-key: code %d\n%s", code, out)
+		}
+		got := snap()
+		for p, data := range made {
+			if strings.HasPrefix(p, folder+"/") && got[p] != data {
+				t.Errorf("%s differs after the download", p)
+			}
+		}
+		for p := range got {
+			if _, ok := made[p]; !ok && !strings.HasPrefix(p, saved+"/") {
+				t.Errorf("%s was not there before", p)
+			}
 		}
 	})
 	// The flag of finish, on the phase and on the whole command.

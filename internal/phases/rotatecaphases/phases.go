@@ -13,6 +13,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
+	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -51,6 +52,11 @@ type Data struct {
 	// DropOldServiceAccountKey lets finish drop the old service-account
 	// key within the hour after sign.
 	DropOldServiceAccountKey bool
+	// UploadCerts makes prepare store the new CAs, encrypted with
+	// CertificateKey (a new one when empty), for the other control-plane
+	// nodes; there, CertificateKey makes prepare download them.
+	UploadCerts    bool
+	CertificateKey string
 }
 
 var common = []string{"config", "cert-dir", "kubeconfig", "dry-run"}
@@ -67,9 +73,12 @@ each with the subject of the current one, a new key and the configured CA
 validity, and a new service-account signing key (sa.key), in the folder
 rotate-ca of the certificate folder. Nothing uses them yet. A new CA or key
 already there is kept. Copy that folder to the other control-plane nodes before
-running the trust phase there: prepare refuses to make other new CAs while
-the cluster shows a rotation begun elsewhere.`,
-			InheritFlags: common,
+running the trust phase there, or store them with --upload-certs (encrypted
+with a certificate key, which it prints, for two hours, readable by cluster
+administrators) and run prepare with --certificate-key on the other
+control-plane nodes to download them. Prepare refuses to make other new CAs
+while the cluster shows a rotation begun elsewhere.`,
+			InheritFlags: append(slices.Clone(common), "upload-certs", "certificate-key"),
 			Run:          runPrepare,
 		},
 		{
@@ -145,7 +154,19 @@ func runPrepare(ctx context.Context, d *Data) error {
 	if err != nil {
 		return err
 	}
-	if !staged && d.Client != nil {
+	switch {
+	case !staged && d.CertificateKey != "" && !d.UploadCerts:
+		// Another control-plane node made them and stored them.
+		if d.DryRun {
+			fmt.Fprintf(d.Out, "[rotate-ca] Would download the new CAs and service-account key from the Secret kube-system/%s to %s\n", carotation.SecretName, d.Dir())
+			return nil
+		}
+		c, err := d.Client(ctx)
+		if err != nil {
+			return err
+		}
+		return carotation.Download(ctx, c, d.Cfg, d.CertDir, d.CertificateKey, d.Out)
+	case !staged:
 		// Another control-plane node may have begun: its new CAs are to
 		// be copied here, not replaced by others.
 		c, err := d.Client(ctx)
@@ -156,7 +177,36 @@ func runPrepare(ctx context.Context, d *Data) error {
 			return err
 		}
 	}
-	return carotation.Prepare(d.Cfg, d.CertDir, d.KeyOptions, d.DryRun, d.Out)
+	if err := carotation.Prepare(d.Cfg, d.CertDir, d.KeyOptions, d.DryRun, d.Out); err != nil {
+		return err
+	}
+	if !d.UploadCerts {
+		return nil
+	}
+	if d.DryRun {
+		fmt.Fprintf(d.Out, "[rotate-ca] Would store the new CAs and service-account key, encrypted, in the Secret kube-system/%s\n", carotation.SecretName)
+		return nil
+	}
+	key := d.CertificateKey
+	if key == "" {
+		if key, err = copycerts.NewKey(); err != nil {
+			return err
+		}
+	}
+	c, err := d.Client(ctx)
+	if err != nil {
+		return err
+	}
+	at := time.Now()
+	if d.KeyOptions.Now != nil {
+		at = d.KeyOptions.Now()
+	}
+	if err := carotation.Upload(ctx, c, d.Cfg, d.CertDir, key, at); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.Out, "[rotate-ca] Stored the new CAs and service-account key, encrypted, in the Secret kube-system/%s for %v. On every other control-plane node, run \"kubeadm certs rotate-ca phase prepare --certificate-key <key>\" (or the whole command with that flag) to download them.\n", carotation.SecretName, copycerts.TokenTTL)
+	fmt.Fprintf(d.Out, "[rotate-ca] Using certificate key:\n%s\n", key)
+	return nil
 }
 
 func runTrust(ctx context.Context, d *Data) error {
