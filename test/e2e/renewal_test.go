@@ -280,6 +280,9 @@ type apiLoop struct {
 	wg       sync.WaitGroup
 	tries    int
 	failures []string
+	// slowest is the longest call, made at slowestAt.
+	slowest   time.Duration
+	slowestAt time.Time
 }
 
 func startAPILoop(t *testing.T, n *testbed.Node) *apiLoop {
@@ -294,6 +297,9 @@ func startAPILoop(t *testing.T, n *testbed.Node) *apiLoop {
 			start := time.Now()
 			b, err := cmd.CombinedOutput()
 			l.tries++
+			if took := time.Since(start); took > l.slowest {
+				l.slowest, l.slowestAt = took, start
+			}
 			if err != nil || strings.TrimSpace(string(b)) != "True" {
 				l.failures = append(l.failures, start.Format("15:04:05.000")+": "+strings.TrimSpace(string(b))+" "+errString(err))
 			}
