@@ -98,7 +98,9 @@ CA that cluster-info lists, and the kubelet restarts. Run it on the
 control-plane nodes first.
 
 Nothing is signed by the new CAs yet, and nothing stops trusting the
-current ones.`,
+current ones. With several control-plane nodes, the cluster publishes the
+new CAs once every one of them trusts them: the last one's trust waits for
+that and restarts kube-proxy and the cluster DNS.`,
 			InheritFlags: common,
 			Run:          runTrust,
 		},
@@ -116,8 +118,10 @@ previous CAs signed is re-issued by the new ones, keeping its subject and
 names, and the components are made to use them one at a time, each healthy
 before the next, as "kubeadm certs renew expiring" does.
 
-On every node: the kubelet asks the cluster for a client certificate of the
-new CA, as its own rotation does, restarts on it, and its Node records it.
+On every node: the kubelet gets a client certificate of the new CA (on a
+control-plane node issued there with the new CA key, elsewhere asked of
+the cluster as the kubelet's own rotation does, once every control-plane
+node has signed), restarts on it, and its Node records it.
 
 Run it on the control-plane nodes first, then on every other node.`,
 			InheritFlags: common,
@@ -139,7 +143,12 @@ CAs alone, the phase waits until every kube-root-ca.crt ConfigMap does, and
 the rotation's folder is removed.
 
 On any other node (after the control-plane nodes): the kubelet trusts the
-new CA alone and restarts.`,
+new CA alone and restarts.
+
+With several control-plane nodes, the old service-account key is kept an
+hour after the latest control-plane node's sign, and only the last
+control-plane node to finish drops the old CAs from what the cluster
+publishes (the others would publish them again).`,
 			InheritFlags: append(slices.Clone(common), carotation.DropOldServiceAccountKeyFlag),
 			Run:          runFinish,
 		},
