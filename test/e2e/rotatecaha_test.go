@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -220,7 +222,13 @@ func TestRotateCAControlPlanes(t *testing.T) {
 	for _, f := range failures {
 		t.Logf("  %s", f)
 	}
+	t.Logf("  calls slower than 3 s: %v", loop.slow)
 	t.Logf("Service probe of /api (a Pod's call to the API server each): %d of %d failed", failed, total)
+	for _, n := range []*testbed.Node{n1, n2} {
+		for _, comp := range []string{"etcd", "kube-apiserver"} {
+			t.Logf("%s of %s ran: %s", comp, n.Name, containerRuns(t, n, comp))
+		}
+	}
 	if len(failures) > 0 || failed > 0 {
 		t.Errorf("calls failed during the rotation: kubectl %d of %d, Service /api %d of %d", len(failures), tries, failed, total)
 	}
@@ -298,4 +306,35 @@ func TestRotateCAControlPlanes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// containerRuns lists when each container of a static Pod's component
+// logged first and last (its CRI log files 0.log, 1.log...): the gaps are
+// its restarts, the kubelet's back-off included.
+func containerRuns(t *testing.T, n *testbed.Node, comp string) string {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(n.HostPath("/var/log/pods"), "kube-system_"+comp+"-"+n.Name+"_*", comp, "*.log"))
+	sort.Slice(logs, func(i, j int) bool {
+		a, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(logs[i]), ".log"))
+		b, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(logs[j]), ".log"))
+		return a < b
+	})
+	stamp := func(line string) string {
+		ts, _, _ := strings.Cut(line, " ")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil {
+			return "?"
+		}
+		return at.UTC().Format("15:04:05.0")
+	}
+	var runs []string
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		runs = append(runs, stamp(lines[0])+"-"+stamp(lines[len(lines)-1]))
+	}
+	return strings.Join(runs, ", ")
 }
