@@ -232,6 +232,10 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		EtcdSnapshot: func(ctx context.Context, d *upgradephases.Data, path string) error {
 			return etcd.HostNode(d.CertDir).SaveSnapshot(ctx, path, d.Out)
 		},
+		EtcdMembers: func(ctx context.Context, d *upgradephases.Data) (int, error) {
+			ms, err := etcd.HostNode(d.CertDir).Members(ctx)
+			return len(ms), err
+		},
 	}
 	var ignoredFromConfig *[]string
 	if apply {

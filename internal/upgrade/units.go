@@ -52,11 +52,11 @@ type HostUnits struct {
 	Healthy func(ctx context.Context, url string) error
 	// Interval separates two looks at the service (0: 500ms).
 	Interval time.Duration
-	// OnRollback, when set, runs for the component whose own upgrade
-	// failed, while its service is stopped, after its unit was restored
-	// (etcd's data is put back there; see StaticPods.OnRollback).
-	OnRollback func(ctx context.Context, component string) error
-	Out        io.Writer
+	// EtcdData, when set, is the copy of etcd's data taken before its
+	// unit changed: a rollback that restores etcd's unit puts it back
+	// when EtcdData.RestoreDue says so, with etcd stopped.
+	EtcdData *EtcdData
+	Out      io.Writer
 
 	changed     []changedUnit
 	probeClient *http.Client
@@ -182,8 +182,9 @@ func (s *HostUnits) interval() time.Duration { return pollInterval(s.Interval) }
 
 // Rollback restores every unit Apply replaced, newest first, restarts
 // each, then waits for those components to be healthy again. failed
-// names the component whose own upgrade failed: only its OnRollback runs,
-// with its service stopped.
+// names the component whose own upgrade failed. etcd's data is put back
+// when EtcdData.RestoreDue says so: etcd is stopped first, and its
+// previous unit starts on the copy.
 func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 	var errs []error
 	var waits []changedUnit
@@ -193,17 +194,24 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 			continue // the new unit never reached the disk
 		}
 		fmt.Fprintf(s.Out, "[upgrade/units] Restoring the previous unit of %q\n", c.component)
-		if s.OnRollback != nil && c.component == failed {
+		restore, err := s.EtcdData.dueFor(c.component, failed)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if restore {
 			if err := s.Units.Stop(ctx, c.component); err != nil {
-				errs = append(errs, err)
+				// Copying data under a running etcd would be worse
+				// than keeping the new data.
+				errs = append(errs, fmt.Errorf("stopping %s to put its data back: %w", c.component, err))
+				restore = false
 			}
 		}
 		if _, err := s.Units.Write(c.component, c.old); err != nil {
 			errs = append(errs, fmt.Errorf("restoring the unit of %s: %w", c.component, err))
 			continue
 		}
-		if s.OnRollback != nil && c.component == failed {
-			if err := s.OnRollback(ctx, c.component); err != nil {
+		if restore {
+			if err := s.EtcdData.Restore(); err != nil {
 				errs = append(errs, err)
 			}
 		}

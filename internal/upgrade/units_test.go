@@ -194,8 +194,8 @@ func TestHostUnitsApplyAfterCrash(t *testing.T) {
 }
 
 // A component that does not come back healthy puts back every unit
-// changed so far, newest first, restarts them and fails, naming it;
-// etcd's data hook runs only for the component that failed.
+// changed so far, newest first, restarts them and fails, naming it; etcd,
+// which upgraded fine and has peers, keeps its data.
 func TestHostUnitsRollback(t *testing.T) {
 	for name, tc := range map[string]struct {
 		crash bool
@@ -215,14 +215,7 @@ func TestHostUnitsRollback(t *testing.T) {
 			} else {
 				f.sick["/new/kube-controller-manager"] = true
 			}
-			var hooked []string
-			s.OnRollback = func(_ context.Context, c string) error {
-				hooked = append(hooked, c)
-				if f.pids[c] != 0 {
-					t.Errorf("the hook ran while %s runs", c)
-				}
-				return nil
-			}
+			s.EtcdData = EtcdDataFixture(t, 3)
 			err := s.Apply(context.Background(), testUnits(t, "new"))
 			var ce *ComponentError
 			if !errors.As(err, &ce) || ce.Component != hostprocess.KubeControllerManager || ce.RollbackErr != nil {
@@ -240,8 +233,8 @@ func TestHostUnitsRollback(t *testing.T) {
 			if got := f.restarts(); !slices.Equal(got, want) {
 				t.Errorf("restarts %q, want %q", got, want)
 			}
-			if !slices.Equal(hooked, []string{hostprocess.KubeControllerManager}) {
-				t.Errorf("rollback hook ran for %q", hooked)
+			if got := EtcdDataOf(s.EtcdData.DataDir); got != "new" {
+				t.Errorf("etcd's data is %q after the rollback, want the new version's", got)
 			}
 		})
 	}
@@ -256,5 +249,74 @@ func TestHostUnitsRollbackFails(t *testing.T) {
 	var ce *ComponentError
 	if !errors.As(err, &ce) || ce.RollbackErr == nil || !strings.Contains(err.Error(), "kube-controller-manager did not come back after its unit was restored") {
 		t.Fatalf("Apply: %v", err)
+	}
+}
+
+// TestHostUnitsRollbackEtcdData: the rollback puts etcd's data back, with
+// etcd stopped, when etcd's own upgrade failed or when etcd is its
+// cluster's only member; a member with peers keeps its data, and a
+// missing backup is reported with the units restored all the same.
+func TestHostUnitsRollbackEtcdData(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sick     string // the new program that never answers healthy
+		members  int
+		noBackup bool
+		want     string // etcd's data after the rollback
+		wantErr  string // in the rollback's error
+	}{
+		{name: "single member, the API server fails", sick: "/new/kube-apiserver", members: 1, want: "old"},
+		{name: "three members, the API server fails", sick: "/new/kube-apiserver", members: 3, want: "new"},
+		{name: "single member, backup gone", sick: "/new/kube-apiserver", members: 1, noBackup: true, want: "new", wantErr: "is gone"},
+		{name: "three members, etcd fails", sick: "/new/etcd", members: 3, want: "old"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, s, out := runningOld(t)
+			f.sick[tc.sick] = true
+			s.EtcdData = EtcdDataFixture(t, tc.members)
+			s.EtcdData.Out = out
+			if tc.noBackup {
+				if err := os.RemoveAll(s.EtcdData.Backup); err != nil {
+					t.Fatal(err)
+				}
+			}
+			chowned := false
+			s.EtcdData.Chown = func() error {
+				chowned = true
+				if f.pids[hostprocess.Etcd] != 0 {
+					t.Error("etcd's data was put back while etcd runs")
+				}
+				if !bytes.Equal(unitOnDisk(t, f, hostprocess.Etcd), testUnit(t, hostprocess.Etcd, "old").Data) {
+					t.Error("etcd's data was put back before its previous unit")
+				}
+				return nil
+			}
+			err := s.Apply(context.Background(), testUnits(t, "new"))
+			var ce *ComponentError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Apply: %v", err)
+			}
+			switch {
+			case tc.wantErr == "" && ce.RollbackErr != nil:
+				t.Errorf("the rollback failed: %v", ce.RollbackErr)
+			case tc.wantErr != "" && (ce.RollbackErr == nil || !strings.Contains(ce.RollbackErr.Error(), tc.wantErr)):
+				t.Errorf("rollback error %v, want one containing %q", ce.RollbackErr, tc.wantErr)
+			}
+			if got := EtcdDataOf(s.EtcdData.DataDir); got != tc.want {
+				t.Errorf("etcd's data is %q after the rollback, want %q", got, tc.want)
+			}
+			if chowned != (tc.want == "old") {
+				t.Errorf("data put back: %v, want %v", chowned, tc.want == "old")
+			}
+			for _, c := range hostprocess.Components() {
+				if f.program(c) != "/old/"+c {
+					t.Errorf("%s runs %q after the rollback", c, f.program(c))
+				}
+			}
+			stopped := slices.Contains(f.calls, "systemctl stop etcd.service")
+			if stopped != (tc.want == "old") {
+				t.Errorf("etcd stopped: %v, want %v (calls %q)", stopped, tc.want == "old", f.calls)
+			}
+		})
 	}
 }
