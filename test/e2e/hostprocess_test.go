@@ -213,7 +213,9 @@ func mainPID(t *testing.T, n *testbed.Node, service string) string {
 // (kube-apiserver-v1.37.2, etcd-v3.7.0). etcd starts at the older
 // release's version (its imageTag set at init, dropped before the
 // upgrade, so that the upgrade moves etcd too). A dry run shows the units
-// and changes nothing; "upgrade apply" rewrites and restarts the units,
+// and changes nothing; an apply whose new API server exits puts back the
+// units and etcd's data (objects written before it are read after it);
+// "upgrade apply" rewrites and restarts the units,
 // etcd first, onto the versioned programs and upgrades kube-proxy; a
 // second run ("upgrade node" on the same node) restarts nothing; "upgrade
 // node" on the worker and the new kubelets follow.
@@ -292,6 +294,69 @@ func TestHostProcessUpgrade(t *testing.T) {
 		}
 	})
 
+	etcdStatus := func(t *testing.T) string {
+		return mustRun(t, n1, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+			"--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt", "--key=/etc/kubernetes/pki/etcd/healthcheck-client.key", "endpoint", "status")
+	}
+
+	// The new API server program answers --version and exits a second
+	// after every start, once etcd's own upgrade succeeded: the upgrade
+	// puts back the units of etcd and the API server, and etcd's data
+	// too, as etcd is its cluster's only member and the previous minor
+	// version does not start on the data the new one converted.
+	t.Run("a failed apply rolls back etcd's data", func(t *testing.T) {
+		kubectl(t, n1, "-n", "default", "create", "configmap", "before-the-failed-upgrade", "--from-literal=written=before")
+		before := treeDigest(t, unitDir)
+		script := filepath.Join(n1.Dir, "kube-apiserver-exits")
+		writeFile(t, script, "#!/bin/sh\nif [ \"$1\" = --version ]; then exec "+to.UpstreamBinary("kube-apiserver")+" --version; fi\nsleep 1\necho this kube-apiserver exits >&2\nexit 1\n")
+		if err := os.Chmod(script, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := n1.SetProgram("kube-apiserver-"+newV, script); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := n1.SetProgram("kube-apiserver-"+newV, to.UpstreamBinary("kube-apiserver")); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+		t.Logf("the failing upgrade apply ended after %v with exit %d: %s", r.Took.Round(100*time.Millisecond), r.Code, lastLine(r.Stderr))
+		if r.Code == 0 {
+			t.Fatalf("upgrade apply with an API server that exits succeeded:\n%s\n%s", r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(r.Stderr, "upgrading kube-apiserver: ") || !strings.Contains(r.Stderr, "the previous units were restored") {
+			t.Errorf("the failure does not say that kube-apiserver failed and the units were restored:\n%s\n%s", r.Stdout, r.Stderr)
+		}
+		for _, want := range []string{"\"etcd\" upgraded and healthy after", "Restoring the previous unit of \"kube-apiserver\"", "Restoring the previous unit of \"etcd\"",
+			"[upgrade/etcd] etcd's data was put back from \"/etc/kubernetes/tmp/kubeadm-backup-etcd-", "\"etcd\" runs its previous unit again", "\"kube-apiserver\" runs its previous unit again"} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("the upgrade did not print %q:\n%s", want, r.Stdout)
+			}
+		}
+		if d := diffDigests(before, treeDigest(t, unitDir)); len(d) > 0 {
+			t.Errorf("the units differ from before the failed upgrade: %v", d)
+		}
+		if status := etcdStatus(t); !strings.Contains(status, ", "+oldEtcd+", ") {
+			t.Errorf("etcd is not back at %s: %s", oldEtcd, status)
+		}
+		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+oldV+`"`) {
+			t.Errorf("the API server is not back at %s:\n%s", oldV, out)
+		}
+		if out := kubectl(t, n1, "-n", "default", "get", "configmap", "before-the-failed-upgrade", "-o", "jsonpath={.data.written}"); out != "before" {
+			t.Errorf("the ConfigMap written before the upgrade reads %q after the rollback", out)
+		}
+		if out := kubectl(t, n1, "get", "--raw", "/readyz"); out != "ok" {
+			t.Errorf("/readyz after the rollback: %q", out)
+		}
+		if out := mustRun(t, n1, "sh", "-c", "ls -d /var/lib/etcd.failed-*"); strings.TrimSpace(out) == "" {
+			t.Error("the data the new etcd wrote was not kept aside")
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+
 	t.Run("apply", func(t *testing.T) {
 		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
 		if r.Code != 0 {
@@ -325,9 +390,7 @@ func TestHostProcessUpgrade(t *testing.T) {
 		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+newV+`"`) {
 			t.Errorf("the API server is not at %s:\n%s", newV, out)
 		}
-		status := mustRun(t, n1, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
-			"--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt", "--key=/etc/kubernetes/pki/etcd/healthcheck-client.key", "endpoint", "status")
-		if !strings.Contains(status, ", "+newEtcd+", ") {
+		if status := etcdStatus(t); !strings.Contains(status, ", "+newEtcd+", ") {
 			t.Errorf("etcd is not at %s: %s", newEtcd, status)
 		}
 		checkKubeProxy(t, n1, to)
