@@ -212,8 +212,8 @@ func mainPID(t *testing.T, n *testbed.Node, service string) string {
 // node's /usr/local/sbin and the target's under versioned names
 // (kube-apiserver-v1.37.2, etcd-v3.7.0). etcd starts at the older
 // release's version (its imageTag set at init, dropped before the
-// upgrade, so that the upgrade moves etcd too). A dry run shows the units
-// and changes nothing; an apply whose new API server exits puts back the
+// upgrade, so that the upgrade moves etcd too). A dry run and "upgrade
+// diff" show the units and change nothing; an apply whose new API server exits puts back the
 // units and etcd's data (objects written before it are read after it);
 // "upgrade apply" rewrites and restarts the units,
 // etcd first, onto the versioned programs and upgrades kube-proxy; a
@@ -289,8 +289,19 @@ func TestHostProcessUpgrade(t *testing.T) {
 				t.Errorf("the dry run does not show %q:\n%s", want, r.Stdout)
 			}
 		}
+		r = runWithin(t, 5*time.Minute, n1, "kubeadm", "upgrade", "diff", newV, "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade diff: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, p := range hostProcessPrograms[1:] {
+			for _, want := range []string{"--- /etc/systemd/system/" + p + ".service\n+++ new unit\n", "+ExecStart=" + versioned[p] + " \\\n"} {
+				if !strings.Contains(r.Stdout, want) {
+					t.Errorf("upgrade diff does not show %q:\n%s", want, r.Stdout)
+				}
+			}
+		}
 		if d := diffDigests(before, treeDigest(t, unitDir)); len(d) > 0 {
-			t.Errorf("the dry run changed the units: %v", d)
+			t.Errorf("the dry run or the diff changed the units: %v", d)
 		}
 	})
 
