@@ -114,11 +114,11 @@ func (s *HostUnits) apply(ctx context.Context, u Unit) error {
 		return fmt.Errorf("%s was not written by kubeadm", path)
 	}
 	if bytes.Equal(old, u.Data) {
-		_, running, err := s.Units.Running(ctx, u.Component)
+		running, err := s.Units.Running(ctx, u.Component)
 		if err != nil {
 			return err
 		}
-		if slices.Equal(running, want) {
+		if slices.Equal(running.Argv, want) {
 			fmt.Fprintf(s.Out, "[upgrade/units] The unit of %q is already up to date and its process runs it; it is left running\n", u.Component)
 			return nil
 		}
@@ -238,29 +238,32 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 
 // waitRunning waits until systemd runs component with the command line
 // want and its health endpoint answers. A process that keeps exiting
-// (crashLimit times) ends the wait early.
+// (crashLimit times: the exits seen, or systemd's own count of its
+// restarts when it is higher) ends the wait early.
 func (s *HostUnits) waitRunning(ctx context.Context, component string, want []string, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	var last error // why the latest try failed
 	lastPID, exits := 0, 0
 	for {
-		pid, argv, err := s.Units.Running(ctx, component)
+		st, err := s.Units.Running(ctx, component)
 		if err == nil {
-			if lastPID != 0 && pid != lastPID {
+			if lastPID != 0 && st.PID != lastPID {
 				exits++ // the process seen last has ended
 			}
-			lastPID = pid
+			lastPID = st.PID
+			// systemd counts the exits between two looks too.
+			exits = max(exits, st.Restarts)
 		}
 		switch {
 		case err != nil:
 			last = err
 		case exits >= crashLimit:
 			return fmt.Errorf("%s exited %d times; read its log with 'journalctl -u %s'", component, exits, hostprocess.UnitName(component))
-		case argv == nil:
+		case st.Argv == nil:
 			last = fmt.Errorf("systemd runs no process for %s", hostprocess.UnitName(component))
-		case !slices.Equal(argv, want):
-			last = fmt.Errorf("the process of %s runs another command line than its unit's (%s)", hostprocess.UnitName(component), argv[0])
+		case !slices.Equal(st.Argv, want):
+			last = fmt.Errorf("the process of %s runs another command line than its unit's (%s)", hostprocess.UnitName(component), st.Argv[0])
 		default:
 			if err := s.healthy(ctx, url); err != nil {
 				last = fmt.Errorf("%s: %w", url, err)

@@ -21,18 +21,23 @@ import (
 // fakeSystemd stands in for systemd on the error paths: a start or
 // restart runs the unit's command line as a new process (a new MainPID
 // with its /proc/PID/cmdline), unless its program is in crash, which
-// never stays up; health answers from what runs.
+// never stays up: systemd restarts it between two looks (NRestarts
+// grows at each "show", unless noNRestarts plays a systemd older than
+// v235). health answers from what runs.
 type fakeSystemd struct {
-	root, proc string
-	pids       map[string]int
-	next       int
-	calls      []string
-	crash      map[string]bool // programs that exit at once
-	sick       map[string]bool // programs that run but never answer healthy
+	root, proc  string
+	pids        map[string]int
+	nRestarts   map[string]int
+	next        int
+	calls       []string
+	crash       map[string]bool // programs that exit at once
+	sick        map[string]bool // programs that run but never answer healthy
+	noNRestarts bool
 }
 
 func newFakeSystemd(t *testing.T) *fakeSystemd {
-	return &fakeSystemd{root: t.TempDir(), proc: t.TempDir(), pids: map[string]int{}, crash: map[string]bool{}, sick: map[string]bool{}}
+	return &fakeSystemd{root: t.TempDir(), proc: t.TempDir(), pids: map[string]int{}, nRestarts: map[string]int{},
+		crash: map[string]bool{}, sick: map[string]bool{}}
 }
 
 func (f *fakeSystemd) Run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -41,14 +46,20 @@ func (f *fakeSystemd) Run(_ context.Context, name string, args ...string) ([]byt
 	comp := strings.TrimSuffix(unit, ".service")
 	switch args[0] {
 	case "show":
-		return fmt.Appendf(nil, "MainPID=%d\n", f.pids[comp]), nil
+		if f.noNRestarts {
+			return fmt.Appendf(nil, "MainPID=%d\n", f.pids[comp]), nil
+		}
+		if pod, _, err := hostprocess.ReadUnit(hostprocess.UnitPath(f.root, comp), comp); err == nil && f.crash[pod.Spec.Containers[0].Command[0]] {
+			f.nRestarts[comp]++
+		}
+		return fmt.Appendf(nil, "MainPID=%d\nNRestarts=%d\n", f.pids[comp], f.nRestarts[comp]), nil
 	case "stop":
 		f.pids[comp] = 0
 	case "start", "restart":
 		if args[0] == "start" && f.pids[comp] != 0 {
 			return nil, nil
 		}
-		f.pids[comp] = 0
+		f.pids[comp], f.nRestarts[comp] = 0, 0
 		pod, _, err := hostprocess.ReadUnit(hostprocess.UnitPath(f.root, comp), comp)
 		if err != nil {
 			return []byte(err.Error()), errors.New("exit status 5")
@@ -198,14 +209,17 @@ func TestHostUnitsApplyAfterCrash(t *testing.T) {
 // which upgraded fine and has peers, keeps its data.
 func TestHostUnitsRollback(t *testing.T) {
 	for name, tc := range map[string]struct {
-		crash bool
-		want  string
+		crash, noNRestarts bool
+		want               string
 	}{
 		"unhealthy": {want: "not up after"},
-		"crashing":  {crash: true, want: "systemd runs no process for kube-controller-manager.service"},
+		"crashing":  {crash: true, want: "kube-controller-manager exited 3 times; read its log with 'journalctl -u kube-controller-manager.service'"},
+		// Without NRestarts, a process never seen running is waited for.
+		"crashing, systemd before v235": {crash: true, noNRestarts: true, want: "systemd runs no process for kube-controller-manager.service"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f, s, _ := runningOld(t)
+			f.noNRestarts = tc.noNRestarts
 			before := map[string][]byte{}
 			for _, c := range hostprocess.Components() {
 				before[c] = unitOnDisk(t, f, c)

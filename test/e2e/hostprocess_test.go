@@ -166,6 +166,10 @@ func TestHostProcessControlPlane(t *testing.T) {
 			return expectOutput(kubectlTry(t, n1, "get", "--raw", "/readyz"), "ok")
 		})
 		t.Logf("the API server was ready again %v after kill -9", time.Since(killed).Round(100*time.Millisecond))
+		// The upgrade tells a crash loop by systemd's count.
+		if out := mustRun(t, n1, "systemctl", "show", "--property=NRestarts", "kube-apiserver"); !strings.Contains(out, "NRestarts=1\n") {
+			t.Errorf("systemctl show after one kill: %q, want NRestarts=1", out)
+		}
 	})
 
 	t.Run("reset leaves the nodes as before", func(t *testing.T) {
