@@ -364,6 +364,9 @@ func TestHostProcessUpgrade(t *testing.T) {
 		if out := kubectl(t, n1, "get", "--raw", "/readyz"); out != "ok" {
 			t.Errorf("/readyz after the rollback: %q", out)
 		}
+		// /var/lib/etcd is a mount point on the test bed: the data set
+		// aside is beside it, in the machine's /var/lib.
+		defer run(t, n1, "sh", "-c", "rm -rf /var/lib/etcd.failed-*")
 		if out := mustRun(t, n1, "sh", "-c", "ls -d /var/lib/etcd.failed-*"); strings.TrimSpace(out) == "" {
 			t.Error("the data the new etcd wrote was not kept aside")
 		}
