@@ -13,6 +13,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
@@ -31,7 +32,8 @@ type DiffRequest struct {
 
 // Diff prints, as unified diffs, how "upgrade apply" to r.Target would
 // change this node's manifests of kube-apiserver, kube-controller-manager
-// and kube-scheduler. It changes nothing.
+// and kube-scheduler (on a self-hosted control plane, their checkpoints,
+// from which the DaemonSets are made). It changes nothing.
 func Diff(ctx context.Context, r DiffRequest) error {
 	up := r.Upgrade
 	d := &Data{
@@ -40,6 +42,9 @@ func Diff(ctx context.Context, r DiffRequest) error {
 	}
 	var err error
 	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
+		return err
+	}
+	if err := d.Node.ReadCheckpoints(d.KubernetesDir, d.ManifestDir); err != nil {
 		return err
 	}
 	cluster, err := upgrade.FetchClusterConfig(ctx, r.Client, up.Timeouts, io.Discard, false)
@@ -53,6 +58,9 @@ func Diff(ctx context.Context, r DiffRequest) error {
 	view := d.InitView()
 	for _, comp := range staticpod.ControlPlaneComponents() {
 		path := staticpod.ManifestPath(d.ManifestDir, comp)
+		if d.Node.SelfHosted {
+			path = selfhosting.CheckpointPath(selfhosting.CheckpointDir(d.KubernetesDir), comp)
+		}
 		old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 		if err != nil {
 			return err
