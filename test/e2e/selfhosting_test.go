@@ -352,6 +352,16 @@ func TestSelfHostedUpgrade(t *testing.T) {
 		if !strings.Contains(r.Stdout, "[upgrade] SUCCESS! A control plane node of your cluster was upgraded to \""+newV+"\".") {
 			t.Errorf("no success line:\n%s", r.Stdout)
 		}
+		// The DaemonSets' status follows from the controller manager.
+		eventually(t, 2*time.Minute, "the DaemonSets report their new Pods ready", func() error {
+			for _, comp := range selfHostedComponents {
+				if err := expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "daemonset", "self-hosted-"+comp,
+					"-o", "jsonpath={.status.numberReady}/{.status.updatedNumberScheduled}"), "1/1"); err != nil {
+					return fmt.Errorf("DaemonSet self-hosted-%s: %w", comp, err)
+				}
+			}
+			return nil
+		})
 		checkSelfHosted(t, n1)
 		for _, comp := range selfHostedComponents {
 			want := imageRef(t, to, comp)
