@@ -109,7 +109,10 @@ func CheckpointerPod(o CheckpointerPodOptions) *corev1.Pod {
 //     started or ended since the checkpoint was put there: the kubelet
 //     knows the Pod again and keeps it, so the checkpoint is removed and
 //     the DaemonSet Pod gets the ports, which the checkpoint held, at its
-//     next restart.
+//     next restart. Or the DaemonSet Pod kept the ports (it ran when the
+//     checkpoint was put in place, as when etcd's restart kept the API
+//     server from answering for a while), and the checkpoint's container
+//     has ended since and waits to restart (LostPorts): it is removed too.
 //
 // The controller manager and the scheduler only work through the API
 // server, and while it answers the kubelet runs every DaemonSet Pod bound
@@ -212,14 +215,22 @@ func (l *CheckpointerLoop) apiServer(ctx context.Context, k *look, data []byte, 
 		delete(l.down, comp)
 		l.present[comp] = true
 		pods, err := k.nodePods(ctx)
-		if err != nil || !Started(pods, comp, st.ModTime()) {
+		if err != nil {
+			return nil
+		}
+		why := "the DaemonSet Pod of %s runs on this node again: removed its checkpoint from %s"
+		switch {
+		case Started(pods, comp, st.ModTime()):
+		case LostPorts(pods, comp, st.ModTime()):
+			why = "the DaemonSet Pod of %s kept its ports, and its checkpoint cannot start: removed the checkpoint from %s"
+		default:
 			return nil
 		}
 		if err := os.Remove(active); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing the checkpoint of %s: %w", comp, err)
 		}
 		l.handedOver[comp], l.present[comp] = l.Now(), false
-		l.Logf("the DaemonSet Pod of %s runs on this node again: removed its checkpoint from %s", comp, l.ManifestDir)
+		l.Logf(why, comp, l.ManifestDir)
 		return nil
 	}
 	if l.present[comp] {
@@ -312,6 +323,38 @@ func (l *CheckpointerLoop) putInPlace(comp string, data []byte, active, why stri
 	delete(l.down, comp)
 	l.Logf("%s: put its checkpoint into %s", why, l.ManifestDir)
 	return nil
+}
+
+// MirrorAnnotation marks the mirror Pod the kubelet makes of a static Pod.
+const MirrorAnnotation = "kubernetes.io/config.mirror"
+
+// LostPorts reports whether component's checkpoint, in place since since,
+// lost the ports to a DaemonSet Pod that ran before it: among pods (this
+// node's), the checkpoint's mirror Pod has its container not running after
+// it ended at or after since (to the second), while a DaemonSet Pod of
+// component, not being deleted, has its container running. As the API
+// server answers, the DaemonSet Pod is the one that serves.
+func LostPorts(pods []corev1.Pod, component string, since time.Time) bool {
+	since = since.Truncate(time.Second)
+	crashed, running := false, false
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil || p.Labels["component"] != component || len(p.Status.ContainerStatuses) == 0 {
+			continue
+		}
+		cs := p.Status.ContainerStatuses[0]
+		_, mirror := p.Annotations[MirrorAnnotation]
+		switch {
+		case mirror && cs.State.Running == nil:
+			for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+				if t != nil && !t.FinishedAt.Time.Before(since) {
+					crashed = true
+				}
+			}
+		case !mirror && p.Labels[AppLabel] == DaemonSetName(component) && cs.State.Running != nil:
+			running = true
+		}
+	}
+	return crashed && running
 }
 
 // Bound reports whether among pods (this node's) a DaemonSet Pod of
@@ -407,15 +450,13 @@ func RunCheckpointer(ctx context.Context, o CheckpointerOptions) error {
 	}
 }
 
-// NodePods lists node's DaemonSet Pods of the self-hosted components.
+// NodePods lists node's Pods of the self-hosted components: their
+// DaemonSet Pods (labelled AppLabel) and the mirror Pods of their static
+// Pods (a checkpoint in place, or the static Pod before a pivot).
 func NodePods(ctx context.Context, c kubernetes.Interface, node string) ([]corev1.Pod, error) {
-	names := make([]string, 0, 3)
-	for _, comp := range Components() {
-		names = append(names, DaemonSetName(comp))
-	}
 	list, err := c.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
 		FieldSelector: "spec.nodeName=" + node,
-		LabelSelector: fmt.Sprintf("%s in (%s)", AppLabel, strings.Join(names, ",")),
+		LabelSelector: fmt.Sprintf("component in (%s)", strings.Join(Components(), ",")),
 	})
 	if err != nil {
 		return nil, err

@@ -483,3 +483,49 @@ func TestCheckpointerStandIns(t *testing.T) {
 		t.Error("the controller manager's checkpoint was not put in place when its only Pod had failed")
 	}
 }
+
+// mirrorPod is the mirror Pod of comp's checkpoint, its container waiting
+// to restart after it ended at ended.
+func mirrorPod(comp string, ended time.Time) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: comp + "-node1", Labels: map[string]string{"component": comp}, Annotations: map[string]string{MirrorAnnotation: "x"}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: metav1.NewTime(ended), FinishedAt: metav1.NewTime(ended)}},
+		}}},
+	}
+}
+
+// TestCheckpointerLostPorts: the API server's checkpoint was put in place
+// while its DaemonSet Pod ran (etcd's restart kept it from answering for a
+// while); the DaemonSet Pod kept the ports and never restarts, the
+// checkpoint crashes: it is removed once the API server answers.
+func TestCheckpointerLostPorts(t *testing.T) {
+	f := newLoopFixture(t)
+	api := staticpod.KubeAPIServer
+	f.step(t)
+	f.down[api] = true
+	f.step(t)
+	f.now = f.now.Add(f.loop.Grace + time.Second)
+	f.step(t)
+	if !f.active(api) {
+		t.Fatal("the checkpoint was not put in place after the grace period")
+	}
+	st, err := os.Stat(staticpod.ManifestPath(f.manifests, api))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dsPod(api, st.ModTime().Add(-5*time.Second))
+	ds.Labels["component"] = api
+	f.down[api] = false
+	f.pods = []corev1.Pod{ds, mirrorPod(api, st.ModTime().Add(-time.Hour))}
+	f.step(t)
+	if !f.active(api) {
+		t.Fatal("the checkpoint was removed though its container had not ended since it was put in place")
+	}
+	f.pods = []corev1.Pod{ds, mirrorPod(api, st.ModTime().Add(3*time.Second))}
+	f.step(t)
+	if f.active(api) {
+		t.Fatal("the checkpoint that lost the ports stayed")
+	}
+}

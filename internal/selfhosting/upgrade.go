@@ -94,7 +94,10 @@ func (n Node) Upgrade(ctx context.Context, component string, data []byte) (old [
 		_, statErr := os.Stat(active)
 		inPlace := statErr == nil
 		if inPlace {
-			seenActive = time.Now()
+			// A checkpoint stands in (put there here, or by the
+			// checkpointer): once is enough; the checkpointer hands
+			// over, and the component is then away for a moment again.
+			seenActive, placed = time.Now(), true
 		}
 		needed := podsErr != nil
 		if component != staticpod.KubeAPIServer {

@@ -77,7 +77,7 @@ func newVersion(t *testing.T, comp string) []byte {
 func (f *upgradeFixture) addPod(t *testing.T, comp string, pod *corev1.Pod) {
 	t.Helper()
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(comp) + "-abcde", Namespace: metav1.NamespaceSystem, Labels: map[string]string{AppLabel: DaemonSetName(comp)}},
+		ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(comp) + "-abcde", Namespace: metav1.NamespaceSystem, Labels: map[string]string{AppLabel: DaemonSetName(comp), "component": comp}},
 		Spec:       corev1.PodSpec{NodeName: "node1", Containers: pod.Spec.Containers},
 		Status: corev1.PodStatus{
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
@@ -172,5 +172,34 @@ func TestUpgradeStandsInForTheAPIServer(t *testing.T) {
 	}
 	if got := readFile(t, staticpod.ManifestPath(f.manifests, comp)); !bytes.Equal(got, data) {
 		t.Error("the new checkpoint was not put in place")
+	}
+}
+
+// TestUpgradeStandsInOnce: a checkpoint that stood in once (here, the
+// checkpointer's) is not put in place again when the component is away
+// during the hand-over.
+func TestUpgradeStandsInOnce(t *testing.T) {
+	comp := staticpod.KubeScheduler
+	f := newUpgradeFixture(t, comp)
+	active := staticpod.ManifestPath(f.manifests, comp)
+	if err := os.WriteFile(active, staticManifest(t, comp), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.down = true
+	looks := 0
+	f.node.Healthy = func(context.Context, *corev1.Pod) error {
+		if looks++; looks == 2 {
+			// The checkpointer hands over.
+			if err := os.Remove(active); err != nil {
+				t.Error(err)
+			}
+		}
+		return errors.New("connection refused")
+	}
+	if _, _, err := f.node.Upgrade(context.Background(), comp, newVersion(t, comp)); err == nil {
+		t.Fatal("Upgrade succeeded without the new Pod")
+	}
+	if _, err := os.Stat(active); err == nil {
+		t.Error("the checkpoint was put in place a second time")
 	}
 }
