@@ -94,10 +94,13 @@ func (n Node) Upgrade(ctx context.Context, component string, data []byte) (old [
 		_, statErr := os.Stat(active)
 		inPlace := statErr == nil
 		if inPlace {
-			// A checkpoint stands in (put there here, or by the
+			seenActive = time.Now()
+			// The new checkpoint stands in (put there here, or by the
 			// checkpointer): once is enough; the checkpointer hands
 			// over, and the component is then away for a moment again.
-			seenActive, placed = time.Now(), true
+			// An old one (the checkpointer's, from before) does not
+			// count: it may step aside before the old Pod is gone.
+			placed = placed || sameFile(active, data)
 		}
 		needed := podsErr != nil
 		if component != staticpod.KubeAPIServer {

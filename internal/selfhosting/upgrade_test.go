@@ -175,31 +175,43 @@ func TestUpgradeStandsInForTheAPIServer(t *testing.T) {
 	}
 }
 
-// TestUpgradeStandsInOnce: a checkpoint that stood in once (here, the
+// TestUpgradeStandsInOnce: a new checkpoint that stood in once (here, the
 // checkpointer's) is not put in place again when the component is away
-// during the hand-over.
+// during the hand-over; an old one that stood in does not count.
 func TestUpgradeStandsInOnce(t *testing.T) {
-	comp := staticpod.KubeScheduler
-	f := newUpgradeFixture(t, comp)
-	active := staticpod.ManifestPath(f.manifests, comp)
-	if err := os.WriteFile(active, staticManifest(t, comp), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.down = true
-	looks := 0
-	f.node.Healthy = func(context.Context, *corev1.Pod) error {
-		if looks++; looks == 2 {
-			// The checkpointer hands over.
-			if err := os.Remove(active); err != nil {
-				t.Error(err)
+	for _, tc := range []struct {
+		name      string
+		old, want bool
+	}{{"the new checkpoint stood in", false, false}, {"an old checkpoint stood in", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			comp := staticpod.KubeScheduler
+			f := newUpgradeFixture(t, comp)
+			data := newVersion(t, comp)
+			active := staticpod.ManifestPath(f.manifests, comp)
+			standIn := data
+			if tc.old {
+				standIn = staticManifest(t, comp)
 			}
-		}
-		return errors.New("connection refused")
-	}
-	if _, _, err := f.node.Upgrade(context.Background(), comp, newVersion(t, comp)); err == nil {
-		t.Fatal("Upgrade succeeded without the new Pod")
-	}
-	if _, err := os.Stat(active); err == nil {
-		t.Error("the checkpoint was put in place a second time")
+			if err := os.WriteFile(active, standIn, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			looks := 0
+			f.node.Healthy = func(context.Context, *corev1.Pod) error {
+				if looks++; looks == 2 {
+					// The checkpointer hands over.
+					if err := os.Remove(active); err != nil {
+						t.Error(err)
+					}
+				}
+				return errors.New("connection refused")
+			}
+			if _, _, err := f.node.Upgrade(context.Background(), comp, data); err == nil {
+				t.Fatal("Upgrade succeeded without the new Pod")
+			}
+			_, err := os.Stat(active)
+			if placed := err == nil; placed != tc.want {
+				t.Errorf("the new checkpoint put in place again: %v, want %v", placed, tc.want)
+			}
+		})
 	}
 }
