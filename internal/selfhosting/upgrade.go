@@ -2,6 +2,9 @@ package selfhosting
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,7 +14,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -65,6 +67,11 @@ func (n Node) Upgrade(ctx context.Context, component string, data []byte) (old [
 	if err != nil {
 		return old, false, err
 	}
+	h, err := templateHash(ds)
+	if err != nil {
+		return old, false, err
+	}
+	ds.Annotations = map[string]string{TemplateHashAnnotation: h}
 	dsets := n.Client.AppsV1().DaemonSets(metav1.NamespaceSystem)
 	if sameFile(checkpoint, data) {
 		cur, err := dsets.Get(ctx, ds.Name, metav1.GetOptions{})
@@ -151,9 +158,26 @@ func (n Node) stillToDo(ctx context.Context, component string, pod *corev1.Pod, 
 	return n.Healthy(ctx, pod) != nil
 }
 
-// sameTemplate reports whether the DaemonSet cur runs want's Pods.
+// TemplateHashAnnotation, on a DaemonSet that Upgrade wrote, carries the
+// SHA-256 of its Pod template as Upgrade made it: the API server's
+// defaults make the stored template differ from it.
+const TemplateHashAnnotation = "kubeadm.kubernetes.io/self-hosted-template-sha256"
+
+// templateHash is the hex SHA-256 of ds's Pod template.
+func templateHash(ds *appsv1.DaemonSet) (string, error) {
+	data, err := json.Marshal(ds.Spec.Template)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// sameTemplate reports whether the DaemonSet cur was written by Upgrade
+// with want's template.
 func sameTemplate(cur, want *appsv1.DaemonSet) bool {
-	return apiequality.Semantic.DeepDerivative(want.Spec.Template, cur.Spec.Template)
+	h := want.Annotations[TemplateHashAnnotation]
+	return h != "" && cur.Annotations[TemplateHashAnnotation] == h
 }
 
 // runsTemplate reports whether among pods a DaemonSet Pod of component,

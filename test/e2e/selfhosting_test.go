@@ -422,7 +422,8 @@ func TestSelfHostedUpgrade(t *testing.T) {
 
 	t.Run("reset leaves the nodes as before", func(t *testing.T) {
 		for _, n := range []*testbed.Node{n2, n1} {
-			if r := run(t, n, "kubeadm", "reset", "--force"); r.Code != 0 {
+			// The upgrade's backups are in /etc/kubernetes/tmp.
+			if r := run(t, n, "kubeadm", "reset", "--force", "--cleanup-tmp-dir"); r.Code != 0 {
 				t.Fatalf("reset %s: exit %d\n%s%s", n.Name, r.Code, r.Stdout, r.Stderr)
 			}
 			if d := diffDigests(before[n.Name], nodeFiles(t, n)); len(d) > 0 {
