@@ -78,7 +78,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	version := fs.String("kubernetes-version", testbed.KubernetesVersion, "Kubernetes version of the upstream binaries and images")
 	kubeadmBin := fs.String("kubeadm", "kubeadm", "kubeadm program init runs (default: ours; give a path to compare another)")
 	suites := fs.Bool("suites", true, "prepare also builds upstream's e2e_kubeadm and e2e suites and the images of the Conformance specs (docs/conformance.md)")
-	upgradeFrom := fs.String("upgrade-from", testbed.UpgradeFromVersion, "older Kubernetes version whose binaries and images prepare also builds, for the upgrade test (empty: none)")
+	upgradeFrom := fs.String("upgrade-from", testbed.UpgradeFromVersion+","+testbed.PatchFromVersion,
+		"older Kubernetes versions (comma-separated) whose binaries and images prepare also builds, for the upgrade tests (empty: none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -101,10 +102,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		if *upgradeFrom == "" || *upgradeFrom == *version {
-			return nil
+		for _, v := range strings.Split(*upgradeFrom, ",") {
+			if v == "" || v == *version {
+				continue
+			}
+			if err := prepareUpgradeFrom(ctx, tc, v, stdout); err != nil {
+				return err
+			}
 		}
-		return prepareUpgradeFrom(ctx, tc, *upgradeFrom, stdout)
+		return nil
 	case "up":
 		tc, err := prepare(ctx, repo, *version, stdout)
 		if err != nil {

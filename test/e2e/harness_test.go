@@ -135,6 +135,27 @@ func requireUpgradeToolchains(t *testing.T) (from, to *testbed.Toolchain) {
 	return from, to
 }
 
+// requirePatchToolchains returns the toolchains of a patch upgrade:
+// testbed.PatchFromVersion and testbed.UpgradeFromVersion, skipping (or
+// failing in CI) when their upstream binaries are not built.
+func requirePatchToolchains(t *testing.T) (from, to *testbed.Toolchain) {
+	t.Helper()
+	tc := requireToolchain(t)
+	var out [2]*testbed.Toolchain
+	for i, v := range []string{testbed.PatchFromVersion, testbed.UpgradeFromVersion} {
+		if missing := testbed.MissingUpstream(tc.Repo, v); len(missing) > 0 {
+			unavailable(t, "upstream binaries of %s not built: %s (go run ./hack/testbed prepare builds them)", v, strings.Join(missing, ", "))
+		}
+		var log bytes.Buffer
+		vtc, err := tc.WithVersion(context.Background(), v, &log)
+		if err != nil {
+			t.Fatalf("building the images of %s: %v\n%s", v, err, log.String())
+		}
+		out[i] = vtc
+	}
+	return out[0], out[1]
+}
+
 // newCluster returns a cluster named name whose nodes are removed when the
 // test ends; the end of each node's kubelet log is printed if it failed.
 func newCluster(t *testing.T, name string) *testbed.Cluster {

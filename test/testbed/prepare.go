@@ -19,6 +19,9 @@ import (
 // upgrade test starts a cluster at it, made by that release's own kubeadm
 // (upstream's), with the etcd and CoreDNS versions that kubeadm lists, and
 // upgrades it to KubernetesVersion (etcd and CoreDNS included).
+// PatchFromVersion is an earlier patch release of UpgradeFromVersion's
+// minor version: the patch-upgrade tests go from it to UpgradeFromVersion
+// (the module proxy serves no other patch release pair).
 const (
 	KubernetesVersion = "v1.37.2"
 	EtcdVersion       = "v3.7.0"
@@ -27,6 +30,8 @@ const (
 	UpgradeFromVersion        = "v1.36.3"
 	UpgradeFromEtcdVersion    = "v3.6.8"
 	UpgradeFromCoreDNSVersion = "v1.14.2"
+
+	PatchFromVersion = "v1.36.1"
 )
 
 // etcdVersion and coreDNSVersion are the versions of etcd and CoreDNS the
