@@ -282,15 +282,30 @@ func TestSelfHostedUpgrade(t *testing.T) {
 	if otherKubeadm() {
 		t.Skip("the self-hosted control plane is ours only (upstream removed it)")
 	}
-	longTest(t, "6 minutes")
+	longTest(t, "8 minutes")
 	from, to := requireUpgradeToolchains(t)
+	testSelfHostedUpgrade(t, from, to, "e2eshu")
+}
+
+// TestSelfHostedPatchUpgrade is TestSelfHostedUpgrade for a patch release
+// (testbed.PatchFromVersion to testbed.UpgradeFromVersion; etcd stays).
+func TestSelfHostedPatchUpgrade(t *testing.T) {
+	if otherKubeadm() {
+		t.Skip("the self-hosted control plane is ours only (upstream removed it)")
+	}
+	longTest(t, "7 minutes")
+	from, to := requirePatchToolchains(t)
+	testSelfHostedUpgrade(t, from, to, "e2eshp")
+}
+
+func testSelfHostedUpgrade(t *testing.T, from, to *testbed.Toolchain, name string) {
 	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
-	oldEtcd, newEtcd := strings.TrimPrefix(testbed.UpgradeFromEtcdVersion, "v"), strings.TrimPrefix(testbed.EtcdVersion, "v")
+	oldEtcd, newEtcd := imageTag(imageRef(t, from, "etcd")), imageTag(imageRef(t, to, "etcd"))
 	resolveArchive, err := to.ResolveImage()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := manageCluster(t, from.UpgradeCluster(to, "e2eshu", clusterStateDir("e2eshu"), testWriter{t}))
+	c := manageCluster(t, from.UpgradeCluster(to, name, clusterStateDir(name), testWriter{t}))
 	c.Archives = append(slices.Clone(c.Archives), resolveArchive)
 	nodes, err := c.Up(context.Background(), "node1", "node2")
 	if err != nil {
@@ -310,8 +325,12 @@ func TestSelfHostedUpgrade(t *testing.T) {
 		before[n.Name] = nodeFiles(t, n)
 	}
 	cfg := n1.Dir + "/kubeadm.yaml"
+	etcdTag := ""
+	if oldEtcd != newEtcd {
+		etcdTag = "etcd:\n  local:\n    imageTag: " + oldEtcd + "\n"
+	}
 	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n",
-		"featureGates:\n  SelfHosting: true\netcd:\n  local:\n    imageTag: "+oldEtcd+"-0\nnetworking:\n", 1))
+		"featureGates:\n  SelfHosting: true\n"+etcdTag+"networking:\n", 1))
 	start := time.Now()
 	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
 	if r.Code != 0 {
@@ -326,10 +345,12 @@ func TestSelfHostedUpgrade(t *testing.T) {
 	}
 	checkSelfHosted(t, n1)
 	t.Logf("a self-hosted cluster at %s with etcd %s: %v", oldV, oldEtcd, time.Since(start).Round(time.Second))
-	// The administrator lets kubeadm choose etcd's version again.
-	editClusterConfiguration(t, n1, func(doc string) string {
-		return regexp.MustCompile(`(?m)^\s+imageTag: `+regexp.QuoteMeta(oldEtcd)+`-0\n`).ReplaceAllString(doc, "")
-	})
+	if etcdTag != "" {
+		// The administrator lets kubeadm choose etcd's version again.
+		editClusterConfiguration(t, n1, func(doc string) string {
+			return regexp.MustCompile(`(?m)^\s+imageTag: `+regexp.QuoteMeta(oldEtcd)+`\n`).ReplaceAllString(doc, "")
+		})
+	}
 	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
 	writeFile(t, upgradeCfg, upgradeConfiguration(""))
 
@@ -381,7 +402,7 @@ func TestSelfHostedUpgrade(t *testing.T) {
 		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+newV+`"`) {
 			t.Errorf("the API server is not at %s:\n%s", newV, out)
 		}
-		if got := manifestImage(t, n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")); !strings.HasSuffix(got, ":"+newEtcd+"-0") {
+		if got := manifestImage(t, n1.HostPath("/etc/kubernetes/manifests/etcd.yaml")); !strings.HasSuffix(got, ":"+newEtcd) {
 			t.Errorf("etcd's manifest has %q, want etcd %s", got, newEtcd)
 		}
 		checkKubeProxy(t, n1, to)
