@@ -193,7 +193,9 @@ func newUpgradeDiffCmd(streams Streams) *cobra.Command {
 		Short: "Show how an upgrade would change this node's static Pod manifests",
 		Long: `Print, as unified diffs, how "kubeadm upgrade apply" to the version given
 (this kubeadm's own by default) would change the manifests of kube-apiserver,
-kube-controller-manager and kube-scheduler on this node. Nothing is changed.`,
+kube-controller-manager and kube-scheduler on this node, or their systemd
+units on a node whose control plane runs as host processes (the target's
+programs must then be in the PATH). Nothing is changed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.runDiff(cmd.Context(), cmd.Flags(), streams, args)
@@ -232,6 +234,10 @@ func (o *upgradeOptions) data(ctx context.Context, flags *pflag.FlagSet, streams
 		// Before etcd changes, a snapshot as "kubeadm etcd snapshot save" takes.
 		EtcdSnapshot: func(ctx context.Context, d *upgradephases.Data, path string) error {
 			return etcd.HostNode(d.CertDir).SaveSnapshot(ctx, path, d.Out)
+		},
+		EtcdMembers: func(ctx context.Context, d *upgradephases.Data) (int, error) {
+			ms, err := etcd.HostNode(d.CertDir).Members(ctx)
+			return len(ms), err
 		},
 	}
 	var ignoredFromConfig *[]string

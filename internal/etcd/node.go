@@ -74,14 +74,7 @@ const backupStamp = "2006-01-02-15-04-05"
 // (default: a new dated folder under KubernetesDir/tmp), printing what it
 // did to out.
 func (env Node) SaveSnapshot(ctx context.Context, output string, out io.Writer) error {
-	member, err := readLocalMember(env.ManifestDir)
-	if _, statErr := os.Stat(staticpod.ManifestPath(env.ManifestDir, staticpod.Etcd)); errors.Is(statErr, fs.ErrNotExist) {
-		member, err = env.unitMember(err)
-	}
-	if err != nil {
-		return err
-	}
-	cfg, err := env.clientConfig(member, env.CertDir, env.ListTimeout)
+	cfg, err := env.localClientConfig()
 	if err != nil {
 		return err
 	}
@@ -98,6 +91,34 @@ func (env Node) SaveSnapshot(ctx context.Context, output string, out io.Writer) 
 	fmt.Fprintf(out, "[etcd] Saved a snapshot of member %q to %s: %d bytes, revision %d (took %v)\n",
 		info.Member, info.Path, info.Size, info.Revision, info.Took.Round(time.Millisecond))
 	return nil
+}
+
+// Members lists the members of the etcd cluster of this node's member,
+// asking that member.
+func (env Node) Members(ctx context.Context) ([]Member, error) {
+	cfg, err := env.localClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Members(ctx)
+}
+
+// localClientConfig is the configuration of a client of this node's
+// member, read from its manifest or, without one, its unit.
+func (env Node) localClientConfig() (Config, error) {
+	member, err := readLocalMember(env.ManifestDir)
+	if _, statErr := os.Stat(staticpod.ManifestPath(env.ManifestDir, staticpod.Etcd)); errors.Is(statErr, fs.ErrNotExist) {
+		member, err = env.unitMember(err)
+	}
+	if err != nil {
+		return Config{}, err
+	}
+	return env.clientConfig(member, env.CertDir, env.ListTimeout)
 }
 
 // RestoreSnapshot replaces the data of the node's member with a snapshot,

@@ -209,3 +209,38 @@ func TestFindProgram(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// showHost answers "systemctl show" with out.
+type showHost struct{ out string }
+
+func (h showHost) Run(context.Context, string, ...string) ([]byte, error) { return []byte(h.out), nil }
+
+// Running reads MainPID and NRestarts as systemctl show prints them, the
+// command line from /proc; NRestarts is -1 when systemd does not print it,
+// and a process gone from /proc runs no more.
+func TestUnitsRunning(t *testing.T) {
+	proc := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proc, "42"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, "42", "cmdline"), []byte("/usr/local/bin/etcd\x00--name=node1\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		out     string
+		want    Service
+		wantErr bool
+	}{
+		{out: "MainPID=42\nNRestarts=2\n", want: Service{PID: 42, Argv: []string{"/usr/local/bin/etcd", "--name=node1"}, Restarts: 2}},
+		{out: "NRestarts=0\nMainPID=0\n", want: Service{Restarts: 0}},
+		{out: "MainPID=42\n", want: Service{PID: 42, Argv: []string{"/usr/local/bin/etcd", "--name=node1"}, Restarts: -1}},
+		{out: "MainPID=43\nNRestarts=5\n", want: Service{Restarts: 5}},
+		{out: "ActiveState=active\n", wantErr: true},
+	} {
+		u := Units{Host: showHost{tc.out}, ProcDir: proc}
+		got, err := u.Running(context.Background(), Etcd)
+		if (err != nil) != tc.wantErr || got.PID != tc.want.PID || got.Restarts != tc.want.Restarts || !slices.Equal(got.Argv, tc.want.Argv) {
+			t.Errorf("Running with %q = %+v, %v; want %+v", tc.out, got, err, tc.want)
+		}
+	}
+}

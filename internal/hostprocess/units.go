@@ -132,42 +132,63 @@ func (u Units) Remove(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Running returns the process ID and command line of the process systemd
-// runs for component's unit (its MainPID), or 0 and nil when none runs.
-// An upgrade compares it with the unit to tell a unit written but not yet
-// restarted from one that runs.
-func (u Units) Running(ctx context.Context, component string) (pid int, argv []string, err error) {
+// Service is what systemd tells of a component's unit.
+type Service struct {
+	// PID is its main process (0 when none runs), Argv that process's
+	// command line.
+	PID  int
+	Argv []string
+	// Restarts counts systemd's automatic restarts of the unit since it
+	// was last started by hand (NRestarts, which a restart sets back to
+	// 0); -1 when systemd does not tell (before v235).
+	Restarts int
+}
+
+// Running tells which process systemd runs for component's unit (its
+// MainPID) with its command line, and how often systemd restarted it.
+// An upgrade compares the command line with the unit to tell a unit
+// written but not yet restarted from one that runs, and the restarts to
+// tell a crash loop.
+func (u Units) Running(ctx context.Context, component string) (Service, error) {
 	unit := UnitName(component)
-	out, err := u.Host.Run(ctx, "systemctl", "show", "--property=MainPID", unit)
+	out, err := u.Host.Run(ctx, "systemctl", "show", "--property=MainPID,NRestarts", unit)
 	if err != nil {
-		return 0, nil, fmt.Errorf("systemctl show %s: %w: %s", unit, err, strings.Join(strings.Fields(string(out)), " "))
+		return Service{}, fmt.Errorf("systemctl show %s: %w: %s", unit, err, strings.Join(strings.Fields(string(out)), " "))
 	}
-	pid = -1
+	st := Service{PID: -1, Restarts: -1}
 	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "MainPID="); ok {
-			if pid, err = strconv.Atoi(v); err != nil {
-				pid = -1
-			}
+		key, v, _ := strings.Cut(strings.TrimSpace(l), "=")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			n = -1
+		}
+		switch key {
+		case "MainPID":
+			st.PID = n
+		case "NRestarts":
+			st.Restarts = n
 		}
 	}
-	if pid < 0 {
-		return 0, nil, fmt.Errorf("systemctl show %s gave no MainPID: %q", unit, strings.TrimSpace(string(out)))
+	if st.PID < 0 {
+		return Service{}, fmt.Errorf("systemctl show %s gave no MainPID: %q", unit, strings.TrimSpace(string(out)))
 	}
-	if pid == 0 {
-		return 0, nil, nil
+	if st.PID == 0 {
+		return st, nil
 	}
 	proc := u.ProcDir
 	if proc == "" {
 		proc = "/proc"
 	}
-	data, err := boundedread.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cmdline"), boundedread.MaxFile)
+	data, err := boundedread.ReadFile(filepath.Join(proc, strconv.Itoa(st.PID), "cmdline"), boundedread.MaxFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil, nil // it has just exited
+		st.PID = 0 // it has just exited
+		return st, nil
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("reading the command line of %s: %w", unit, err)
+		return Service{}, fmt.Errorf("reading the command line of %s: %w", unit, err)
 	}
-	return pid, strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"), nil
+	st.Argv = strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+	return st, nil
 }
 
 // Stop stops component's unit.

@@ -72,16 +72,12 @@ type StaticPods struct {
 	Healthy func(ctx context.Context, url string) error
 	// Interval separates two looks at the runtime (0: 500ms).
 	Interval time.Duration
-	// OnRollback, when set, runs for the component whose own upgrade
-	// failed, after its manifest was restored and before it is waited for
-	// (etcd's data is put back there). A component that upgraded fine
-	// before a later one failed gets its manifest back but keeps its data:
-	// an etcd member that ran the new version has moved on with the rest
-	// of its cluster, and an old copy of its data would make it panic
-	// ("tocommit is out of range"), as upstream kubeadm restores etcd's data
-	// only when etcd's own upgrade failed.
-	OnRollback func(ctx context.Context, component string) error
-	Out        io.Writer
+	// EtcdData, when set, is the copy of etcd's data taken before its
+	// manifest changed: a rollback that restores etcd's manifest puts it
+	// back when EtcdData.RestoreDue says so, after the kubelet stopped
+	// etcd.
+	EtcdData *EtcdData
+	Out      io.Writer
 
 	changed     []changed
 	probeClient *http.Client
@@ -236,7 +232,10 @@ func pollInterval(d time.Duration) time.Duration {
 
 // Rollback restores every manifest Apply replaced, newest first, then
 // waits for those components to be healthy again. failed names the
-// component whose own upgrade failed: only its OnRollback runs.
+// component whose own upgrade failed. etcd's data is put back when
+// EtcdData.RestoreDue says so: its manifest is removed first and the
+// kubelet's stop of etcd waited for, then the data copied back and the
+// previous manifest written.
 func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 	var errs []error
 	type restored struct {
@@ -253,16 +252,25 @@ func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 			// and no Pod to wait for.
 			continue
 		}
+		restore, err := s.EtcdData.dueFor(c.component, failed)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if restore {
+			if err := s.stopPod(ctx, c.component); err != nil {
+				// Copying data under a running etcd would be worse
+				// than keeping the new data.
+				errs = append(errs, err)
+				restore = false
+			} else if err := s.EtcdData.Restore(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		since := time.Now()
 		fmt.Fprintf(s.Out, "[upgrade/staticpods] Restoring the previous manifest of %q\n", c.component)
 		if err := atomicfile.Write(path, c.old, ManifestMode); err != nil {
 			errs = append(errs, fmt.Errorf("restoring the manifest of %s: %w", c.component, err))
 			continue
-		}
-		if s.OnRollback != nil && c.component == failed {
-			if err := s.OnRollback(ctx, c.component); err != nil {
-				errs = append(errs, err)
-			}
 		}
 		waits = append(waits, restored{c.component, since, c.old})
 	}
@@ -275,6 +283,62 @@ func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 	}
 	s.changed = nil
 	return errors.Join(errs...)
+}
+
+// stopPod removes component's manifest, so that the kubelet stops its
+// Pod, and waits until the runtime runs none of its containers. The
+// manifest is the new one, which Rollback replaces by the previous one
+// next (kept in BackupDir too).
+func (s *StaticPods) stopPod(ctx context.Context, component string) error {
+	path := staticpod.ManifestPath(s.ManifestDir, component)
+	fmt.Fprintf(s.Out, "[upgrade/staticpods] Removing the manifest of %q and waiting up to %v for the kubelet to stop it; the previous manifest is in %q\n",
+		component, s.Timeout, staticpod.ManifestPath(s.BackupDir, component))
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the manifest of %s to stop it: %w", component, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	for {
+		running, err := s.podRunning(ctx, component)
+		if err == nil && !running {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("its Pod still runs")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the kubelet did not stop %s within %v of the removal of its manifest: %w", component, s.Timeout, err)
+		case <-time.After(s.interval()):
+		}
+	}
+}
+
+// podRunning reports whether the runtime runs a sandbox or a container
+// of component's static Pod: a container that crash-loops is between two
+// starts while its sandbox stays ready.
+func (s *StaticPods) podRunning(ctx context.Context, component string) (bool, error) {
+	boxes, err := s.Runtime.ListPodSandboxes(ctx, map[string]string{
+		labelPodName: s.podName(component), labelPodNamespace: metav1.NamespaceSystem,
+	})
+	if err != nil {
+		return false, fmt.Errorf("listing the Pods of %s in the container runtime: %w", component, err)
+	}
+	for _, b := range boxes {
+		if b.Ready {
+			return true, nil
+		}
+		cs, err := s.Runtime.ListContainers(ctx, cri.ContainerFilter{PodSandboxID: b.ID, Labels: map[string]string{labelContainerName: component}})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range cs {
+			if c.State == cri.ContainerRunning {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // podName is the name of a component's static Pod on this node.

@@ -90,6 +90,26 @@ func (k *fakeKubelet) start(component string, at time.Time, crash bool) {
 	k.containers[id] = append(k.containers[id], c)
 }
 
+// stop ends every sandbox and container of pod.
+func (k *fakeKubelet) stop(pod string) {
+	for i, b := range k.sandboxes[pod] {
+		k.sandboxes[pod][i].Ready = false
+		for j := range k.containers[b.ID] {
+			k.containers[b.ID][j].State = cri.ContainerExited
+		}
+	}
+}
+
+// runs reports whether the kubelet runs component's Pod.
+func (k *fakeKubelet) runs(component string) bool {
+	for _, b := range k.sandboxes[component+"-"+k.node] {
+		if b.Ready {
+			return true
+		}
+	}
+	return false
+}
+
 func (k *fakeKubelet) ListPodSandboxes(_ context.Context, labels map[string]string) ([]cri.PodSandbox, error) {
 	if labels["io.kubernetes.pod.namespace"] != "kube-system" {
 		k.t.Errorf("sandboxes asked for with labels %v: no kube-system namespace", labels)
@@ -101,6 +121,12 @@ func (k *fakeKubelet) ListPodSandboxes(_ context.Context, labels map[string]stri
 		return nil, nil
 	}
 	data, err := os.ReadFile(filepath.Join(k.manifestDir, component+".yaml"))
+	if errors.Is(err, os.ErrNotExist) {
+		// The manifest is gone: the kubelet stops the Pod.
+		k.stop(pod)
+		k.seen[component] = nil
+		return k.sandboxes[pod], nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -287,11 +313,6 @@ func TestStaticPodsApplyUnhealthyRollsBack(t *testing.T) {
 		}
 		return nil
 	}, 150*time.Millisecond)
-	var rolledBack []string
-	sp.OnRollback = func(_ context.Context, component string) error {
-		rolledBack = append(rolledBack, component)
-		return nil
-	}
 	err := sp.Apply(context.Background(), f.manifests(f.new))
 	var ce *upgrade.ComponentError
 	if !errors.As(err, &ce) {
@@ -299,11 +320,6 @@ func TestStaticPodsApplyUnhealthyRollsBack(t *testing.T) {
 	}
 	if ce.Component != "kube-controller-manager" {
 		t.Errorf("ComponentError names %q, want kube-controller-manager", ce.Component)
-	}
-	// The API server upgraded fine: only the failed component's hook runs
-	// (for etcd, the hook puts its data back).
-	if got := strings.Join(rolledBack, ","); got != "kube-controller-manager" {
-		t.Errorf("OnRollback ran for %q, want only kube-controller-manager", got)
 	}
 	if ce.RollbackErr != nil {
 		t.Errorf("the rollback failed: %v", ce.RollbackErr)
@@ -461,5 +477,66 @@ func TestStaticPodsApplyWaitsForAPIServerAfterEtcd(t *testing.T) {
 	}
 	if !slices.Equal(asked, []string{healthURL(etcdPort)}) {
 		t.Errorf("health asked of %v without an API server, want etcd's only", asked)
+	}
+}
+
+// TestStaticPodsRollbackEtcdData: when the API server fails after etcd
+// upgraded fine, etcd's data goes back if etcd is its cluster's only
+// member, after the kubelet stopped etcd (its manifest removed) and
+// before the previous manifest starts it again; a member with peers keeps
+// its data.
+func TestStaticPodsRollbackEtcdData(t *testing.T) {
+	for _, tc := range []struct {
+		members int
+		want    string
+	}{{1, "old"}, {3, "new"}} {
+		t.Run(fmt.Sprintf("%d members", tc.members), func(t *testing.T) {
+			f := newStaticPodsFixture(t)
+			const etcdPort = 2381
+			f.old["etcd"] = podManifest("etcd", "3.6.8-0", etcdPort)
+			f.new["etcd"] = podManifest("etcd", "3.7.0-0", etcdPort)
+			etcdManifest := filepath.Join(f.manifestDir, "etcd.yaml")
+			if err := os.WriteFile(etcdManifest, f.old["etcd"], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f.kubelet.running("etcd", f.old["etcd"])
+			apiserver := filepath.Join(f.manifestDir, "kube-apiserver.yaml")
+			sp := f.staticPods(func(_ context.Context, url string) error {
+				if b, _ := os.ReadFile(apiserver); url == healthURL(6443) && bytes.Equal(b, f.new["kube-apiserver"]) {
+					return errors.New("HTTP 500: not ready")
+				}
+				return nil
+			}, 200*time.Millisecond)
+			sp.EtcdData = upgrade.EtcdDataFixture(t, tc.members)
+			sp.EtcdData.Out = &f.out
+			restored := false
+			sp.EtcdData.Chown = func() error {
+				restored = true
+				if f.kubelet.runs("etcd") {
+					t.Error("etcd's data was put back while its Pod runs")
+				}
+				if _, err := os.Stat(etcdManifest); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("etcd's data was put back with a manifest in place (%v)", err)
+				}
+				return nil
+			}
+			ms := append([]upgrade.Manifest{{Component: "etcd", Data: f.new["etcd"]}}, f.manifests(f.new)...)
+			err := sp.Apply(context.Background(), ms)
+			var ce *upgrade.ComponentError
+			if !errors.As(err, &ce) || ce.Component != "kube-apiserver" || ce.RollbackErr != nil {
+				t.Fatalf("Apply = %v, want a *ComponentError for kube-apiserver and a rollback that worked\n%s", err, f.out.String())
+			}
+			if got := upgrade.EtcdDataOf(sp.EtcdData.DataDir); got != tc.want {
+				t.Errorf("etcd's data is %q after the rollback, want %q", got, tc.want)
+			}
+			if restored != (tc.want == "old") {
+				t.Errorf("data put back: %v, want %v", restored, tc.want == "old")
+			}
+			checkFile(t, etcdManifest, f.old["etcd"])
+			checkFile(t, apiserver, f.old["kube-apiserver"])
+			if !f.kubelet.runs("etcd") {
+				t.Error("etcd does not run after the rollback")
+			}
+		})
 	}
 }

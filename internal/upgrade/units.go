@@ -52,11 +52,11 @@ type HostUnits struct {
 	Healthy func(ctx context.Context, url string) error
 	// Interval separates two looks at the service (0: 500ms).
 	Interval time.Duration
-	// OnRollback, when set, runs for the component whose own upgrade
-	// failed, while its service is stopped, after its unit was restored
-	// (etcd's data is put back there; see StaticPods.OnRollback).
-	OnRollback func(ctx context.Context, component string) error
-	Out        io.Writer
+	// EtcdData, when set, is the copy of etcd's data taken before its
+	// unit changed: a rollback that restores etcd's unit puts it back
+	// when EtcdData.RestoreDue says so, with etcd stopped.
+	EtcdData *EtcdData
+	Out      io.Writer
 
 	changed     []changedUnit
 	probeClient *http.Client
@@ -114,11 +114,11 @@ func (s *HostUnits) apply(ctx context.Context, u Unit) error {
 		return fmt.Errorf("%s was not written by kubeadm", path)
 	}
 	if bytes.Equal(old, u.Data) {
-		_, running, err := s.Units.Running(ctx, u.Component)
+		running, err := s.Units.Running(ctx, u.Component)
 		if err != nil {
 			return err
 		}
-		if slices.Equal(running, want) {
+		if slices.Equal(running.Argv, want) {
 			fmt.Fprintf(s.Out, "[upgrade/units] The unit of %q is already up to date and its process runs it; it is left running\n", u.Component)
 			return nil
 		}
@@ -182,8 +182,9 @@ func (s *HostUnits) interval() time.Duration { return pollInterval(s.Interval) }
 
 // Rollback restores every unit Apply replaced, newest first, restarts
 // each, then waits for those components to be healthy again. failed
-// names the component whose own upgrade failed: only its OnRollback runs,
-// with its service stopped.
+// names the component whose own upgrade failed. etcd's data is put back
+// when EtcdData.RestoreDue says so: etcd is stopped first, and its
+// previous unit starts on the copy.
 func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 	var errs []error
 	var waits []changedUnit
@@ -193,17 +194,24 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 			continue // the new unit never reached the disk
 		}
 		fmt.Fprintf(s.Out, "[upgrade/units] Restoring the previous unit of %q\n", c.component)
-		if s.OnRollback != nil && c.component == failed {
+		restore, err := s.EtcdData.dueFor(c.component, failed)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if restore {
 			if err := s.Units.Stop(ctx, c.component); err != nil {
-				errs = append(errs, err)
+				// Copying data under a running etcd would be worse
+				// than keeping the new data.
+				errs = append(errs, fmt.Errorf("stopping %s to put its data back: %w", c.component, err))
+				restore = false
 			}
 		}
 		if _, err := s.Units.Write(c.component, c.old); err != nil {
 			errs = append(errs, fmt.Errorf("restoring the unit of %s: %w", c.component, err))
 			continue
 		}
-		if s.OnRollback != nil && c.component == failed {
-			if err := s.OnRollback(ctx, c.component); err != nil {
+		if restore {
+			if err := s.EtcdData.Restore(); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -230,29 +238,32 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 
 // waitRunning waits until systemd runs component with the command line
 // want and its health endpoint answers. A process that keeps exiting
-// (crashLimit times) ends the wait early.
+// (crashLimit times: the exits seen, or systemd's own count of its
+// restarts when it is higher) ends the wait early.
 func (s *HostUnits) waitRunning(ctx context.Context, component string, want []string, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	var last error // why the latest try failed
 	lastPID, exits := 0, 0
 	for {
-		pid, argv, err := s.Units.Running(ctx, component)
+		st, err := s.Units.Running(ctx, component)
 		if err == nil {
-			if lastPID != 0 && pid != lastPID {
+			if lastPID != 0 && st.PID != lastPID {
 				exits++ // the process seen last has ended
 			}
-			lastPID = pid
+			lastPID = st.PID
+			// systemd counts the exits between two looks too.
+			exits = max(exits, st.Restarts)
 		}
 		switch {
 		case err != nil:
 			last = err
 		case exits >= crashLimit:
 			return fmt.Errorf("%s exited %d times; read its log with 'journalctl -u %s'", component, exits, hostprocess.UnitName(component))
-		case argv == nil:
+		case st.Argv == nil:
 			last = fmt.Errorf("systemd runs no process for %s", hostprocess.UnitName(component))
-		case !slices.Equal(argv, want):
-			last = fmt.Errorf("the process of %s runs another command line than its unit's (%s)", hostprocess.UnitName(component), argv[0])
+		case !slices.Equal(st.Argv, want):
+			last = fmt.Errorf("the process of %s runs another command line than its unit's (%s)", hostprocess.UnitName(component), st.Argv[0])
 		default:
 			if err := s.healthy(ctx, url); err != nil {
 				last = fmt.Errorf("%s: %w", url, err)

@@ -21,18 +21,23 @@ import (
 // fakeSystemd stands in for systemd on the error paths: a start or
 // restart runs the unit's command line as a new process (a new MainPID
 // with its /proc/PID/cmdline), unless its program is in crash, which
-// never stays up; health answers from what runs.
+// never stays up: systemd restarts it between two looks (NRestarts
+// grows at each "show", unless noNRestarts plays a systemd older than
+// v235). health answers from what runs.
 type fakeSystemd struct {
-	root, proc string
-	pids       map[string]int
-	next       int
-	calls      []string
-	crash      map[string]bool // programs that exit at once
-	sick       map[string]bool // programs that run but never answer healthy
+	root, proc  string
+	pids        map[string]int
+	nRestarts   map[string]int
+	next        int
+	calls       []string
+	crash       map[string]bool // programs that exit at once
+	sick        map[string]bool // programs that run but never answer healthy
+	noNRestarts bool
 }
 
 func newFakeSystemd(t *testing.T) *fakeSystemd {
-	return &fakeSystemd{root: t.TempDir(), proc: t.TempDir(), pids: map[string]int{}, crash: map[string]bool{}, sick: map[string]bool{}}
+	return &fakeSystemd{root: t.TempDir(), proc: t.TempDir(), pids: map[string]int{}, nRestarts: map[string]int{},
+		crash: map[string]bool{}, sick: map[string]bool{}}
 }
 
 func (f *fakeSystemd) Run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -41,14 +46,20 @@ func (f *fakeSystemd) Run(_ context.Context, name string, args ...string) ([]byt
 	comp := strings.TrimSuffix(unit, ".service")
 	switch args[0] {
 	case "show":
-		return fmt.Appendf(nil, "MainPID=%d\n", f.pids[comp]), nil
+		if f.noNRestarts {
+			return fmt.Appendf(nil, "MainPID=%d\n", f.pids[comp]), nil
+		}
+		if pod, _, err := hostprocess.ReadUnit(hostprocess.UnitPath(f.root, comp), comp); err == nil && f.crash[pod.Spec.Containers[0].Command[0]] {
+			f.nRestarts[comp]++
+		}
+		return fmt.Appendf(nil, "MainPID=%d\nNRestarts=%d\n", f.pids[comp], f.nRestarts[comp]), nil
 	case "stop":
 		f.pids[comp] = 0
 	case "start", "restart":
 		if args[0] == "start" && f.pids[comp] != 0 {
 			return nil, nil
 		}
-		f.pids[comp] = 0
+		f.pids[comp], f.nRestarts[comp] = 0, 0
 		pod, _, err := hostprocess.ReadUnit(hostprocess.UnitPath(f.root, comp), comp)
 		if err != nil {
 			return []byte(err.Error()), errors.New("exit status 5")
@@ -194,18 +205,21 @@ func TestHostUnitsApplyAfterCrash(t *testing.T) {
 }
 
 // A component that does not come back healthy puts back every unit
-// changed so far, newest first, restarts them and fails, naming it;
-// etcd's data hook runs only for the component that failed.
+// changed so far, newest first, restarts them and fails, naming it; etcd,
+// which upgraded fine and has peers, keeps its data.
 func TestHostUnitsRollback(t *testing.T) {
 	for name, tc := range map[string]struct {
-		crash bool
-		want  string
+		crash, noNRestarts bool
+		want               string
 	}{
 		"unhealthy": {want: "not up after"},
-		"crashing":  {crash: true, want: "systemd runs no process for kube-controller-manager.service"},
+		"crashing":  {crash: true, want: "kube-controller-manager exited 3 times; read its log with 'journalctl -u kube-controller-manager.service'"},
+		// Without NRestarts, a process never seen running is waited for.
+		"crashing, systemd before v235": {crash: true, noNRestarts: true, want: "systemd runs no process for kube-controller-manager.service"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f, s, _ := runningOld(t)
+			f.noNRestarts = tc.noNRestarts
 			before := map[string][]byte{}
 			for _, c := range hostprocess.Components() {
 				before[c] = unitOnDisk(t, f, c)
@@ -215,14 +229,7 @@ func TestHostUnitsRollback(t *testing.T) {
 			} else {
 				f.sick["/new/kube-controller-manager"] = true
 			}
-			var hooked []string
-			s.OnRollback = func(_ context.Context, c string) error {
-				hooked = append(hooked, c)
-				if f.pids[c] != 0 {
-					t.Errorf("the hook ran while %s runs", c)
-				}
-				return nil
-			}
+			s.EtcdData = EtcdDataFixture(t, 3)
 			err := s.Apply(context.Background(), testUnits(t, "new"))
 			var ce *ComponentError
 			if !errors.As(err, &ce) || ce.Component != hostprocess.KubeControllerManager || ce.RollbackErr != nil {
@@ -240,8 +247,8 @@ func TestHostUnitsRollback(t *testing.T) {
 			if got := f.restarts(); !slices.Equal(got, want) {
 				t.Errorf("restarts %q, want %q", got, want)
 			}
-			if !slices.Equal(hooked, []string{hostprocess.KubeControllerManager}) {
-				t.Errorf("rollback hook ran for %q", hooked)
+			if got := EtcdDataOf(s.EtcdData.DataDir); got != "new" {
+				t.Errorf("etcd's data is %q after the rollback, want the new version's", got)
 			}
 		})
 	}
@@ -256,5 +263,74 @@ func TestHostUnitsRollbackFails(t *testing.T) {
 	var ce *ComponentError
 	if !errors.As(err, &ce) || ce.RollbackErr == nil || !strings.Contains(err.Error(), "kube-controller-manager did not come back after its unit was restored") {
 		t.Fatalf("Apply: %v", err)
+	}
+}
+
+// TestHostUnitsRollbackEtcdData: the rollback puts etcd's data back, with
+// etcd stopped, when etcd's own upgrade failed or when etcd is its
+// cluster's only member; a member with peers keeps its data, and a
+// missing backup is reported with the units restored all the same.
+func TestHostUnitsRollbackEtcdData(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sick     string // the new program that never answers healthy
+		members  int
+		noBackup bool
+		want     string // etcd's data after the rollback
+		wantErr  string // in the rollback's error
+	}{
+		{name: "single member, the API server fails", sick: "/new/kube-apiserver", members: 1, want: "old"},
+		{name: "three members, the API server fails", sick: "/new/kube-apiserver", members: 3, want: "new"},
+		{name: "single member, backup gone", sick: "/new/kube-apiserver", members: 1, noBackup: true, want: "new", wantErr: "is gone"},
+		{name: "three members, etcd fails", sick: "/new/etcd", members: 3, want: "old"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, s, out := runningOld(t)
+			f.sick[tc.sick] = true
+			s.EtcdData = EtcdDataFixture(t, tc.members)
+			s.EtcdData.Out = out
+			if tc.noBackup {
+				if err := os.RemoveAll(s.EtcdData.Backup); err != nil {
+					t.Fatal(err)
+				}
+			}
+			chowned := false
+			s.EtcdData.Chown = func() error {
+				chowned = true
+				if f.pids[hostprocess.Etcd] != 0 {
+					t.Error("etcd's data was put back while etcd runs")
+				}
+				if !bytes.Equal(unitOnDisk(t, f, hostprocess.Etcd), testUnit(t, hostprocess.Etcd, "old").Data) {
+					t.Error("etcd's data was put back before its previous unit")
+				}
+				return nil
+			}
+			err := s.Apply(context.Background(), testUnits(t, "new"))
+			var ce *ComponentError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Apply: %v", err)
+			}
+			switch {
+			case tc.wantErr == "" && ce.RollbackErr != nil:
+				t.Errorf("the rollback failed: %v", ce.RollbackErr)
+			case tc.wantErr != "" && (ce.RollbackErr == nil || !strings.Contains(ce.RollbackErr.Error(), tc.wantErr)):
+				t.Errorf("rollback error %v, want one containing %q", ce.RollbackErr, tc.wantErr)
+			}
+			if got := EtcdDataOf(s.EtcdData.DataDir); got != tc.want {
+				t.Errorf("etcd's data is %q after the rollback, want %q", got, tc.want)
+			}
+			if chowned != (tc.want == "old") {
+				t.Errorf("data put back: %v, want %v", chowned, tc.want == "old")
+			}
+			for _, c := range hostprocess.Components() {
+				if f.program(c) != "/old/"+c {
+					t.Errorf("%s runs %q after the rollback", c, f.program(c))
+				}
+			}
+			stopped := slices.Contains(f.calls, "systemctl stop etcd.service")
+			if stopped != (tc.want == "old") {
+				t.Errorf("etcd stopped: %v, want %v (calls %q)", stopped, tc.want == "old", f.calls)
+			}
+		})
 	}
 }

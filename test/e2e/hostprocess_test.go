@@ -166,6 +166,10 @@ func TestHostProcessControlPlane(t *testing.T) {
 			return expectOutput(kubectlTry(t, n1, "get", "--raw", "/readyz"), "ok")
 		})
 		t.Logf("the API server was ready again %v after kill -9", time.Since(killed).Round(100*time.Millisecond))
+		// The upgrade tells a crash loop by systemd's count.
+		if out := mustRun(t, n1, "systemctl", "show", "--property=NRestarts", "kube-apiserver"); !strings.Contains(out, "NRestarts=1\n") {
+			t.Errorf("systemctl show after one kill: %q, want NRestarts=1", out)
+		}
 	})
 
 	t.Run("reset leaves the nodes as before", func(t *testing.T) {
@@ -204,20 +208,27 @@ func mainPID(t *testing.T, n *testbed.Node, service string) string {
 	return ""
 }
 
-// TestHostProcessUpgrade upgrades a control plane of host processes one
-// minor release up, as an administrator who keeps both versions' programs
-// side by side would: a control-plane node and a worker made by our
-// kubeadm at testbed.UpgradeFromVersion with the HostProcessControlPlane
-// feature gate, its programs installed under their bare names in the
-// node's /usr/local/sbin and the target's under versioned names
-// (kube-apiserver-v1.37.2, etcd-v3.7.0). etcd starts at the older
-// release's version (its imageTag set at init, dropped before the
-// upgrade, so that the upgrade moves etcd too). A dry run shows the units
-// and changes nothing; "upgrade apply" rewrites and restarts the units,
-// etcd first, onto the versioned programs and upgrades kube-proxy; a
-// second run ("upgrade node" on the same node) restarts nothing; "upgrade
-// node" on the worker and the new kubelets follow.
-func TestHostProcessUpgrade(t *testing.T) {
+// hostProcessUpgrade is a cluster of host processes ready for an
+// upgrade one minor release up, as an administrator who keeps both
+// versions' programs side by side has it: a control-plane node and a
+// worker made by our kubeadm at testbed.UpgradeFromVersion with the
+// HostProcessControlPlane feature gate, its programs installed under
+// their bare names in the node's /usr/local/sbin and the target's under
+// versioned names (kube-apiserver-v1.37.2, etcd-v3.7.0). etcd starts at
+// the older release's version (its imageTag set at init, dropped before
+// the upgrade, so that the upgrade moves etcd too).
+type hostProcessUpgrade struct {
+	to                           *testbed.Toolchain
+	oldV, newV, oldEtcd, newEtcd string
+	nodes                        []*testbed.Node
+	n1, n2                       *testbed.Node
+	versioned                    map[string]string // program → its versioned path
+	unitDir, upgradeCfg          string
+	start                        time.Time
+}
+
+func newHostProcessUpgrade(t *testing.T, name string) *hostProcessUpgrade {
+	t.Helper()
 	if otherKubeadm() {
 		t.Skip("a control plane of host processes is ours only")
 	}
@@ -226,7 +237,7 @@ func TestHostProcessUpgrade(t *testing.T) {
 	from, to := requireUpgradeToolchains(t)
 	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
 	oldEtcd, newEtcd := strings.TrimPrefix(testbed.UpgradeFromEtcdVersion, "v"), strings.TrimPrefix(testbed.EtcdVersion, "v")
-	c := manageCluster(t, from.UpgradeCluster(to, "e2ehpu", clusterStateDir("e2ehpu"), testWriter{t}))
+	c := manageCluster(t, from.UpgradeCluster(to, name, clusterStateDir(name), testWriter{t}))
 	versioned := map[string]string{}
 	for _, p := range hostProcessPrograms {
 		c.Programs[p] = from.UpstreamBinary(p)
@@ -267,9 +278,32 @@ func TestHostProcessUpgrade(t *testing.T) {
 	editClusterConfiguration(t, n1, func(doc string) string {
 		return regexp.MustCompile(`(?m)^\s+imageTag: `+regexp.QuoteMeta(oldEtcd)+`-0\n`).ReplaceAllString(doc, "")
 	})
-	unitDir := n1.HostPath("/etc/systemd/system")
 	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
 	writeFile(t, upgradeCfg, upgradeConfiguration("2m"))
+	return &hostProcessUpgrade{
+		to: to, oldV: oldV, newV: newV, oldEtcd: oldEtcd, newEtcd: newEtcd,
+		nodes: nodes, n1: n1, n2: n2, versioned: versioned,
+		unitDir: n1.HostPath("/etc/systemd/system"), upgradeCfg: upgradeCfg, start: start,
+	}
+}
+
+// etcdStatus is "etcdctl endpoint status" of the node's etcd member.
+func etcdStatus(t *testing.T, n *testbed.Node) string {
+	t.Helper()
+	return mustRun(t, n, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
+		"--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt", "--key=/etc/kubernetes/pki/etcd/healthcheck-client.key", "endpoint", "status")
+}
+
+// TestHostProcessUpgrade upgrades a cluster of host processes
+// (hostProcessUpgrade). A dry run and "upgrade diff" show the units and
+// change nothing; "upgrade apply" rewrites and restarts the units, etcd
+// first, onto the versioned programs and upgrades kube-proxy; a second
+// run ("upgrade node" on the same node) restarts nothing; "upgrade node"
+// on the worker and the new kubelets follow.
+func TestHostProcessUpgrade(t *testing.T) {
+	u := newHostProcessUpgrade(t, "e2ehpu")
+	to, newV, newEtcd := u.to, u.newV, u.newEtcd
+	nodes, n1, n2, versioned, unitDir, upgradeCfg, start := u.nodes, u.n1, u.n2, u.versioned, u.unitDir, u.upgradeCfg, u.start
 
 	t.Run("dry run", func(t *testing.T) {
 		before := treeDigest(t, unitDir)
@@ -287,8 +321,19 @@ func TestHostProcessUpgrade(t *testing.T) {
 				t.Errorf("the dry run does not show %q:\n%s", want, r.Stdout)
 			}
 		}
+		r = runWithin(t, 5*time.Minute, n1, "kubeadm", "upgrade", "diff", newV, "--config", upgradeCfg)
+		if r.Code != 0 {
+			t.Fatalf("upgrade diff: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, p := range hostProcessPrograms[1:] {
+			for _, want := range []string{"--- /etc/systemd/system/" + p + ".service\n+++ new unit\n", "+ExecStart=" + versioned[p] + " \\\n"} {
+				if !strings.Contains(r.Stdout, want) {
+					t.Errorf("upgrade diff does not show %q:\n%s", want, r.Stdout)
+				}
+			}
+		}
 		if d := diffDigests(before, treeDigest(t, unitDir)); len(d) > 0 {
-			t.Errorf("the dry run changed the units: %v", d)
+			t.Errorf("the dry run or the diff changed the units: %v", d)
 		}
 	})
 
@@ -325,9 +370,7 @@ func TestHostProcessUpgrade(t *testing.T) {
 		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+newV+`"`) {
 			t.Errorf("the API server is not at %s:\n%s", newV, out)
 		}
-		status := mustRun(t, n1, "etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt",
-			"--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt", "--key=/etc/kubernetes/pki/etcd/healthcheck-client.key", "endpoint", "status")
-		if !strings.Contains(status, ", "+newEtcd+", ") {
+		if status := etcdStatus(t, n1); !strings.Contains(status, ", "+newEtcd+", ") {
 			t.Errorf("etcd is not at %s: %s", newEtcd, status)
 		}
 		checkKubeProxy(t, n1, to)
@@ -379,6 +422,72 @@ func TestHostProcessUpgrade(t *testing.T) {
 		}
 	})
 	t.Logf("the whole test: %v", time.Since(start).Round(time.Second))
+}
+
+// TestHostProcessUpgradeRollback upgrades a cluster of host processes
+// (hostProcessUpgrade) whose new API server program answers --version
+// and exits a second after every start, once etcd's own upgrade
+// succeeded: the upgrade puts back the units of etcd and the API server,
+// and etcd's data too, as etcd is its cluster's only member and the
+// previous minor version does not start on the data the new one
+// converted. Objects written before the upgrade are read after it.
+func TestHostProcessUpgradeRollback(t *testing.T) {
+	u := newHostProcessUpgrade(t, "e2ehpr")
+	to, oldV, newV, oldEtcd := u.to, u.oldV, u.newV, u.oldEtcd
+	n1, unitDir, upgradeCfg := u.n1, u.unitDir, u.upgradeCfg
+	t.Run("a failed apply rolls back etcd's data", func(t *testing.T) {
+		kubectl(t, n1, "-n", "default", "create", "configmap", "before-the-failed-upgrade", "--from-literal=written=before")
+		before := treeDigest(t, unitDir)
+		script := filepath.Join(n1.Dir, "kube-apiserver-exits")
+		writeFile(t, script, "#!/bin/sh\nif [ \"$1\" = --version ]; then exec "+to.UpstreamBinary("kube-apiserver")+" --version; fi\nsleep 1\necho this kube-apiserver exits >&2\nexit 1\n")
+		if err := os.Chmod(script, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := n1.SetProgram("kube-apiserver-"+newV, script); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := n1.SetProgram("kube-apiserver-"+newV, to.UpstreamBinary("kube-apiserver")); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+		t.Logf("the failing upgrade apply ended after %v with exit %d: %s", r.Took.Round(100*time.Millisecond), r.Code, lastLine(r.Stderr))
+		if r.Code == 0 {
+			t.Fatalf("upgrade apply with an API server that exits succeeded:\n%s\n%s", r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(r.Stderr, "upgrading kube-apiserver: ") || !strings.Contains(r.Stderr, "the previous units were restored") {
+			t.Errorf("the failure does not say that kube-apiserver failed and the units were restored:\n%s\n%s", r.Stdout, r.Stderr)
+		}
+		for _, want := range []string{"\"etcd\" upgraded and healthy after", "Restoring the previous unit of \"kube-apiserver\"", "Restoring the previous unit of \"etcd\"",
+			"[upgrade/etcd] etcd's data was put back from \"/etc/kubernetes/tmp/kubeadm-backup-etcd-", "\"etcd\" runs its previous unit again", "\"kube-apiserver\" runs its previous unit again"} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("the upgrade did not print %q:\n%s", want, r.Stdout)
+			}
+		}
+		if d := diffDigests(before, treeDigest(t, unitDir)); len(d) > 0 {
+			t.Errorf("the units differ from before the failed upgrade: %v", d)
+		}
+		if status := etcdStatus(t, n1); !strings.Contains(status, ", "+oldEtcd+", ") {
+			t.Errorf("etcd is not back at %s: %s", oldEtcd, status)
+		}
+		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+oldV+`"`) {
+			t.Errorf("the API server is not back at %s:\n%s", oldV, out)
+		}
+		if out := kubectl(t, n1, "-n", "default", "get", "configmap", "before-the-failed-upgrade", "-o", "jsonpath={.data.written}"); out != "before" {
+			t.Errorf("the ConfigMap written before the upgrade reads %q after the rollback", out)
+		}
+		if out := kubectl(t, n1, "get", "--raw", "/readyz"); out != "ok" {
+			t.Errorf("/readyz after the rollback: %q", out)
+		}
+		// /var/lib/etcd is a mount point on the test bed: the data set
+		// aside is beside it, in the machine's /var/lib.
+		defer run(t, n1, "sh", "-c", "rm -rf /var/lib/etcd.failed-*")
+		if out := mustRun(t, n1, "sh", "-c", "ls -d /var/lib/etcd.failed-*"); strings.TrimSpace(out) == "" {
+			t.Error("the data the new etcd wrote was not kept aside")
+		}
+	})
+	t.Logf("the whole test: %v", time.Since(u.start).Round(time.Second))
 }
 
 // editClusterConfiguration changes the ClusterConfiguration kept in the

@@ -181,11 +181,14 @@ type service struct {
 	// (Restart=no).
 	fromUnit, once bool
 
-	wanted  bool
-	pid     int
-	exited  chan struct{} // closed when the running process exits
-	pending *time.Timer   // a restart waiting for its delay
-	lastErr string
+	wanted bool
+	// restarts counts the automatic restarts since the last explicit
+	// start (systemd's NRestarts).
+	restarts int
+	pid      int
+	exited   chan struct{} // closed when the running process exits
+	pending  *time.Timer   // a restart waiting for its delay
+	lastErr  string
 }
 
 // Each launch of a service is stamped in its log as one line:
@@ -327,6 +330,7 @@ func (b *booter) start(name string) {
 	s := b.services[name]
 	s.wanted = true
 	if s.pid == 0 {
+		s.restarts = 0
 		b.launchLocked(s)
 	}
 }
@@ -376,6 +380,7 @@ func (b *booter) scheduleLocked(s *service) {
 		defer b.mu.Unlock()
 		s.pending = nil
 		if s.wanted && s.pid == 0 {
+			s.restarts++
 			b.launchLocked(s)
 		}
 	})
@@ -505,11 +510,11 @@ func (b *booter) control(verb, unit string) (int, string) {
 	return 0, ""
 }
 
-// answer says how a service fares, for "show" (its MainPID and
-// ActiveState), "is-active" and "status".
+// answer says how a service fares, for "show" (its MainPID, ActiveState
+// and NRestarts), "is-active" and "status".
 func (b *booter) answer(verb, unit string, s *service) (int, string) {
 	b.mu.Lock()
-	pid, running, wanted, lastErr := s.pid, s.pid != 0, s.wanted, s.lastErr
+	pid, running, wanted, lastErr, restarts := s.pid, s.pid != 0, s.wanted, s.lastErr, s.restarts
 	b.mu.Unlock()
 	state := "inactive"
 	switch {
@@ -520,7 +525,7 @@ func (b *booter) answer(verb, unit string, s *service) (int, string) {
 	}
 	switch verb {
 	case "show":
-		return 0, fmt.Sprintf("MainPID=%d\nActiveState=%s\n", pid, state)
+		return 0, fmt.Sprintf("MainPID=%d\nActiveState=%s\nNRestarts=%d\n", pid, state, restarts)
 	case "is-active":
 		if running {
 			return 0, "active\n"

@@ -61,9 +61,13 @@ type Data struct {
 	Client       kubernetes.Interface
 	DialCRI      func(ctx context.Context, endpoint string) (cri.Runtime, error)
 	EtcdSnapshot func(ctx context.Context, d *Data, path string) error
-	initView     *initphases.Data
-	state        *upgrade.ClusterState
-	skipped      bool
+	// EtcdMembers counts the members of the cluster of this node's etcd
+	// member; nil: unknown (a rollback then keeps the data of an etcd
+	// that upgraded fine).
+	EtcdMembers func(ctx context.Context, d *Data) (int, error)
+	initView    *initphases.Data
+	state       *upgrade.ClusterState
+	skipped     bool
 }
 
 // TmpDir is where backups go (/etc/kubernetes/tmp).

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/config"
+	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -32,8 +33,9 @@ type DiffRequest struct {
 
 // Diff prints, as unified diffs, how "upgrade apply" to r.Target would
 // change this node's manifests of kube-apiserver, kube-controller-manager
-// and kube-scheduler (on a self-hosted control plane, their checkpoints,
-// from which the DaemonSets are made). It changes nothing.
+// and kube-scheduler, or their units on a node of host processes, or, on
+// a self-hosted control plane, their checkpoints (from which the
+// DaemonSets are made). It changes nothing.
 func Diff(ctx context.Context, r DiffRequest) error {
 	up := r.Upgrade
 	d := &Data{
@@ -42,6 +44,9 @@ func Diff(ctx context.Context, r DiffRequest) error {
 	}
 	var err error
 	if d.Node, err = upgrade.ReadLocalNode(d.KubernetesDir, d.ManifestDir, d.KubeletDir); err != nil {
+		return err
+	}
+	if err := d.Node.ReadUnits(d.SystemRoot); err != nil {
 		return err
 	}
 	if err := d.Node.ReadCheckpoints(d.KubernetesDir, d.ManifestDir); err != nil {
@@ -55,28 +60,44 @@ func Diff(ctx context.Context, r DiffRequest) error {
 		return err
 	}
 	d.CertDir = d.Cfg.CertificatesDir
+	return diffFiles(d, r.Out, r.ContextLines)
+}
+
+// diffFiles prints the unified diffs of Diff for the node d describes:
+// each file as it is on disk against the one the upgrade would write,
+// built as the upgrade builds it (a unit names the target version's
+// program found in the PATH).
+func diffFiles(d *Data, out io.Writer, contextLines int) error {
 	view := d.InitView()
 	for _, comp := range staticpod.ControlPlaneComponents() {
-		path := staticpod.ManifestPath(d.ManifestDir, comp)
-		if d.Node.SelfHosted {
+		path, to := staticpod.ManifestPath(d.ManifestDir, comp), "new manifest"
+		build := func() ([]byte, error) { return initphases.BuildManifest(view, comp) }
+		switch {
+		case d.Node.HostProcesses:
+			path, to = hostprocess.UnitPath(d.SystemRoot, comp), "new unit"
+			build = func() ([]byte, error) {
+				data, _, err := initphases.BuildUnit(view, comp)
+				return data, err
+			}
+		case d.Node.SelfHosted:
 			path = selfhosting.CheckpointPath(selfhosting.CheckpointDir(d.KubernetesDir), comp)
 		}
 		old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 		if err != nil {
 			return err
 		}
-		data, err := initphases.BuildManifest(view, comp)
+		data, err := build()
 		if err != nil {
 			return err
 		}
 		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 			A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(data)),
-			FromFile: path, ToFile: "new manifest", Context: r.ContextLines,
+			FromFile: path, ToFile: to, Context: contextLines,
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(r.Out, text)
+		fmt.Fprint(out, text)
 	}
 	return nil
 }

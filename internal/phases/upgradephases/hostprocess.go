@@ -15,6 +15,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
@@ -102,7 +103,7 @@ func runHostProcesses(ctx context.Context, d *Data) error {
 	fmt.Fprintf(d.Out, "[upgrade/control-plane] Upgrading the systemd units of this node's control plane to %q (each component may take up to %v)\n", d.Version(), timeout)
 	now := d.Now()
 	var units []upgrade.Unit
-	etcdUpgraded := false
+	var etcdData *upgrade.EtcdData
 	if d.Cfg.Etcd.External == nil && d.Node.LocalEtcd && d.EtcdUpgrade {
 		due, current, err := etcdUnitDue(ctx, d, view)
 		if err != nil {
@@ -114,12 +115,11 @@ func runHostProcesses(ctx context.Context, d *Data) error {
 				return err
 			}
 			if !d.DryRun {
-				if err := backupEtcdData(ctx, d, now); err != nil {
+				if etcdData, err = backupEtcdData(ctx, d, now); err != nil {
 					return err
 				}
 			}
 			units = append(units, u)
-			etcdUpgraded = true
 		} else {
 			fmt.Fprintf(d.Out, "[upgrade/etcd] etcd runs %s and the target is %s: etcd is not upgraded\n", current, initphases.ProgramVersion(view, hostprocess.Etcd))
 		}
@@ -144,12 +144,8 @@ func runHostProcesses(ctx context.Context, d *Data) error {
 		Units:     initphases.Units(view),
 		BackupDir: upgrade.BackupDirName(d.TmpDir(), "units", now),
 		Timeout:   timeout,
+		EtcdData:  etcdData,
 		Out:       d.Out,
-	}
-	if etcdUpgraded {
-		hu.OnRollback = func(ctx context.Context, component string) error {
-			return rollbackEtcdData(d, component, now)
-		}
 	}
 	if err := hu.Apply(ctx, units); err != nil {
 		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)
@@ -171,24 +167,39 @@ func buildUnit(d *Data, view *initphases.Data, component string) (upgrade.Unit, 
 	return upgrade.Unit{Component: component, Data: data, HealthURL: url, Before: beforeWrite(d, view, component)}, nil
 }
 
-// backupEtcdData takes a snapshot of etcd through its API and copies its
-// data folder, as before the upgrade of an etcd static Pod.
-func backupEtcdData(ctx context.Context, d *Data, now time.Time) error {
+// backupEtcdData takes a snapshot of etcd through its API, counts its
+// cluster's members and copies its data folder, before etcd's manifest or
+// unit changes. The answer tells the rollback what to put back.
+func backupEtcdData(ctx context.Context, d *Data, now time.Time) (*upgrade.EtcdData, error) {
 	dir := upgrade.BackupDirName(d.TmpDir(), "etcd", now)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	if d.EtcdSnapshot != nil {
 		snap := filepath.Join(dir, "snapshot.db")
 		fmt.Fprintf(d.Out, "[upgrade/etcd] Taking a snapshot of etcd through its API into %q\n", snap)
 		if err := d.EtcdSnapshot(ctx, d, snap); err != nil {
-			return fmt.Errorf("taking a snapshot of etcd before its upgrade: %w", err)
+			return nil, fmt.Errorf("taking a snapshot of etcd before its upgrade: %w", err)
 		}
 	}
-	copyDir := filepath.Join(dir, "etcd")
-	fmt.Fprintf(d.Out, "[upgrade/etcd] Copying etcd's data folder %q to %q\n", d.Cfg.Etcd.Local.DataDir, copyDir)
-	if err := etcd.CopyTree(d.Cfg.Etcd.Local.DataDir, copyDir); err != nil {
-		return fmt.Errorf("backing up etcd's data before its upgrade: %w", err)
+	backup := &upgrade.EtcdData{
+		Backup:  filepath.Join(dir, "etcd"),
+		DataDir: d.Cfg.Etcd.Local.DataDir,
+		Stamp:   now.Format("2006-01-02-15-04-05"),
+		// The copy is root's: give it back to etcd's user, when it has one.
+		Chown: func() error { return initphases.RunAsNonRoot(d.InitView(), staticpod.Etcd) },
+		Out:   d.Out,
 	}
-	return nil
+	if d.EtcdMembers != nil {
+		n, err := d.EtcdMembers(ctx, d)
+		if err != nil {
+			return nil, fmt.Errorf("counting etcd's members before its upgrade (a rollback puts the data of a single member back): %w", err)
+		}
+		backup.Members = n
+	}
+	fmt.Fprintf(d.Out, "[upgrade/etcd] Copying etcd's data folder %q to %q\n", backup.DataDir, backup.Backup)
+	if err := etcd.CopyTree(backup.DataDir, backup.Backup); err != nil {
+		return nil, fmt.Errorf("backing up etcd's data before its upgrade: %w", err)
+	}
+	return backup, nil
 }

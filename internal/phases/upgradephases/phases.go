@@ -15,7 +15,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
-	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
@@ -227,15 +226,15 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	}
 	now := d.Now()
 	var manifests []upgrade.Manifest
-	etcdUpgraded := false
+	var etcdData *upgrade.EtcdData
 	if d.Cfg.Etcd.External == nil && d.Node.LocalEtcd && d.EtcdUpgrade {
-		m, ok, err := etcdManifest(ctx, d, view, now)
+		m, ok, backup, err := etcdManifest(ctx, d, view, now)
 		if err != nil {
 			return err
 		}
 		if ok {
 			manifests = append(manifests, m)
-			etcdUpgraded = true
+			etcdData = backup
 		}
 	}
 	for _, comp := range staticpod.ControlPlaneComponents() {
@@ -265,12 +264,8 @@ func runControlPlane(ctx context.Context, d *Data) error {
 		NodeName:    d.Node.Name,
 		Timeout:     timeout,
 		Runtime:     rt,
+		EtcdData:    etcdData,
 		Out:         d.Out,
-	}
-	if etcdUpgraded {
-		sp.OnRollback = func(ctx context.Context, component string) error {
-			return rollbackEtcdData(d, component, now)
-		}
 	}
 	if err := sp.Apply(ctx, manifests); err != nil {
 		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)
@@ -330,59 +325,36 @@ func upgradeHardening(d *Data, view *initphases.Data) error {
 }
 
 // etcdManifest returns etcd's new manifest when its image is newer than
-// the running one, after backing up its data: a copy of the data folder and
-// a snapshot taken through etcd's API.
-func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) (upgrade.Manifest, bool, error) {
+// the running one, after backing up its data (backupEtcdData; no backup
+// in a dry run).
+func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) (upgrade.Manifest, bool, *upgrade.EtcdData, error) {
 	data, err := initphases.BuildManifest(view, staticpod.Etcd)
 	if err != nil {
-		return upgrade.Manifest{}, false, err
+		return upgrade.Manifest{}, false, nil, err
 	}
 	cur, err := staticpod.ReadManifest(staticpod.ManifestPath(d.ManifestDir, staticpod.Etcd))
 	if err != nil {
-		return upgrade.Manifest{}, false, err
+		return upgrade.Manifest{}, false, nil, err
 	}
 	curTag := upgrade.ImageTag(cur.Spec.Containers[0].Image)
 	newTag := upgrade.ImageTag(images.EtcdImage(&d.Cfg.ClusterConfiguration))
 	curV, err1 := upgrade.EtcdTagVersion(curTag)
 	newV, err2 := upgrade.EtcdTagVersion(newTag)
 	if err := errors.Join(err1, err2); err != nil {
-		return upgrade.Manifest{}, false, err
+		return upgrade.Manifest{}, false, nil, err
 	}
 	if !curV.LessThan(newV) {
 		fmt.Fprintf(d.Out, "[upgrade/etcd] etcd runs %s and the target is %s: etcd is not upgraded\n", curTag, newTag)
-		return upgrade.Manifest{}, false, nil
+		return upgrade.Manifest{}, false, nil, nil
 	}
 	if d.DryRun {
-		return upgrade.Manifest{Component: staticpod.Etcd, Data: data}, true, nil
+		return upgrade.Manifest{Component: staticpod.Etcd, Data: data}, true, nil, nil
 	}
-	if err := backupEtcdData(ctx, d, now); err != nil {
-		return upgrade.Manifest{}, false, err
-	}
-	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, nil
-}
-
-// rollbackEtcdData puts etcd's backed-up data back when etcd's manifest
-// was restored. The restored manifest has just been written; the kubelet
-// replaces the Pod, so the data is swapped while the new member is down or
-// crashing (a member that ran is stopped first by moving its manifest).
-func rollbackEtcdData(d *Data, component string, now time.Time) error {
-	if component != staticpod.Etcd {
-		return nil
-	}
-	backup := filepath.Join(upgrade.BackupDirName(d.TmpDir(), "etcd", now), "etcd")
-	if _, err := os.Stat(backup); err != nil {
-		return fmt.Errorf("etcd's data backup is missing: %w", err)
-	}
-	aside, err := etcd.RestoreTree(backup, d.Cfg.Etcd.Local.DataDir, now.Format("2006-01-02-15-04-05"))
+	backup, err := backupEtcdData(ctx, d, now)
 	if err != nil {
-		return err
+		return upgrade.Manifest{}, false, nil, err
 	}
-	// The copy is root's: give it back to etcd's user, when it has one.
-	if err := initphases.RunAsNonRoot(d.InitView(), staticpod.Etcd); err != nil {
-		return err
-	}
-	fmt.Fprintf(d.Out, "[upgrade/etcd] etcd's data was put back from %q; the data the failed upgrade left is in %q\n", backup, aside)
-	return nil
+	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, backup, nil
 }
 
 // beforeWrite is what runs just before component's new manifest is

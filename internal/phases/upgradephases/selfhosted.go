@@ -32,13 +32,15 @@ func runSelfHosted(ctx context.Context, d *Data) error {
 	view := d.InitView()
 	now := d.Now()
 	var etcdManifests []upgrade.Manifest
+	var etcdData *upgrade.EtcdData
 	if d.Cfg.Etcd.External == nil && d.Node.LocalEtcd && d.EtcdUpgrade {
-		m, ok, err := etcdManifest(ctx, d, view, now)
+		m, ok, backup, err := etcdManifest(ctx, d, view, now)
 		if err != nil {
 			return err
 		}
 		if ok {
 			etcdManifests = append(etcdManifests, m)
+			etcdData = backup
 		}
 	}
 	checkpointDir := selfhosting.CheckpointDir(d.KubernetesDir)
@@ -82,10 +84,8 @@ func runSelfHosted(ctx context.Context, d *Data) error {
 			NodeName:    d.Node.Name,
 			Timeout:     timeout,
 			Runtime:     rt,
+			EtcdData:    etcdData,
 			Out:         d.Out,
-			OnRollback: func(ctx context.Context, component string) error {
-				return rollbackEtcdData(d, component, now)
-			},
 		}
 		err = sp.Apply(ctx, etcdManifests)
 		rt.Close()
