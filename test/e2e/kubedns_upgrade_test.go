@@ -46,8 +46,11 @@ func TestKubeDNSPatchUpgrade(t *testing.T) {
 		}
 	}
 	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
-	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""),
-		"networking:\n", "featureGates:\n  CoreDNS: false\nnetworking:\n", 1))
+	// etcd at the older release's version: the test bed has no other
+	// image of it (our kubeadm's choice for an older release is newer).
+	etcdTag := strings.TrimPrefix(testbed.UpgradeFromEtcdVersion, "v") + "-0"
+	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n",
+		"featureGates:\n  CoreDNS: false\netcd:\n  local:\n    imageTag: "+etcdTag+"\nnetworking:\n", 1))
 	start := time.Now()
 	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
 	if r.Code != 0 {
