@@ -37,8 +37,10 @@ func TestHostProcessPatchUpgrade(t *testing.T) {
 	t.Run("apply", func(t *testing.T) {
 		etcdUnit := readFile(t, filepath.Join(u.unitDir, "etcd.service"))
 		// This kubeadm is of the next minor release: a target of the one
-		// before is skippable with --force, as upstream's.
-		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--force", "--config", u.upgradeCfg)
+		// before is a skew to force, as upstream's; with --config, by the
+		// configuration's forceUpgrade (the flag may not be mixed with it).
+		writeFile(t, u.upgradeCfg, forcedUpgradeConfiguration("2m"))
+		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", u.upgradeCfg)
 		if r.Code != 0 {
 			t.Fatalf("upgrade apply %s: exit %d\n%s\n%s", newV, r.Code, r.Stdout, r.Stderr)
 		}

@@ -68,10 +68,11 @@ func TestKubeDNSPatchUpgrade(t *testing.T) {
 	svcBefore := svc()
 
 	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
-	writeFile(t, upgradeCfg, upgradeConfiguration("2m"))
 	// A target a minor version below kubeadm's own is a skew upgrade
-	// apply refuses unless forced, as upstream's does.
-	r = runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--force", "--config", upgradeCfg)
+	// apply refuses unless forced, as upstream's does; with --config the
+	// force is the configuration's (the flag may not be mixed with it).
+	writeFile(t, upgradeCfg, forcedUpgradeConfiguration("2m"))
+	r = runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
 	if r.Code != 0 {
 		t.Fatalf("upgrade apply %s: exit %d\n%s\n%s", newV, r.Code, r.Stdout, r.Stderr)
 	}
