@@ -97,7 +97,9 @@ func TestHostProcessPatchUpgrade(t *testing.T) {
 
 	t.Run("reset leaves the nodes as before", func(t *testing.T) {
 		for _, n := range []*testbed.Node{u.n2, n1} {
-			if r := run(t, n, "kubeadm", "reset", "--force"); r.Code != 0 {
+			// The upgrade's backups are in /etc/kubernetes/tmp, which
+			// reset keeps unless told, as upstream's.
+			if r := run(t, n, "kubeadm", "reset", "--force", "--cleanup-tmp-dir"); r.Code != 0 {
 				t.Fatalf("reset %s: exit %d\n%s%s", n.Name, r.Code, r.Stdout, r.Stderr)
 			}
 			if d := diffDigests(u.before[n.Name], nodeFiles(t, n)); len(d) > 0 {
