@@ -85,14 +85,8 @@ func TestHostProcessPatchUpgrade(t *testing.T) {
 			t.Errorf("/readyz: %q", out)
 		}
 		available(t, n1, "coredns", 3*time.Minute)
-		kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
-			"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=500ms", "kubernetes.default.svc.cluster.local.")
-		eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
-			return expectOutput(kubectlTry(t, n1, "logs", "resolver", "--tail=1"), "nonempty")
-		})
-		if out := kubectl(t, n1, "logs", "resolver", "--tail=1"); !strings.Contains(out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
-			t.Errorf("the resolver Pod: %s", out)
-		}
+		startResolver(t, n1, "500ms")
+		resolverAnswers(t, n1)
 	})
 
 	t.Run("reset leaves the nodes as before", func(t *testing.T) {

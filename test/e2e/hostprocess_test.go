@@ -145,14 +145,8 @@ func TestHostProcessControlPlane(t *testing.T) {
 
 	t.Run("a Pod resolves the kubernetes Service through the cluster DNS", func(t *testing.T) {
 		available(t, n1, "coredns", 3*time.Minute)
-		kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
-			"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=500ms", "kubernetes.default.svc.cluster.local.")
-		eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
-			return expectOutput(kubectlTry(t, n1, "logs", "resolver", "--tail=1"), "nonempty")
-		})
-		if out := kubectl(t, n1, "logs", "resolver", "--tail=1"); !strings.Contains(out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
-			t.Errorf("the resolver Pod: %s", out)
-		}
+		startResolver(t, n1, "500ms")
+		resolverAnswers(t, n1)
 	})
 
 	t.Run("a killed API server comes back by itself", func(t *testing.T) {

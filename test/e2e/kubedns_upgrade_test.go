@@ -93,12 +93,6 @@ func TestKubeDNSPatchUpgrade(t *testing.T) {
 	if got := svc(); got != svcBefore {
 		t.Errorf("after the upgrade the kube-dns Service is %q, was %q", got, svcBefore)
 	}
-	kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
-		"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=100ms", "kubernetes.default.svc.cluster.local.")
-	eventually(t, 90*time.Second, "a Pod resolves the kubernetes Service through kube-dns", func() error {
-		return expectOutput(kubectlTry(t, n1, "logs", "resolver", "--tail=1"), "nonempty")
-	})
-	if out := kubectl(t, n1, "logs", "resolver", "--tail=1"); !strings.Contains(out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
-		t.Errorf("the resolver Pod: %s", out)
-	}
+	startResolver(t, n1, "100ms")
+	resolverAnswers(t, n1)
 }

@@ -78,17 +78,8 @@ func TestSelfHostedControlPlane(t *testing.T) {
 
 	t.Run("a Pod resolves the kubernetes Service through the cluster DNS", func(t *testing.T) {
 		available(t, n1, "coredns", 3*time.Minute)
-		kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
-			"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=500ms", "kubernetes.default.svc.cluster.local.")
-		// Its first lookups may come before kube-proxy routes the DNS
-		// Service on node2.
-		eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
-			out := kubectlTry(t, n1, "logs", "resolver", "--tail=1")
-			if out.err == nil && !strings.Contains(out.out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
-				return fmt.Errorf("%q", out.out)
-			}
-			return out.err
-		})
+		startResolver(t, n1, "500ms")
+		resolverLatestAnswers(t, n1)
 	})
 
 	t.Run("upgrade diff compares with the checkpoints", func(t *testing.T) {
@@ -426,15 +417,8 @@ func testSelfHostedUpgrade(t *testing.T, from, to *testbed.Toolchain, name strin
 
 	t.Run("a Pod resolves the kubernetes Service through the cluster DNS", func(t *testing.T) {
 		available(t, n1, "coredns", 3*time.Minute)
-		kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
-			"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=500ms", "kubernetes.default.svc.cluster.local.")
-		eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
-			out := kubectlTry(t, n1, "logs", "resolver", "--tail=1")
-			if out.err == nil && !strings.Contains(out.out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
-				return fmt.Errorf("%q", out.out)
-			}
-			return out.err
-		})
+		startResolver(t, n1, "500ms")
+		resolverLatestAnswers(t, n1)
 	})
 
 	t.Run("upgrade node finds everything up to date", func(t *testing.T) {
