@@ -225,17 +225,9 @@ func runControlPlane(ctx context.Context, d *Data) error {
 		return err
 	}
 	now := d.Now()
-	var manifests []upgrade.Manifest
-	var etcdData *upgrade.EtcdData
-	if d.Cfg.Etcd.External == nil && d.Node.LocalEtcd && d.EtcdUpgrade {
-		m, ok, backup, err := etcdManifest(ctx, d, view, now)
-		if err != nil {
-			return err
-		}
-		if ok {
-			manifests = append(manifests, m)
-			etcdData = backup
-		}
+	manifests, etcdData, err := etcdManifest(ctx, d, view, now)
+	if err != nil {
+		return err
 	}
 	for _, comp := range staticpod.ControlPlaneComponents() {
 		data, err := initphases.BuildManifest(view, comp)
@@ -324,37 +316,41 @@ func upgradeHardening(d *Data, view *initphases.Data) error {
 	return initphases.EnsureKubeletServingApprover(view, d.CertRenewal)
 }
 
-// etcdManifest returns etcd's new manifest when its image is newer than
-// the running one, after backing up its data (backupEtcdData; no backup
-// in a dry run).
-func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) (upgrade.Manifest, bool, *upgrade.EtcdData, error) {
+// etcdManifest returns etcd's new manifest, as a list of none or one,
+// when this node runs a local etcd that the upgrade moves and its image
+// is newer than the running one, after backing up its data
+// (backupEtcdData; no backup in a dry run).
+func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) ([]upgrade.Manifest, *upgrade.EtcdData, error) {
+	if d.Cfg.Etcd.External != nil || !d.Node.LocalEtcd || !d.EtcdUpgrade {
+		return nil, nil, nil
+	}
 	data, err := initphases.BuildManifest(view, staticpod.Etcd)
 	if err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
 	cur, err := staticpod.ReadManifest(staticpod.ManifestPath(d.ManifestDir, staticpod.Etcd))
 	if err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
 	curTag := upgrade.ImageTag(cur.Spec.Containers[0].Image)
 	newTag := upgrade.ImageTag(images.EtcdImage(&d.Cfg.ClusterConfiguration))
 	curV, err1 := upgrade.EtcdTagVersion(curTag)
 	newV, err2 := upgrade.EtcdTagVersion(newTag)
 	if err := errors.Join(err1, err2); err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
 	if !curV.LessThan(newV) {
 		fmt.Fprintf(d.Out, "[upgrade/etcd] etcd runs %s and the target is %s: etcd is not upgraded\n", curTag, newTag)
-		return upgrade.Manifest{}, false, nil, nil
+		return nil, nil, nil
 	}
 	if d.DryRun {
-		return upgrade.Manifest{Component: staticpod.Etcd, Data: data}, true, nil, nil
+		return []upgrade.Manifest{{Component: staticpod.Etcd, Data: data}}, nil, nil
 	}
 	backup, err := backupEtcdData(ctx, d, now)
 	if err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
-	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, backup, nil
+	return []upgrade.Manifest{{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}}, backup, nil
 }
 
 // beforeWrite is what runs just before component's new manifest is

@@ -31,17 +31,9 @@ func runSelfHosted(ctx context.Context, d *Data) error {
 	fmt.Fprintf(d.Out, "[upgrade/control-plane] Upgrading the self-hosted control plane of this node to %q (each component may take up to %v)\n", d.Version(), timeout)
 	view := d.InitView()
 	now := d.Now()
-	var etcdManifests []upgrade.Manifest
-	var etcdData *upgrade.EtcdData
-	if d.Cfg.Etcd.External == nil && d.Node.LocalEtcd && d.EtcdUpgrade {
-		m, ok, backup, err := etcdManifest(ctx, d, view, now)
-		if err != nil {
-			return err
-		}
-		if ok {
-			etcdManifests = append(etcdManifests, m)
-			etcdData = backup
-		}
+	etcdManifests, etcdData, err := etcdManifest(ctx, d, view, now)
+	if err != nil {
+		return err
 	}
 	checkpointDir := selfhosting.CheckpointDir(d.KubernetesDir)
 	type component struct {
