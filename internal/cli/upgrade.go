@@ -22,6 +22,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/phases/upgradephases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 	"github.com/kubeadm-go/kubeadm/internal/version"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
@@ -372,6 +373,7 @@ func (o *upgradeOptions) runPlan(ctx context.Context, flags *pflag.FlagSet, stre
 	}
 	r.Env, r.Printer, r.Out, r.Progress, r.Err = env, printer, streams.Out, progress, streams.Err
 	r.ManifestDir, r.Host = initphases.ManifestsDir, preflight.NewHost()
+	r.CheckpointDir = selfhosting.CheckpointDir(initphases.KubernetesDir)
 	return upgrade.RunPlan(ctx, r)
 }
 

@@ -78,6 +78,11 @@ func (u Units) Start(ctx context.Context, component string, changed bool) error 
 	return u.systemctl(ctx, verb, unit)
 }
 
+// Restart restarts component's running unit (a stopped one starts).
+func (u Units) Restart(ctx context.Context, component string) error {
+	return u.systemctl(ctx, "restart", UnitName(component))
+}
+
 // Installed lists the components that have a unit kubeadm wrote, in start
 // order.
 func (u Units) Installed() ([]string, error) {

@@ -92,21 +92,41 @@ func CheckpointerPod(o CheckpointerPodOptions) *corev1.Pod {
 }
 
 // CheckpointerLoop is the checkpointer of one node. For each component
-// with a checkpoint it looks, every interval, at two things:
+// with a checkpoint it looks, every interval, at whether the checkpoint
+// must stand in for the component's DaemonSet Pod.
 //
-//   - The checkpoint is not in the manifest folder, and the component's
+// The API server:
+//
+//   - The checkpoint is not in the manifest folder, and the API server's
 //     health endpoint (its static Pod's probe) has not answered for Grace
 //     (for HandOverWait and then Grace after its checkpoint was removed),
-//     or, for the API server, did not answer when the loop started (the
-//     node has just booted, and without an API server the kubelet runs
-//     none of the DaemonSet Pods): the checkpoint is copied into the
-//     manifest folder, and the kubelet runs it as a static Pod.
+//     or did not answer when the loop started (the node has just booted,
+//     and without an API server the kubelet runs none of the DaemonSet
+//     Pods): the checkpoint is copied into the manifest folder, and the
+//     kubelet runs it as a static Pod.
 //   - The checkpoint is in the manifest folder, the API server answers, and
-//     this node's DaemonSet Pod of the component has had a container
+//     this node's DaemonSet Pod of the API server has had a container
 //     started or ended since the checkpoint was put there: the kubelet
 //     knows the Pod again and keeps it, so the checkpoint is removed and
-//     the DaemonSet Pod gets the component's ports, which the checkpoint
-//     held, at its next restart.
+//     the DaemonSet Pod gets the ports, which the checkpoint held, at its
+//     next restart. Or the DaemonSet Pod kept the ports (it ran when the
+//     checkpoint was put in place, as when etcd's restart kept the API
+//     server from answering for a while), and the checkpoint's container
+//     has ended since and waits to restart (LostPorts): it is removed too.
+//
+// The controller manager and the scheduler only work through the API
+// server, and while it answers the kubelet runs every DaemonSet Pod bound
+// to the node (restarting it after crashes): their checkpoints stand in
+// only while the API server answers and the node has no DaemonSet Pod of
+// the component to run (its Pod was deleted and no controller manager
+// makes a new one, or no scheduler binds it). So:
+//
+//   - not in the manifest folder, the API server answers, no DaemonSet Pod
+//     of the component is bound to the node, and its health endpoint has
+//     not answered for Grace: the checkpoint is put in place;
+//   - in the manifest folder, the API server answers, and a DaemonSet Pod
+//     of the component is bound to the node: the checkpoint is removed (it
+//     would only keep the ports from that Pod).
 //
 // Components without a checkpoint, and every component once the
 // checkpointer's own manifest is gone (Unpivot removes it first), are left
@@ -123,11 +143,28 @@ type CheckpointerLoop struct {
 	Logf    func(format string, args ...any)
 
 	down map[string]time.Time // since when each component has been seen down
-	// handedOver holds when each component's manifest left the manifest
-	// folder (removed here, or by Pivot), until the component answers
-	// again; present which components had one at the last look.
+	// handedOver holds when the API server's manifest left the manifest
+	// folder (removed here, or by Pivot), until it answers again; present
+	// whether it was there at the last look.
 	handedOver map[string]time.Time
 	present    map[string]bool
+}
+
+// look is what one Step knows about the node: the checkpointer's loop,
+// and this node's DaemonSet Pods, asked at most once.
+type look struct {
+	l       *CheckpointerLoop
+	pods    []corev1.Pod
+	podsErr error
+	asked   bool
+}
+
+func (k *look) nodePods(ctx context.Context) ([]corev1.Pod, error) {
+	if !k.asked {
+		k.pods, k.podsErr = k.l.Pods(ctx)
+		k.asked = true
+	}
+	return k.pods, k.podsErr
 }
 
 // Step looks once and acts (see CheckpointerLoop). Every error is about
@@ -140,9 +177,7 @@ func (l *CheckpointerLoop) Step(ctx context.Context) error {
 	if first {
 		l.down, l.handedOver, l.present = map[string]time.Time{}, map[string]time.Time{}, map[string]bool{}
 	}
-	var pods []corev1.Pod
-	var podsErr error
-	asked := false
+	k := &look{l: l}
 	var errs []error
 	for _, comp := range Components() {
 		data, err := boundedread.ReadFile(CheckpointPath(l.CheckpointDir, comp), boundedread.MaxFile)
@@ -156,60 +191,182 @@ func (l *CheckpointerLoop) Step(ctx context.Context) error {
 		}
 		active := staticpod.ManifestPath(l.ManifestDir, comp)
 		st, err := os.Stat(active)
-		switch {
-		case err == nil:
-			delete(l.down, comp)
-			l.present[comp] = true
-			if !asked {
-				pods, podsErr = l.Pods(ctx)
-				asked = true
-			}
-			if podsErr != nil || !Started(pods, comp, st.ModTime()) {
-				continue
-			}
-			if err := os.Remove(active); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("removing the checkpoint of %s: %w", comp, err))
-				continue
-			}
-			l.handedOver[comp], l.present[comp] = l.Now(), false
-			l.Logf("the DaemonSet Pod of %s runs on this node again: removed its checkpoint from %s", comp, l.ManifestDir)
-		case errors.Is(err, fs.ErrNotExist):
-			if l.present[comp] {
-				l.handedOver[comp], l.present[comp] = l.Now(), false
-			}
-			pod := &corev1.Pod{}
-			if err := yaml.Unmarshal(data, pod); err != nil {
-				errs = append(errs, fmt.Errorf("reading the checkpoint of %s: %w", comp, err))
-				continue
-			}
-			if err := l.Healthy(ctx, pod); err == nil {
-				delete(l.down, comp)
-				delete(l.handedOver, comp)
-				continue
-			}
-			now := l.Now()
-			if h, ok := l.handedOver[comp]; ok && now.Sub(h) < HandOverWait {
-				continue
-			}
-			since, seen := l.down[comp]
-			if !seen {
-				l.down[comp] = now
-				since = now
-			}
-			if !(first && comp == staticpod.KubeAPIServer) && now.Sub(since) < l.Grace {
-				continue
-			}
-			if err := atomicfile.Write(active, data, staticpod.FileMode); err != nil {
-				errs = append(errs, fmt.Errorf("putting the checkpoint of %s in place: %w", comp, err))
-				continue
-			}
-			delete(l.down, comp)
-			l.Logf("%s has not answered since %s: put its checkpoint into %s", comp, since.Format(time.RFC3339), l.ManifestDir)
-		default:
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		if comp == staticpod.KubeAPIServer {
+			err = l.apiServer(ctx, k, data, active, st, first)
+		} else {
+			err = l.standIn(ctx, k, comp, data, active, st != nil)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// apiServer acts for the API server's checkpoint, data; st describes the
+// manifest at active (nil: none).
+func (l *CheckpointerLoop) apiServer(ctx context.Context, k *look, data []byte, active string, st fs.FileInfo, first bool) error {
+	comp := staticpod.KubeAPIServer
+	if st != nil {
+		delete(l.down, comp)
+		l.present[comp] = true
+		pods, err := k.nodePods(ctx)
+		if err != nil {
+			return nil
+		}
+		why := "the DaemonSet Pod of %s runs on this node again: removed its checkpoint from %s"
+		switch {
+		case Started(pods, comp, st.ModTime()):
+		case LostPorts(pods, comp, st.ModTime()):
+			why = "the DaemonSet Pod of %s kept its ports, and its checkpoint cannot start: removed the checkpoint from %s"
+		default:
+			return nil
+		}
+		if err := os.Remove(active); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the checkpoint of %s: %w", comp, err)
+		}
+		l.handedOver[comp], l.present[comp] = l.Now(), false
+		l.Logf(why, comp, l.ManifestDir)
+		return nil
+	}
+	if l.present[comp] {
+		l.handedOver[comp], l.present[comp] = l.Now(), false
+	}
+	healthy, err := l.healthy(ctx, comp, data)
+	if err != nil || healthy {
+		delete(l.handedOver, comp)
+		return err
+	}
+	now := l.Now()
+	if h, ok := l.handedOver[comp]; ok && now.Sub(h) < HandOverWait {
+		return nil
+	}
+	since := l.downSince(comp, now)
+	if !first && now.Sub(since) < l.Grace {
+		return nil
+	}
+	return l.putInPlace(comp, data, active, fmt.Sprintf("%s has not answered since %s", comp, since.Format(time.RFC3339)))
+}
+
+// standIn acts for the checkpoint, data, of the controller manager or the
+// scheduler; present says whether it is in the manifest folder (at
+// active).
+func (l *CheckpointerLoop) standIn(ctx context.Context, k *look, comp string, data []byte, active string, present bool) error {
+	pods, err := k.nodePods(ctx)
+	if err != nil {
+		// Without an API server the component has nothing to do, and
+		// the kubelet could not start its DaemonSet Pod.
+		delete(l.down, comp)
+		return nil
+	}
+	bound := Bound(pods, comp)
+	if present {
+		delete(l.down, comp)
+		if !bound {
+			return nil
+		}
+		if err := os.Remove(active); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the checkpoint of %s: %w", comp, err)
+		}
+		l.Logf("this node has a DaemonSet Pod of %s again: removed its checkpoint from %s", comp, l.ManifestDir)
+		return nil
+	}
+	if bound {
+		delete(l.down, comp)
+		return nil
+	}
+	healthy, err := l.healthy(ctx, comp, data)
+	if err != nil || healthy {
+		return err
+	}
+	now := l.Now()
+	since := l.downSince(comp, now)
+	if now.Sub(since) < l.Grace {
+		return nil
+	}
+	return l.putInPlace(comp, data, active, fmt.Sprintf("%s has not answered since %s and this node has no DaemonSet Pod of it", comp, since.Format(time.RFC3339)))
+}
+
+// healthy asks the health endpoint of the component whose checkpoint is
+// data; a healthy component is no longer counted as down.
+func (l *CheckpointerLoop) healthy(ctx context.Context, comp string, data []byte) (bool, error) {
+	pod := &corev1.Pod{}
+	if err := yaml.Unmarshal(data, pod); err != nil {
+		return false, fmt.Errorf("reading the checkpoint of %s: %w", comp, err)
+	}
+	if err := l.Healthy(ctx, pod); err != nil {
+		return false, nil
+	}
+	delete(l.down, comp)
+	return true, nil
+}
+
+// downSince is since when comp has been seen down, now if from this look.
+func (l *CheckpointerLoop) downSince(comp string, now time.Time) time.Time {
+	since, seen := l.down[comp]
+	if !seen {
+		l.down[comp] = now
+		since = now
+	}
+	return since
+}
+
+// putInPlace copies comp's checkpoint into the manifest folder.
+func (l *CheckpointerLoop) putInPlace(comp string, data []byte, active, why string) error {
+	if err := atomicfile.Write(active, data, staticpod.FileMode); err != nil {
+		return fmt.Errorf("putting the checkpoint of %s in place: %w", comp, err)
+	}
+	delete(l.down, comp)
+	l.Logf("%s: put its checkpoint into %s", why, l.ManifestDir)
+	return nil
+}
+
+// MirrorAnnotation marks the mirror Pod the kubelet makes of a static Pod.
+const MirrorAnnotation = "kubernetes.io/config.mirror"
+
+// LostPorts reports whether component's checkpoint, in place since since,
+// lost the ports to a DaemonSet Pod that ran before it: among pods (this
+// node's), the checkpoint's mirror Pod has its container not running after
+// it ended at or after since (to the second), while a DaemonSet Pod of
+// component, not being deleted, has its container running. As the API
+// server answers, the DaemonSet Pod is the one that serves.
+func LostPorts(pods []corev1.Pod, component string, since time.Time) bool {
+	since = since.Truncate(time.Second)
+	crashed, running := false, false
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil || p.Labels["component"] != component || len(p.Status.ContainerStatuses) == 0 {
+			continue
+		}
+		cs := p.Status.ContainerStatuses[0]
+		_, mirror := p.Annotations[MirrorAnnotation]
+		switch {
+		case mirror && cs.State.Running == nil:
+			for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+				if t != nil && !t.FinishedAt.Time.Before(since) {
+					crashed = true
+				}
+			}
+		case !mirror && p.Labels[AppLabel] == DaemonSetName(component) && cs.State.Running != nil:
+			running = true
+		}
+	}
+	return crashed && running
+}
+
+// Bound reports whether among pods (this node's) a DaemonSet Pod of
+// component is one the kubelet runs: not being deleted, not finished.
+func Bound(pods []corev1.Pod, component string) bool {
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil && p.Labels[AppLabel] == DaemonSetName(component) &&
+			p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+			return true
+		}
+	}
+	return false
 }
 
 // Started reports whether a DaemonSet Pod of component among pods (not
@@ -293,15 +450,13 @@ func RunCheckpointer(ctx context.Context, o CheckpointerOptions) error {
 	}
 }
 
-// NodePods lists node's DaemonSet Pods of the self-hosted components.
+// NodePods lists node's Pods of the self-hosted components: their
+// DaemonSet Pods (labelled AppLabel) and the mirror Pods of their static
+// Pods (a checkpoint in place, or the static Pod before a pivot).
 func NodePods(ctx context.Context, c kubernetes.Interface, node string) ([]corev1.Pod, error) {
-	names := make([]string, 0, 3)
-	for _, comp := range Components() {
-		names = append(names, DaemonSetName(comp))
-	}
 	list, err := c.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
 		FieldSelector: "spec.nodeName=" + node,
-		LabelSelector: fmt.Sprintf("%s in (%s)", AppLabel, strings.Join(names, ",")),
+		LabelSelector: fmt.Sprintf("component in (%s)", strings.Join(Components(), ",")),
 	})
 	if err != nil {
 		return nil, err

@@ -39,6 +39,12 @@ func Components() []string {
 // DaemonSetName is the name of component's DaemonSet.
 func DaemonSetName(component string) string { return Prefix + component }
 
+// CheckpointDir is the folder of the checkpoints under kubernetesDir
+// (/etc/kubernetes).
+func CheckpointDir(kubernetesDir string) string {
+	return filepath.Join(kubernetesDir, CheckpointFolder)
+}
+
 // CheckpointPath is where component's checkpoint is kept.
 func CheckpointPath(checkpointDir, component string) string {
 	return filepath.Join(checkpointDir, component+".yaml")

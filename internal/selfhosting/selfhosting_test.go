@@ -383,23 +383,149 @@ func TestPivotRefusesSeveralControlPlaneNodes(t *testing.T) {
 }
 
 // TestCheckpointerAfterPivot: a manifest that Pivot removed counts as
-// handed over: the component, down while its DaemonSet Pod waits to
-// restart, gets no checkpoint within the hand-over wait.
+// handed over: the API server, down while its DaemonSet Pod waits to
+// restart, gets no checkpoint within the hand-over wait; the scheduler,
+// whose DaemonSet Pod is bound to the node, none at all.
 func TestCheckpointerAfterPivot(t *testing.T) {
 	f := newLoopFixture(t)
-	manifest := staticpod.ManifestPath(f.manifests, staticpod.KubeScheduler)
-	if err := os.WriteFile(manifest, staticManifest(t, staticpod.KubeScheduler), 0o600); err != nil {
-		t.Fatal(err)
+	pivot := func(comp string) {
+		t.Helper()
+		manifest := staticpod.ManifestPath(f.manifests, comp)
+		if err := os.WriteFile(manifest, staticManifest(t, comp), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f.step(t)
+		if err := os.Remove(manifest); err != nil {
+			t.Fatal(err)
+		}
 	}
-	f.step(t)
-	if err := os.Remove(manifest); err != nil {
-		t.Fatal(err)
-	}
+	waiting := dsPod(staticpod.KubeScheduler, f.now.Add(-time.Minute))
+	waiting.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	pivot(staticpod.KubeScheduler)
+	f.pods = []corev1.Pod{waiting}
 	f.down[staticpod.KubeScheduler] = true
 	f.step(t)
 	f.now = f.now.Add(time.Minute)
 	f.step(t)
 	if f.active(staticpod.KubeScheduler) {
-		t.Error("the scheduler's checkpoint was put in place right after the pivot removed its manifest")
+		t.Error("the scheduler's checkpoint was put in place while its DaemonSet Pod is bound to the node")
+	}
+	pivot(staticpod.KubeAPIServer)
+	f.down[staticpod.KubeAPIServer], f.apiDown = true, true
+	f.step(t)
+	f.now = f.now.Add(time.Minute)
+	f.step(t)
+	if f.active(staticpod.KubeAPIServer) {
+		t.Error("the API server's checkpoint was put in place right after the pivot removed its manifest")
+	}
+}
+
+// TestCheckpointerStandIns: the controller manager's and the scheduler's
+// checkpoints stand in only while the API server answers and the node has
+// no DaemonSet Pod of them (a rolling update deleted it, and no controller
+// manager makes the new one, or no scheduler binds it); once it has one,
+// the checkpoint steps aside, whichever holds the ports.
+func TestCheckpointerStandIns(t *testing.T) {
+	f := newLoopFixture(t)
+	sched, kcm := staticpod.KubeScheduler, staticpod.KubeControllerManager
+	// After a boot: no API server yet, nothing runs.
+	f.apiDown = true
+	f.down[sched], f.down[kcm], f.down[staticpod.KubeAPIServer] = true, true, true
+	f.step(t)
+	f.now = f.now.Add(time.Minute)
+	f.step(t)
+	if f.active(sched) || f.active(kcm) {
+		t.Fatal("a checkpoint of the scheduler or the controller manager was put in place while the API server did not answer")
+	}
+	// The API server answers; the DaemonSet Pods are bound, in the
+	// kubelet's restart delay for longer than the grace period.
+	f.apiDown, f.down[staticpod.KubeAPIServer] = false, false
+	f.pods = []corev1.Pod{dsPod(sched, f.now.Add(-time.Hour)), dsPod(kcm, f.now.Add(-time.Hour))}
+	f.step(t)
+	f.now = f.now.Add(f.loop.Grace + time.Second)
+	f.step(t)
+	if f.active(sched) || f.active(kcm) {
+		t.Fatal("a checkpoint was put in place while the kubelet has the component's DaemonSet Pod")
+	}
+	// A rolling update deleted the scheduler's Pod; its new one waits
+	// for a scheduler.
+	deleting := dsPod(sched, f.now.Add(-time.Hour))
+	deleting.DeletionTimestamp = &metav1.Time{Time: f.now}
+	f.pods = []corev1.Pod{deleting, dsPod(kcm, f.now.Add(-time.Hour))}
+	f.step(t)
+	f.now = f.now.Add(f.loop.Grace - time.Second)
+	f.step(t)
+	if f.active(sched) {
+		t.Fatal("the scheduler's checkpoint was put in place before the grace period passed")
+	}
+	f.now = f.now.Add(2 * time.Second)
+	f.step(t)
+	if !f.active(sched) || f.active(kcm) {
+		t.Fatal("only the scheduler's checkpoint should be in place")
+	}
+	// The checkpoint bound the new Pod: it steps aside, even though the
+	// new Pod's container has not started yet.
+	bound := dsPod(sched, time.Time{})
+	bound.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	f.pods = []corev1.Pod{bound, dsPod(kcm, f.now.Add(-time.Hour))}
+	f.step(t)
+	if f.active(sched) {
+		t.Fatal("the scheduler's checkpoint stayed after its new DaemonSet Pod was bound to the node")
+	}
+	// A finished Pod is not run again.
+	failed := dsPod(kcm, f.now.Add(-time.Hour))
+	failed.Status.Phase = corev1.PodFailed
+	f.pods = []corev1.Pod{bound, failed}
+	f.step(t)
+	f.now = f.now.Add(f.loop.Grace + time.Second)
+	f.step(t)
+	if !f.active(kcm) {
+		t.Error("the controller manager's checkpoint was not put in place when its only Pod had failed")
+	}
+}
+
+// mirrorPod is the mirror Pod of comp's checkpoint, its container waiting
+// to restart after it ended at ended.
+func mirrorPod(comp string, ended time.Time) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: comp + "-node1", Labels: map[string]string{"component": comp}, Annotations: map[string]string{MirrorAnnotation: "x"}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: metav1.NewTime(ended), FinishedAt: metav1.NewTime(ended)}},
+		}}},
+	}
+}
+
+// TestCheckpointerLostPorts: the API server's checkpoint was put in place
+// while its DaemonSet Pod ran (etcd's restart kept it from answering for a
+// while); the DaemonSet Pod kept the ports and never restarts, the
+// checkpoint crashes: it is removed once the API server answers.
+func TestCheckpointerLostPorts(t *testing.T) {
+	f := newLoopFixture(t)
+	api := staticpod.KubeAPIServer
+	f.step(t)
+	f.down[api] = true
+	f.step(t)
+	f.now = f.now.Add(f.loop.Grace + time.Second)
+	f.step(t)
+	if !f.active(api) {
+		t.Fatal("the checkpoint was not put in place after the grace period")
+	}
+	st, err := os.Stat(staticpod.ManifestPath(f.manifests, api))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dsPod(api, st.ModTime().Add(-5*time.Second))
+	ds.Labels["component"] = api
+	f.down[api] = false
+	f.pods = []corev1.Pod{ds, mirrorPod(api, st.ModTime().Add(-time.Hour))}
+	f.step(t)
+	if !f.active(api) {
+		t.Fatal("the checkpoint was removed though its container had not ended since it was put in place")
+	}
+	f.pods = []corev1.Pod{ds, mirrorPod(api, st.ModTime().Add(3*time.Second))}
+	f.step(t)
+	if f.active(api) {
+		t.Fatal("the checkpoint that lost the ports stayed")
 	}
 }

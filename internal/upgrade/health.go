@@ -22,6 +22,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -46,6 +47,10 @@ type Health struct {
 	// HostProcessControlPlane feature gate, kubeadm's systemd units take
 	// the manifests' place.
 	UnitRoot string
+	// CheckpointDir keeps the checkpoints of a self-hosted control plane:
+	// with the SelfHosting feature gate they take the place of the API
+	// server's, controller manager's and scheduler's manifests.
+	CheckpointDir string
 	// DryRun: the CreateJob check only says what it would do.
 	DryRun bool
 	// Out receives the dry run's line.
@@ -205,19 +210,24 @@ func (h Health) controlPlaneNodesReady(ctx context.Context) preflight.Result {
 }
 
 // staticPodManifests fails when this node lacks a control-plane manifest,
-// or, with the HostProcessControlPlane feature gate, a control-plane unit
-// (the upgrade runs on a control-plane node, not from afar).
+// or, with the HostProcessControlPlane feature gate, a control-plane unit,
+// or, with the SelfHosting feature gate, a checkpoint (the upgrade runs on
+// a control-plane node, not from afar).
 func (h Health) staticPodManifests(context.Context) preflight.Result {
 	comps := staticpod.ControlPlaneComponents()
 	if h.Cluster.Etcd.External == nil {
 		comps = append(comps, staticpod.Etcd)
 	}
 	units := hostprocess.Enabled(h.Cluster.FeatureGates)
+	checkpoints := selfhosting.Enabled(h.Cluster.FeatureGates) && h.CheckpointDir != ""
 	var missing []string
 	for _, c := range comps {
 		p := staticpod.ManifestPath(h.ManifestDir, c)
-		if units {
+		switch {
+		case units:
 			p = hostprocess.UnitPath(h.UnitRoot, c)
+		case checkpoints && c != staticpod.Etcd:
+			p = selfhosting.CheckpointPath(h.CheckpointDir, c)
 		}
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			missing = append(missing, p)
@@ -227,8 +237,11 @@ func (h Health) staticPodManifests(context.Context) preflight.Result {
 	}
 	if len(missing) > 0 {
 		what := "static Pod manifests"
-		if units {
+		switch {
+		case units:
 			what = "systemd units"
+		case checkpoints:
+			what = "static Pod manifests or checkpoints"
 		}
 		return fail(fmt.Errorf("this node lacks %s of the control plane (run the upgrade on a control-plane node): %s", what, strings.Join(missing, ", ")))
 	}

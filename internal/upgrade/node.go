@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -47,6 +49,44 @@ type LocalNode struct {
 	// kubeadm's systemd units (HostProcessControlPlane); ControlPlane,
 	// Endpoint, LocalEtcd and EtcdInitialCluster are then read from them.
 	HostProcesses bool
+	// SelfHosted is true when the node keeps the checkpoints of a
+	// self-hosted control plane (SelfHosting): the API server's, the
+	// controller manager's and the scheduler's. ControlPlane and Endpoint
+	// are then read from the API server's checkpoint. InManifestDir names
+	// those of them whose manifest is also in the manifest folder (a
+	// checkpoint standing in for its DaemonSet Pod, or a pivot not done).
+	SelfHosted    bool
+	InManifestDir []string
+}
+
+// ReadCheckpoints completes n from the checkpoints of a self-hosted
+// control plane under kubernetesDir, if the node has all of them.
+func (n *LocalNode) ReadCheckpoints(kubernetesDir, manifestDir string) error {
+	dir := selfhosting.CheckpointDir(kubernetesDir)
+	for _, comp := range selfhosting.Components() {
+		if _, err := os.Stat(selfhosting.CheckpointPath(dir, comp)); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	n.SelfHosted, n.ControlPlane = true, true
+	for _, comp := range selfhosting.Components() {
+		if _, err := os.Stat(staticpod.ManifestPath(manifestDir, comp)); err == nil {
+			n.InManifestDir = append(n.InManifestDir, comp)
+		}
+	}
+	api, err := staticpod.ReadFlags(selfhosting.CheckpointPath(dir, staticpod.KubeAPIServer))
+	if err != nil {
+		return err
+	}
+	n.Endpoint.AdvertiseAddress = api["advertise-address"]
+	port, err := strconv.Atoi(api["secure-port"])
+	if err != nil {
+		return fmt.Errorf("reading the API server's port from its checkpoint: %w", err)
+	}
+	n.Endpoint.BindPort = int32(port)
+	return nil
 }
 
 // ReadUnits completes n from kubeadm's units under systemRoot ("" is /)

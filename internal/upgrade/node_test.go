@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
@@ -135,7 +137,7 @@ func TestReadLocalNodeControlPlane(t *testing.T) {
 		LocalEtcd:          true,
 		EtcdInitialCluster: initialCluster,
 	}
-	if *n != want {
+	if !reflect.DeepEqual(*n, want) {
 		t.Errorf("ReadLocalNode =\n %+v\nwant\n %+v", *n, want)
 	}
 }
@@ -158,7 +160,7 @@ func TestReadLocalNodeFirstEtcdMember(t *testing.T) {
 		Endpoint:     kubeadm.APIEndpoint{AdvertiseAddress: "fd00::5", BindPort: 8443},
 		LocalEtcd:    true,
 	}
-	if *n != want {
+	if !reflect.DeepEqual(*n, want) {
 		t.Errorf("ReadLocalNode =\n %+v\nwant\n %+v", *n, want)
 	}
 }
@@ -169,7 +171,7 @@ func TestReadLocalNodeWorker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadLocalNode: %v", err)
 	}
-	if want := (upgrade.LocalNode{Name: "worker-7"}); *n != want {
+	if want := (upgrade.LocalNode{Name: "worker-7"}); !reflect.DeepEqual(*n, want) {
 		t.Errorf("ReadLocalNode = %+v, want %+v", *n, want)
 	}
 }
@@ -184,7 +186,7 @@ func TestReadLocalNodeOlderKubeadm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadLocalNode: %v", err)
 	}
-	if want := (upgrade.LocalNode{Name: "old-1", CRISocket: "unix:///var/run/crio/crio.sock"}); *n != want {
+	if want := (upgrade.LocalNode{Name: "old-1", CRISocket: "unix:///var/run/crio/crio.sock"}); !reflect.DeepEqual(*n, want) {
 		t.Errorf("ReadLocalNode = %+v, want %+v", *n, want)
 	}
 }
@@ -257,11 +259,39 @@ func TestReadLocalNodeUnits(t *testing.T) {
 	}
 	want := upgrade.LocalNode{Name: "node1", ControlPlane: true, HostProcesses: true, LocalEtcd: true, EtcdInitialCluster: initialCluster,
 		Endpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}}
-	if *n != want {
+	if !reflect.DeepEqual(*n, want) {
 		t.Errorf("got %+v, want %+v", *n, want)
 	}
 	worker := &upgrade.LocalNode{Name: "node2"}
 	if err := worker.ReadUnits(t.TempDir()); err != nil || worker.ControlPlane || worker.HostProcesses {
 		t.Errorf("a node without units: %+v, %v", *worker, err)
+	}
+}
+
+// A self-hosted control-plane node is read from its checkpoints; the
+// components whose manifest is also in the manifest folder are named.
+func TestReadLocalNodeCheckpoints(t *testing.T) {
+	kubernetesDir := t.TempDir()
+	manifests := filepath.Join(kubernetesDir, "manifests")
+	checkpoints := selfhosting.CheckpointDir(kubernetesDir)
+	for _, comp := range selfhosting.Components() {
+		writeFile(t, selfhosting.CheckpointPath(checkpoints, comp), commandManifest(comp, "--advertise-address=10.0.0.5", "--secure-port=6443"))
+	}
+	writeFile(t, filepath.Join(manifests, "kube-scheduler.yaml"), commandManifest("kube-scheduler"))
+	n := &upgrade.LocalNode{Name: "node1"}
+	if err := n.ReadCheckpoints(kubernetesDir, manifests); err != nil {
+		t.Fatal(err)
+	}
+	want := upgrade.LocalNode{Name: "node1", ControlPlane: true, SelfHosted: true, InManifestDir: []string{"kube-scheduler"},
+		Endpoint: kubeadm.APIEndpoint{AdvertiseAddress: "10.0.0.5", BindPort: 6443}}
+	if !reflect.DeepEqual(*n, want) {
+		t.Errorf("got %+v, want %+v", *n, want)
+	}
+	if err := os.Remove(selfhosting.CheckpointPath(checkpoints, "kube-scheduler")); err != nil {
+		t.Fatal(err)
+	}
+	half := &upgrade.LocalNode{Name: "node1"}
+	if err := half.ReadCheckpoints(kubernetesDir, manifests); err != nil || half.SelfHosted || half.ControlPlane {
+		t.Errorf("a node without every checkpoint: %+v, %v", *half, err)
 	}
 }

@@ -31,7 +31,9 @@ type PlanRequest struct {
 	Asked          string
 	KubeconfigPath string
 	ManifestDir    string
-	Ignored        sets.Set[string]
+	// CheckpointDir keeps a self-hosted control plane's checkpoints.
+	CheckpointDir string
+	Ignored       sets.Set[string]
 	// AllowExperimental and AllowRC accept pre-release targets.
 	AllowExperimental, AllowRC bool
 	// EtcdUpgrade false leaves etcd out of the plan.
@@ -81,7 +83,7 @@ func RunPlan(ctx context.Context, r PlanRequest) error {
 		return err
 	}
 	fmt.Fprintln(progress, "[upgrade] Running cluster health checks")
-	h := Health{Client: c, Cluster: cfg, ManifestDir: r.ManifestDir, Out: progress}
+	h := Health{Client: c, Cluster: cfg, ManifestDir: r.ManifestDir, CheckpointDir: r.CheckpointDir, Out: progress}
 	if err := preflight.Run(ctx, h.ClusterHealthChecks(), r.Ignored, progress, progress); err != nil {
 		return exitcode.PreflightError(err)
 	}

@@ -56,9 +56,13 @@ type HostUnits struct {
 	// unit changed: a rollback that restores etcd's unit puts it back
 	// when EtcdData.RestoreDue says so, with etcd stopped.
 	EtcdData *EtcdData
-	Out      io.Writer
+	// RestartKubelet, when set, restarts this node's kubelet after
+	// etcd's data was put back (see Rollback).
+	RestartKubelet func(ctx context.Context)
+	Out            io.Writer
 
 	changed     []changedUnit
+	urls        map[string]string // component → HealthURL, of Apply's units
 	probeClient *http.Client
 }
 
@@ -71,7 +75,9 @@ type changedUnit struct {
 // *ComponentError when a component did not come up (after the rollback).
 func (s *HostUnits) Apply(ctx context.Context, units []Unit) error {
 	apiServerURL := ""
+	s.urls = map[string]string{}
 	for _, u := range units {
+		s.urls[u.Component] = u.HealthURL
 		if u.Component == hostprocess.KubeAPIServer {
 			apiServerURL = u.HealthURL
 		}
@@ -184,10 +190,13 @@ func (s *HostUnits) interval() time.Duration { return pollInterval(s.Interval) }
 // each, then waits for those components to be healthy again. failed
 // names the component whose own upgrade failed. etcd's data is put back
 // when EtcdData.RestoreDue says so: etcd is stopped first, and its
-// previous unit starts on the copy.
+// previous unit starts on the copy. After a restore, this node's units
+// the rollback did not touch and its kubelet are restarted too
+// (restartOthers).
 func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 	var errs []error
 	var waits []changedUnit
+	restored := false
 	for _, c := range slices.Backward(s.changed) {
 		path := hostprocess.UnitPath(s.Units.Root, c.component)
 		if cur, err := boundedread.ReadFile(path, boundedread.MaxFile); err == nil && bytes.Equal(cur, c.old) {
@@ -213,6 +222,8 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 		if restore {
 			if err := s.EtcdData.Restore(); err != nil {
 				errs = append(errs, err)
+			} else {
+				restored = true
 			}
 		}
 		if err := s.Units.Start(ctx, c.component, true); err != nil {
@@ -232,7 +243,58 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 		}
 		fmt.Fprintf(s.Out, "[upgrade/units] %q runs its previous unit again\n", c.component)
 	}
+	if restored {
+		var done []string
+		for _, c := range waits {
+			done = append(done, c.component)
+		}
+		if err := s.restartOthers(ctx, done); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	s.changed = nil
+	return errors.Join(errs...)
+}
+
+// restartOthers restarts, once etcd's data was put back, this node's
+// units that the rollback did not restart (done lists those it did), in
+// start order, each waited for, then the kubelet. As etcd's guide to
+// restoring a cluster advises: they hold state newer than the restored
+// data (watch caches, informers, resource versions, leases) and would
+// otherwise act on it or wait for revisions etcd no longer has.
+func (s *HostUnits) restartOthers(ctx context.Context, done []string) error {
+	installed, err := s.Units.Installed()
+	if err != nil {
+		return fmt.Errorf("listing this node's units to restart them after etcd's data was put back: %w", err)
+	}
+	var errs []error
+	for _, c := range installed {
+		if slices.Contains(done, c) {
+			continue
+		}
+		unit := hostprocess.UnitName(c)
+		fmt.Fprintf(s.Out, "[upgrade/units] Restarting %s, which holds state newer than etcd's restored data\n", unit)
+		if err := s.Units.Restart(ctx, c); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		path := hostprocess.UnitPath(s.Units.Root, c)
+		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+		var argv []string
+		if err == nil {
+			argv, err = unitArgv(path, data, c)
+		}
+		if err == nil && s.urls[c] != "" {
+			err = s.waitRunning(ctx, c, argv, s.urls[c])
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s after its restart: %w", c, err))
+		}
+	}
+	if s.RestartKubelet != nil {
+		fmt.Fprintf(s.Out, "[upgrade/units] Restarting the kubelet, which holds state newer than etcd's restored data\n")
+		s.RestartKubelet(ctx)
+	}
 	return errors.Join(errs...)
 }
 

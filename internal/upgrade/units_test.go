@@ -269,7 +269,9 @@ func TestHostUnitsRollbackFails(t *testing.T) {
 // TestHostUnitsRollbackEtcdData: the rollback puts etcd's data back, with
 // etcd stopped, when etcd's own upgrade failed or when etcd is its
 // cluster's only member; a member with peers keeps its data, and a
-// missing backup is reported with the units restored all the same.
+// missing backup is reported with the units restored all the same. After
+// a restore, the units the rollback did not restart, then the kubelet,
+// are restarted too.
 func TestHostUnitsRollbackEtcdData(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -278,11 +280,16 @@ func TestHostUnitsRollbackEtcdData(t *testing.T) {
 		noBackup bool
 		want     string // etcd's data after the rollback
 		wantErr  string // in the rollback's error
+		restarts []string
 	}{
-		{name: "single member, the API server fails", sick: "/new/kube-apiserver", members: 1, want: "old"},
-		{name: "three members, the API server fails", sick: "/new/kube-apiserver", members: 3, want: "new"},
-		{name: "single member, backup gone", sick: "/new/kube-apiserver", members: 1, noBackup: true, want: "new", wantErr: "is gone"},
-		{name: "three members, etcd fails", sick: "/new/etcd", members: 3, want: "old"},
+		{name: "single member, the API server fails", sick: "/new/kube-apiserver", members: 1, want: "old",
+			restarts: []string{"etcd", "kube-apiserver", "kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler"}},
+		{name: "three members, the API server fails", sick: "/new/kube-apiserver", members: 3, want: "new",
+			restarts: []string{"etcd", "kube-apiserver", "kube-apiserver", "etcd"}},
+		{name: "single member, backup gone", sick: "/new/kube-apiserver", members: 1, noBackup: true, want: "new", wantErr: "is gone",
+			restarts: []string{"etcd", "kube-apiserver", "kube-apiserver", "etcd"}},
+		{name: "three members, etcd fails", sick: "/new/etcd", members: 3, want: "old",
+			restarts: []string{"etcd", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, s, out := runningOld(t)
@@ -305,10 +312,29 @@ func TestHostUnitsRollbackEtcdData(t *testing.T) {
 				}
 				return nil
 			}
+			kubeletRestarts := 0
+			s.RestartKubelet = func(context.Context) {
+				kubeletRestarts++
+				for _, c := range hostprocess.Components() {
+					if f.program(c) != "/old/"+c {
+						t.Errorf("the kubelet was restarted while %s runs %q", c, f.program(c))
+					}
+				}
+			}
 			err := s.Apply(context.Background(), testUnits(t, "new"))
 			var ce *ComponentError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Apply: %v", err)
+			}
+			var want []string
+			for _, c := range tc.restarts {
+				want = append(want, c+".service")
+			}
+			if got := f.restarts(); !slices.Equal(got, want) {
+				t.Errorf("restarts %q, want %q", got, want)
+			}
+			if wantKubelet := map[bool]int{true: 1}[tc.want == "old"]; kubeletRestarts != wantKubelet {
+				t.Errorf("the kubelet was restarted %d times, want %d", kubeletRestarts, wantKubelet)
 			}
 			switch {
 			case tc.wantErr == "" && ce.RollbackErr != nil:

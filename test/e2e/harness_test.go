@@ -383,3 +383,42 @@ func nodeReady(t *testing.T, via *testbed.Node, name string, timeout time.Durati
 		return expectOutput(kubectlTry(t, via, "get", "node", name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`), "True")
 	})
 }
+
+// resolved is the resolver Pod's line for a lookup of the kubernetes
+// Service that succeeded.
+const resolved = " ok kubernetes.default.svc.cluster.local. 10.96.0.1"
+
+// startResolver runs the Pod "resolver" on node2: the test bed's resolve
+// image looking up the kubernetes Service through the cluster DNS every
+// interval, one line per lookup.
+func startResolver(t *testing.T, via *testbed.Node, every string) {
+	t.Helper()
+	kubectl(t, via, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
+		"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every="+every, "kubernetes.default.svc.cluster.local.")
+}
+
+// resolverAnswers waits for the resolver Pod's first lookup and fails
+// the test unless its latest one succeeded.
+func resolverAnswers(t *testing.T, via *testbed.Node) {
+	t.Helper()
+	eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
+		return expectOutput(kubectlTry(t, via, "logs", "resolver", "--tail=1"), "nonempty")
+	})
+	if out := kubectl(t, via, "logs", "resolver", "--tail=1"); !strings.Contains(out, resolved) {
+		t.Errorf("the resolver Pod: %s", out)
+	}
+}
+
+// resolverLatestAnswers waits until the resolver Pod's latest lookup
+// succeeded: its first ones may come before kube-proxy routes the DNS
+// Service on node2.
+func resolverLatestAnswers(t *testing.T, via *testbed.Node) {
+	t.Helper()
+	eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
+		out := kubectlTry(t, via, "logs", "resolver", "--tail=1")
+		if out.err == nil && !strings.Contains(out.out, resolved) {
+			return fmt.Errorf("%q", out.out)
+		}
+		return out.err
+	})
+}

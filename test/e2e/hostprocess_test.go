@@ -145,14 +145,8 @@ func TestHostProcessControlPlane(t *testing.T) {
 
 	t.Run("a Pod resolves the kubernetes Service through the cluster DNS", func(t *testing.T) {
 		available(t, n1, "coredns", 3*time.Minute)
-		kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
-			"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=500ms", "kubernetes.default.svc.cluster.local.")
-		eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service", func() error {
-			return expectOutput(kubectlTry(t, n1, "logs", "resolver", "--tail=1"), "nonempty")
-		})
-		if out := kubectl(t, n1, "logs", "resolver", "--tail=1"); !strings.Contains(out, " ok kubernetes.default.svc.cluster.local. 10.96.0.1") {
-			t.Errorf("the resolver Pod: %s", out)
-		}
+		startResolver(t, n1, "500ms")
+		resolverAnswers(t, n1)
 	})
 
 	t.Run("a killed API server comes back by itself", func(t *testing.T) {
@@ -209,24 +203,29 @@ func mainPID(t *testing.T, n *testbed.Node, service string) string {
 }
 
 // hostProcessUpgrade is a cluster of host processes ready for an
-// upgrade one minor release up, as an administrator who keeps both
-// versions' programs side by side has it: a control-plane node and a
-// worker made by our kubeadm at testbed.UpgradeFromVersion with the
-// HostProcessControlPlane feature gate, its programs installed under
-// their bare names in the node's /usr/local/sbin and the target's under
-// versioned names (kube-apiserver-v1.37.2, etcd-v3.7.0). etcd starts at
-// the older release's version (its imageTag set at init, dropped before
-// the upgrade, so that the upgrade moves etcd too).
+// upgrade, as an administrator who keeps both versions' programs side by
+// side has it: a control-plane node and a worker made by our kubeadm at
+// the older release with the HostProcessControlPlane feature gate, its
+// programs installed under their bare names in the node's /usr/local/sbin
+// and the target's under versioned names (kube-apiserver-v1.37.2,
+// etcd-v3.7.0). When etcd's version changes, etcd starts at the older
+// one (its imageTag set at init, dropped before the upgrade, so that the
+// upgrade moves etcd too); when it does not, no versioned etcd is
+// installed and the unit keeps the bare one.
 type hostProcessUpgrade struct {
 	to                           *testbed.Toolchain
 	oldV, newV, oldEtcd, newEtcd string
 	nodes                        []*testbed.Node
 	n1, n2                       *testbed.Node
-	versioned                    map[string]string // program → its versioned path
+	versioned                    map[string]string            // program → the path the upgraded unit runs
+	before                       map[string]map[string]string // node → nodeFiles before init
 	unitDir, upgradeCfg          string
 	start                        time.Time
 }
 
+// newHostProcessUpgrade is hostProcessUpgrade one minor release up
+// (testbed.UpgradeFromVersion with etcd testbed.UpgradeFromEtcdVersion
+// to testbed.KubernetesVersion with etcd testbed.EtcdVersion).
 func newHostProcessUpgrade(t *testing.T, name string) *hostProcessUpgrade {
 	t.Helper()
 	if otherKubeadm() {
@@ -235,12 +234,30 @@ func newHostProcessUpgrade(t *testing.T, name string) *hostProcessUpgrade {
 	// CI does not build the older release (see .ci/run).
 	longTest(t, "3 minutes, and 15 more for the first build of the older release")
 	from, to := requireUpgradeToolchains(t)
+	return setUpHostProcessUpgrade(t, name, from, to, testbed.UpgradeFromEtcdVersion, testbed.EtcdVersion, nil)
+}
+
+// setUpHostProcessUpgrade makes the cluster of hostProcessUpgrade at
+// from's version with etcd oldEtcd, for an upgrade to to's version with
+// etcd newEtcd (the etcd our kubeadm chooses for it). Its nodes also hold
+// the resolver image (testbed.ResolveRef) and the images of archives.
+func setUpHostProcessUpgrade(t *testing.T, name string, from, to *testbed.Toolchain, oldEtcd, newEtcd string, archives []string) *hostProcessUpgrade {
+	t.Helper()
 	oldV, newV := from.KubernetesVersion, to.KubernetesVersion
-	oldEtcd, newEtcd := strings.TrimPrefix(testbed.UpgradeFromEtcdVersion, "v"), strings.TrimPrefix(testbed.EtcdVersion, "v")
+	oldEtcd, newEtcd = strings.TrimPrefix(oldEtcd, "v"), strings.TrimPrefix(newEtcd, "v")
+	resolveArchive, err := to.ResolveImage()
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := manageCluster(t, from.UpgradeCluster(to, name, clusterStateDir(name), testWriter{t}))
+	c.Archives = append(append(slices.Clone(c.Archives), archives...), resolveArchive)
 	versioned := map[string]string{}
 	for _, p := range hostProcessPrograms {
 		c.Programs[p] = from.UpstreamBinary(p)
+		versioned[p] = "/usr/local/sbin/" + p
+		if p == "etcd" && oldEtcd == newEtcd {
+			continue // the target's etcd is the one installed
+		}
 		name := p + "-" + newV
 		if p == "etcd" {
 			name = p + "-v" + newEtcd
@@ -253,14 +270,19 @@ func newHostProcessUpgrade(t *testing.T, name string) *hostProcessUpgrade {
 		t.Fatal(err)
 	}
 	n1, n2 := nodes[0], nodes[1]
+	before := map[string]map[string]string{}
 	for _, n := range nodes {
 		if err := n.WriteCNIConfig(); err != nil {
 			t.Fatal(err)
 		}
+		before[n.Name] = nodeFiles(t, n)
+	}
+	gates := "featureGates:\n  HostProcessControlPlane: true\n"
+	if oldEtcd != newEtcd {
+		gates += "etcd:\n  local:\n    imageTag: " + oldEtcd + "-0\n"
 	}
 	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
-	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n",
-		"featureGates:\n  HostProcessControlPlane: true\netcd:\n  local:\n    imageTag: "+oldEtcd+"-0\nnetworking:\n", 1))
+	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n", gates+"networking:\n", 1))
 	start := time.Now()
 	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
 	if r.Code != 0 {
@@ -274,15 +296,17 @@ func newHostProcessUpgrade(t *testing.T, name string) *hostProcessUpgrade {
 		})
 	}
 	t.Logf("a cluster at %s with etcd %s, its control plane as units: %v", oldV, oldEtcd, time.Since(start).Round(time.Second))
-	// The administrator lets kubeadm choose etcd's version again.
-	editClusterConfiguration(t, n1, func(doc string) string {
-		return regexp.MustCompile(`(?m)^\s+imageTag: `+regexp.QuoteMeta(oldEtcd)+`-0\n`).ReplaceAllString(doc, "")
-	})
+	if oldEtcd != newEtcd {
+		// The administrator lets kubeadm choose etcd's version again.
+		editClusterConfiguration(t, n1, func(doc string) string {
+			return regexp.MustCompile(`(?m)^\s+imageTag: `+regexp.QuoteMeta(oldEtcd)+`-0\n`).ReplaceAllString(doc, "")
+		})
+	}
 	upgradeCfg := filepath.Join(n1.Dir, "upgrade.yaml")
 	writeFile(t, upgradeCfg, upgradeConfiguration("2m"))
 	return &hostProcessUpgrade{
 		to: to, oldV: oldV, newV: newV, oldEtcd: oldEtcd, newEtcd: newEtcd,
-		nodes: nodes, n1: n1, n2: n2, versioned: versioned,
+		nodes: nodes, n1: n1, n2: n2, versioned: versioned, before: before,
 		unitDir: n1.HostPath("/etc/systemd/system"), upgradeCfg: upgradeCfg, start: start,
 	}
 }
@@ -430,7 +454,9 @@ func TestHostProcessUpgrade(t *testing.T) {
 // succeeded: the upgrade puts back the units of etcd and the API server,
 // and etcd's data too, as etcd is its cluster's only member and the
 // previous minor version does not start on the data the new one
-// converted. Objects written before the upgrade are read after it.
+// converted, then restarts the node's other units and its kubelet, which
+// hold state newer than the restored data. Objects written before the
+// upgrade are read after it.
 func TestHostProcessUpgradeRollback(t *testing.T) {
 	u := newHostProcessUpgrade(t, "e2ehpr")
 	to, oldV, newV, oldEtcd := u.to, u.oldV, u.newV, u.oldEtcd
@@ -460,7 +486,10 @@ func TestHostProcessUpgradeRollback(t *testing.T) {
 			t.Errorf("the failure does not say that kube-apiserver failed and the units were restored:\n%s\n%s", r.Stdout, r.Stderr)
 		}
 		for _, want := range []string{"\"etcd\" upgraded and healthy after", "Restoring the previous unit of \"kube-apiserver\"", "Restoring the previous unit of \"etcd\"",
-			"[upgrade/etcd] etcd's data was put back from \"/etc/kubernetes/tmp/kubeadm-backup-etcd-", "\"etcd\" runs its previous unit again", "\"kube-apiserver\" runs its previous unit again"} {
+			"[upgrade/etcd] etcd's data was put back from \"/etc/kubernetes/tmp/kubeadm-backup-etcd-", "\"etcd\" runs its previous unit again", "\"kube-apiserver\" runs its previous unit again",
+			"[upgrade/units] Restarting kube-controller-manager.service, which holds state newer than etcd's restored data",
+			"[upgrade/units] Restarting kube-scheduler.service, which holds state newer than etcd's restored data",
+			"[upgrade/units] Restarting the kubelet, which holds state newer than etcd's restored data"} {
 			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("the upgrade did not print %q:\n%s", want, r.Stdout)
 			}

@@ -94,8 +94,7 @@ func TestKubeDNS(t *testing.T) {
 		return kubectl(t, n1, "-n", "kube-system", "get", "service", "kube-dns", "-o", "jsonpath={.metadata.uid} {.spec.clusterIP}")
 	}
 	svcBefore := svc()
-	kubectl(t, n1, "run", "resolver", "--image="+testbed.ResolveRef, "--image-pull-policy=Never", "--restart=Never",
-		"--overrides", `{"spec":{"nodeName":"node2"}}`, "--", "-every=100ms", "kubernetes.default.svc.cluster.local.")
+	startResolver(t, n1, "100ms")
 	eventually(t, 90*time.Second, "the resolver Pod resolves the kubernetes Service through kube-dns", func() error {
 		return expectOutput(kubectlTry(t, n1, "logs", "resolver", "--tail=1"), "nonempty")
 	})

@@ -363,6 +363,12 @@ const mirrorPodJSONPath = `jsonpath={.status.containerStatuses[0].image}{" "}{.s
 // upgradeConfiguration is the UpgradeConfiguration of the test: images
 // already imported, this machine's preflight findings ignored, and, when
 // manifestsTimeout is set, that timeout for each static Pod to come back.
+// forcedUpgradeConfiguration is upgradeConfiguration with apply's
+// forceUpgrade set: a target a minor version below kubeadm's own.
+func forcedUpgradeConfiguration(manifestsTimeout string) string {
+	return strings.Replace(upgradeConfiguration(manifestsTimeout), "apply:\n", "apply:\n  forceUpgrade: true\n", 1)
+}
+
 func upgradeConfiguration(manifestsTimeout string) string {
 	ignore := "[" + strings.Join(testbed.PreflightFindings, ", ") + "]"
 	cfg := `apiVersion: kubeadm.k8s.io/v1beta4

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
+	"github.com/kubeadm-go/kubeadm/internal/selfhosting"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
@@ -32,8 +33,9 @@ type DiffRequest struct {
 
 // Diff prints, as unified diffs, how "upgrade apply" to r.Target would
 // change this node's manifests of kube-apiserver, kube-controller-manager
-// and kube-scheduler, or their units on a node of host processes. It
-// changes nothing.
+// and kube-scheduler, or their units on a node of host processes, or, on
+// a self-hosted control plane, their checkpoints (from which the
+// DaemonSets are made). It changes nothing.
 func Diff(ctx context.Context, r DiffRequest) error {
 	up := r.Upgrade
 	d := &Data{
@@ -45,6 +47,9 @@ func Diff(ctx context.Context, r DiffRequest) error {
 		return err
 	}
 	if err := d.Node.ReadUnits(d.SystemRoot); err != nil {
+		return err
+	}
+	if err := d.Node.ReadCheckpoints(d.KubernetesDir, d.ManifestDir); err != nil {
 		return err
 	}
 	cluster, err := upgrade.FetchClusterConfig(ctx, r.Client, up.Timeouts, io.Discard, false)
@@ -67,12 +72,15 @@ func diffFiles(d *Data, out io.Writer, contextLines int) error {
 	for _, comp := range staticpod.ControlPlaneComponents() {
 		path, to := staticpod.ManifestPath(d.ManifestDir, comp), "new manifest"
 		build := func() ([]byte, error) { return initphases.BuildManifest(view, comp) }
-		if d.Node.HostProcesses {
+		switch {
+		case d.Node.HostProcesses:
 			path, to = hostprocess.UnitPath(d.SystemRoot, comp), "new unit"
 			build = func() ([]byte, error) {
 				data, _, err := initphases.BuildUnit(view, comp)
 				return data, err
 			}
+		case d.Node.SelfHosted:
+			path = selfhosting.CheckpointPath(selfhosting.CheckpointDir(d.KubernetesDir), comp)
 		}
 		old, err := boundedread.ReadFile(path, boundedread.MaxFile)
 		if err != nil {

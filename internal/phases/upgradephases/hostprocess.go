@@ -13,6 +13,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/etcd"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+	"github.com/kubeadm-go/kubeadm/internal/kubelet"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -145,7 +146,10 @@ func runHostProcesses(ctx context.Context, d *Data) error {
 		BackupDir: upgrade.BackupDirName(d.TmpDir(), "units", now),
 		Timeout:   timeout,
 		EtcdData:  etcdData,
-		Out:       d.Out,
+		RestartKubelet: func(ctx context.Context) {
+			kubelet.NewService(d.Service, d.Out).Restart(ctx)
+		},
+		Out: d.Out,
 	}
 	if err := hu.Apply(ctx, units); err != nil {
 		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)

@@ -38,6 +38,9 @@ func (d *Data) Load(ctx context.Context, o LoadOptions) error {
 	if err := d.Node.ReadUnits(d.SystemRoot); err != nil {
 		return err
 	}
+	if err := d.Node.ReadCheckpoints(d.KubernetesDir, d.ManifestDir); err != nil {
+		return err
+	}
 	// Only control-plane nodes upgrade kube-proxy; a worker's credentials
 	// may not even read its ConfigMap.
 	cluster, err := upgrade.FetchClusterConfig(ctx, o.Client, d.Upgrade.Timeouts, d.Out, d.Node.ControlPlane)

@@ -96,6 +96,7 @@ func runApplyPreflight(ctx context.Context, d *Data) error {
 		DryRun: d.DryRun, Out: d.Out, Now: d.Now,
 	}
 	h.UnitRoot = d.SystemRoot
+	h.CheckpointDir = selfhosting.CheckpointDir(d.KubernetesDir)
 	if err := preflight.Run(ctx, h.ClusterHealthChecks(), d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
 	}
@@ -127,10 +128,14 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 		// ca.crt, a trust bundle by now, and its signers refuse a bundle.
 		return exitcode.PreflightError(fmt.Errorf("a CA rotation is under way on this node (%s holds the controller manager's signing CA): finish it before upgrading", filepath.Join(d.CertDir, carotation.Folder)))
 	}
-	if d.Cfg != nil && selfhosting.Enabled(d.Cfg.FeatureGates) && (d.Apply || d.Node == nil || d.Node.ControlPlane || selfHosted(d)) {
+	if d.Cfg != nil && d.Node != nil && selfhosting.Enabled(d.Cfg.FeatureGates) && d.Node.ControlPlane && !d.Node.SelfHosted {
 		// Not ignorable: the upgrade would write static Pod manifests
-		// beside the running DaemonSet Pods.
-		return exitcode.PreflightError(fmt.Errorf("this cluster's control plane is self-hosted (feature gate %s), and upgrading a control-plane node of such a cluster is not supported yet: return it to static Pods first (kubeadm alpha selfhosting unpivot), upgrade, then pivot again", selfhosting.Gate))
+		// that the DaemonSets would then run a second time.
+		return exitcode.PreflightError(fmt.Errorf("this cluster's control plane is self-hosted (feature gate %s), but this control-plane node has no checkpoints in %s: finish the pivot first (kubeadm alpha selfhosting pivot)", selfhosting.Gate, selfhosting.CheckpointDir(d.KubernetesDir)))
+	}
+	if d.Node != nil && d.Node.SelfHosted && len(d.Node.InManifestDir) > 0 {
+		// Not ignorable: the new DaemonSet Pods would not get the ports.
+		return exitcode.PreflightError(fmt.Errorf("the manifest folder %s holds manifests of %v beside their checkpoints: a checkpoint stands in for its DaemonSet Pod (wait until the checkpointer takes it away, see the logs of its Pod %s) or a pivot did not finish (run kubeadm alpha selfhosting pivot again)", d.ManifestDir, d.Node.InManifestDir, selfhosting.Checkpointer+"-"+d.Node.Name))
 	}
 	if err := preflight.Run(ctx, []preflight.Check{preflight.IsPrivilegedUser(d.Host)}, d.IgnorePreflightErrors, d.Out, d.Err); err != nil {
 		return exitcode.PreflightError(err)
@@ -140,14 +145,6 @@ func runNodeChecks(ctx context.Context, d *Data) error {
 		return exitcode.PreflightError(err)
 	}
 	return runHostProcessChecks(ctx, d)
-}
-
-// selfHosted reports whether this node runs a self-hosted control plane:
-// it has checkpoints (an upgrade takes a node without a kube-apiserver
-// manifest for a worker). SystemRoot prefixes the path, as for the units.
-func selfHosted(d *Data) bool {
-	_, err := os.Stat(filepath.Join(d.SystemRoot, initphases.KubernetesDir, selfhosting.CheckpointFolder))
-	return err == nil
 }
 
 func runNodePreflight(ctx context.Context, d *Data) error {
@@ -218,6 +215,9 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	if d.Node.HostProcesses {
 		return runHostProcesses(ctx, d)
 	}
+	if d.Node.SelfHosted {
+		return runSelfHosted(ctx, d)
+	}
 	timeout := upgradeTimeout(d)
 	fmt.Fprintf(d.Out, "[upgrade/control-plane] Upgrading the static Pod control plane of this node to %q (each component may take up to %v)\n", d.Version(), timeout)
 	view := d.InitView()
@@ -225,17 +225,9 @@ func runControlPlane(ctx context.Context, d *Data) error {
 		return err
 	}
 	now := d.Now()
-	var manifests []upgrade.Manifest
-	var etcdData *upgrade.EtcdData
-	if d.Cfg.Etcd.External == nil && d.Node.LocalEtcd && d.EtcdUpgrade {
-		m, ok, backup, err := etcdManifest(ctx, d, view, now)
-		if err != nil {
-			return err
-		}
-		if ok {
-			manifests = append(manifests, m)
-			etcdData = backup
-		}
+	manifests, etcdData, err := etcdManifest(ctx, d, view, now)
+	if err != nil {
+		return err
 	}
 	for _, comp := range staticpod.ControlPlaneComponents() {
 		data, err := initphases.BuildManifest(view, comp)
@@ -324,37 +316,41 @@ func upgradeHardening(d *Data, view *initphases.Data) error {
 	return initphases.EnsureKubeletServingApprover(view, d.CertRenewal)
 }
 
-// etcdManifest returns etcd's new manifest when its image is newer than
-// the running one, after backing up its data (backupEtcdData; no backup
-// in a dry run).
-func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) (upgrade.Manifest, bool, *upgrade.EtcdData, error) {
+// etcdManifest returns etcd's new manifest, as a list of none or one,
+// when this node runs a local etcd that the upgrade moves and its image
+// is newer than the running one, after backing up its data
+// (backupEtcdData; no backup in a dry run).
+func etcdManifest(ctx context.Context, d *Data, view *initphases.Data, now time.Time) ([]upgrade.Manifest, *upgrade.EtcdData, error) {
+	if d.Cfg.Etcd.External != nil || !d.Node.LocalEtcd || !d.EtcdUpgrade {
+		return nil, nil, nil
+	}
 	data, err := initphases.BuildManifest(view, staticpod.Etcd)
 	if err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
 	cur, err := staticpod.ReadManifest(staticpod.ManifestPath(d.ManifestDir, staticpod.Etcd))
 	if err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
 	curTag := upgrade.ImageTag(cur.Spec.Containers[0].Image)
 	newTag := upgrade.ImageTag(images.EtcdImage(&d.Cfg.ClusterConfiguration))
 	curV, err1 := upgrade.EtcdTagVersion(curTag)
 	newV, err2 := upgrade.EtcdTagVersion(newTag)
 	if err := errors.Join(err1, err2); err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
 	if !curV.LessThan(newV) {
 		fmt.Fprintf(d.Out, "[upgrade/etcd] etcd runs %s and the target is %s: etcd is not upgraded\n", curTag, newTag)
-		return upgrade.Manifest{}, false, nil, nil
+		return nil, nil, nil
 	}
 	if d.DryRun {
-		return upgrade.Manifest{Component: staticpod.Etcd, Data: data}, true, nil, nil
+		return []upgrade.Manifest{{Component: staticpod.Etcd, Data: data}}, nil, nil
 	}
 	backup, err := backupEtcdData(ctx, d, now)
 	if err != nil {
-		return upgrade.Manifest{}, false, nil, err
+		return nil, nil, err
 	}
-	return upgrade.Manifest{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}, true, backup, nil
+	return []upgrade.Manifest{{Component: staticpod.Etcd, Data: data, Before: beforeWrite(d, view, staticpod.Etcd)}}, backup, nil
 }
 
 // beforeWrite is what runs just before component's new manifest is

@@ -157,27 +157,36 @@ func TestNodeChecksRunSystemVerification(t *testing.T) {
 	}
 }
 
-// Upgrading a control-plane node of a self-hosted control plane is
-// refused, ignorable or not: the upgrade would write static Pod manifests
-// beside the DaemonSet Pods. A worker of such a cluster upgrades.
-func TestNodeChecksRefuseSelfHosting(t *testing.T) {
+// A self-hosted control-plane node upgrades when its checkpoints are
+// there and none of them stands in for its DaemonSet Pod; otherwise the
+// upgrade is refused, ignorable or not: it would write static Pod
+// manifests the DaemonSets then run a second time, or the new DaemonSet
+// Pods would not get the ports. A worker of such a cluster upgrades.
+func TestNodeChecksSelfHosting(t *testing.T) {
 	cfg := &kubeadm.InitConfiguration{}
 	cfg.FeatureGates = map[string]bool{selfhosting.Gate: true}
-	root := t.TempDir()
-	worker := &Data{Host: brokenKubeletHost{}, Out: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("all"), Cfg: cfg,
-		Node: &upgrade.LocalNode{}, SystemRoot: root}
-	if err := runNodeChecks(context.Background(), worker); err != nil {
-		t.Errorf("a worker: %v", err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, "etc/kubernetes", selfhosting.CheckpointFolder), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	apply := *worker
-	apply.Apply, apply.SystemRoot = true, t.TempDir()
-	for name, d := range map[string]*Data{"node with checkpoints": worker, "apply": &apply} {
-		err := runNodeChecks(context.Background(), d)
-		if err == nil || !strings.Contains(err.Error(), "self-hosted") || exitcode.Of(err) != exitcode.Preflight {
-			t.Errorf("%s: %v", name, err)
+	base := Data{Host: brokenKubeletHost{}, Out: &bytes.Buffer{}, IgnorePreflightErrors: sets.New("all"), Cfg: cfg,
+		KubernetesDir: "/etc/kubernetes", ManifestDir: "/etc/kubernetes/manifests"}
+	for _, tc := range []struct {
+		name string
+		node upgrade.LocalNode
+		want string
+	}{
+		{"a worker", upgrade.LocalNode{}, ""},
+		{"the self-hosted control-plane node", upgrade.LocalNode{ControlPlane: true, SelfHosted: true}, ""},
+		{"a control-plane node without checkpoints", upgrade.LocalNode{ControlPlane: true}, "no checkpoints"},
+		{"a checkpoint standing in", upgrade.LocalNode{ControlPlane: true, SelfHosted: true, InManifestDir: []string{"kube-scheduler"}}, "beside their checkpoints"},
+	} {
+		for _, apply := range []bool{false, true} {
+			d := base
+			d.Node, d.Apply = &tc.node, apply
+			err := runNodeChecks(context.Background(), &d)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s (apply %v): %v", tc.name, apply, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || exitcode.Of(err) != exitcode.Preflight):
+				t.Errorf("%s (apply %v): %v, want a preflight error about %q", tc.name, apply, err, tc.want)
+			}
 		}
 	}
 }
