@@ -2,7 +2,6 @@ package carotation
 
 import (
 	"context"
-	"crypto"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -185,13 +184,13 @@ func Staged(cfg *kubeadm.ClusterConfiguration, certDir string) (bool, error) {
 // swap), as init and a control-plane join sign kubelet.conf's: the
 // controller managers of the other control-plane nodes, one of which may
 // lead, sign with the old CA until their own sign step.
-func (p *ControlPlane) localIssuer() func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error) {
-	return func(_ context.Context, csrPEM []byte, _ crypto.Signer) ([]byte, error) {
+func (p *ControlPlane) localIssuer() func(ctx context.Context, r Request) ([]byte, error) {
+	return func(_ context.Context, r Request) ([]byte, error) {
 		s, err := ReadCA(p.CertDir, Rotated(p.Cfg)[0])
 		if err != nil {
 			return nil, err
 		}
-		block, _ := pem.Decode(csrPEM)
+		block, _ := pem.Decode(r.CSR)
 		if block == nil {
 			return nil, errors.New("the kubelet's CSR is not PEM")
 		}
@@ -204,6 +203,10 @@ func (p *ControlPlane) localIssuer() func(ctx context.Context, csrPEM []byte, ke
 			Organization: csr.Subject.Organization,
 			Usages:       []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 			Validity:     pki.CertificateValidity(p.Cfg),
+		}
+		if r.Serving {
+			spec.Usages = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+			spec.DNSNames, spec.IPs = csr.DNSNames, csr.IPAddresses
 		}
 		cert, err := pki.NewSignedCert(spec, csr.PublicKey, s.Signer, s.Key, now(p.KeyOptions))
 		if err != nil {

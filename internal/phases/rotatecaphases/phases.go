@@ -2,7 +2,6 @@ package rotatecaphases
 
 import (
 	"context"
-	"crypto"
 	"fmt"
 	"io"
 	"slices"
@@ -46,7 +45,7 @@ type Data struct {
 	// has a kubelet client CSR signed (nil: through the kubelet's
 	// kubeconfig and the certificates API).
 	KubeletClient func(ctx context.Context) (kubernetes.Interface, error)
-	Issue         func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
+	Issue         func(ctx context.Context, r carotation.Request) ([]byte, error)
 	// Timeout bounds each wait.
 	Timeout time.Duration
 	// DropOldServiceAccountKey lets finish drop the old service-account
