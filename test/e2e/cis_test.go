@@ -341,7 +341,7 @@ func TestCISHardening(t *testing.T) {
 			t.Errorf("the etcd user is left (%v)", err)
 		}
 		for _, n := range controlPlanes {
-			for _, p := range []string{"/etc/kubernetes/" + cis.ApproverKubeconfigFile, cis.AuditPolicyFile, cis.AdmissionConfigFile, cis.ApproverBinary, "/etc/kubernetes/manifests/kubeadm-kubelet-serving-approver.yaml"} {
+			for _, p := range []string{cis.ApproverKubeconfig("/etc/kubernetes"), cis.AuditPolicyFile, cis.AdmissionConfigFile, cis.ApproverBinary, "/etc/kubernetes/manifests/kubeadm-kubelet-serving-approver.yaml"} {
 				if _, err := os.Stat(n.HostPath(p)); !os.IsNotExist(err) {
 					t.Errorf("%s of %s is left: %v", p, n.Name, err)
 				}

@@ -90,7 +90,7 @@ func TestKubeletServingApprover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	approverConfPath := filepath.Join("/etc/kubernetes", cis.ApproverKubeconfigFile)
+	approverConfPath := cis.ApproverKubeconfig("/etc/kubernetes")
 	if err := kubeconfig.WriteFile(cp.HostPath(approverConfPath), approverConf); err != nil {
 		t.Fatal(err)
 	}

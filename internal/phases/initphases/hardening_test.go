@@ -156,7 +156,7 @@ func TestHardenedPhases(t *testing.T) {
 	mustContain(t, staticpod.ManifestPath(d.ManifestDir, staticpod.KubeletServingApprover),
 		staticpod.AnnotationApproverBinary+": "+hex.EncodeToString(sum[:]),
 		"- "+cis.ApproverBinary, "- kubelet-serving-approver", "readOnlyRootFilesystem: true")
-	kc, err := kubeconfig.Load(filepath.Join(d.KubeconfigDir, cis.ApproverKubeconfigFile))
+	kc, err := kubeconfig.Load(cis.ApproverKubeconfig(d.KubeconfigDir))
 	if err != nil {
 		t.Fatal(err)
 	}
