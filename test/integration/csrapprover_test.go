@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
