@@ -193,7 +193,7 @@ func TestRotateCAControlPlanes(t *testing.T) {
 
 	// sign: the worker's waits for both control-plane nodes.
 	step(n1, "", "phase", "sign")
-	step(n3, "the control-plane Nodes [node2] have not signed with the new CA yet", "phase", "sign")
+	step(n3, "cluster-info does not list the new cluster CA first yet", "phase", "sign")
 	step(n2, "", "phase", "sign")
 	step(n3, "", "phase", "sign")
 
