@@ -202,6 +202,9 @@ func TestWorkerSignWaitsForControlPlanes(t *testing.T) {
 	if err := w.Sign(ctx); err == nil || !strings.Contains(err.Error(), "run the trust phase on this node first") {
 		t.Fatalf("sign before trust: %v", err)
 	}
+	if got := changed(before, treeOf(t, l.KubernetesDir)); len(got) > 0 {
+		t.Errorf("a sign refused before trust changed %v", got)
+	}
 	// After trust the kubelet trusts both, the current CA first, as
 	// cluster-info listed them then.
 	if _, err := setKubeconfigCAs(conf, listed, false); err != nil {
