@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -109,6 +114,10 @@ func TestTwoControlPlanes(t *testing.T) {
 			if a[KubeletClientCAAnnotation] != newHash || a[SASignedAnnotation] != testNow().Format(time.RFC3339) {
 				t.Errorf("node1's annotations after sign: %v", a)
 			}
+			// node2 still signs with the old CA: the workers must wait.
+			if info := clusterInfoCAs(t, fc); !info[0].Equal(cluster.Signer) || !strings.Contains(out.String(), "once the control-plane nodes [node2] sign with it too") {
+				t.Errorf("sign of node1 before node2's: cluster-info lists %d CAs, the current first %v:\n%s", len(info), info[0].Equal(cluster.Signer), out)
+			}
 
 			err = p.Finish(ctx)
 			if err == nil || !strings.Contains(err.Error(), "the Nodes [node2] have not recorded the new CA") || !strings.Contains(err.Error(), "phase sign") {
@@ -167,36 +176,57 @@ func TestTwoControlPlanes(t *testing.T) {
 	}
 }
 
-// A worker's sign waits until every control-plane node signs: the leading
-// controller manager signs its CSR.
+// A worker's sign waits until every control-plane node signs (the
+// leading controller manager signs its CSR): until the last one's sign
+// lists the new CA first in cluster-info. A kubelet may not list the
+// Nodes, so the worker does not.
 func TestWorkerSignWaitsForControlPlanes(t *testing.T) {
 	_, l := testNode(t)
 	next, _ := pki.NewPrivateKey("ECDSA-P256")
 	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", IsCA: true, Validity: 1e18}, next, testNow())
 	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
 	fc := newFakeCluster(t, l)
+	fc.client.(*fake.Clientset).PrependReactor("list", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("nodes"), "", errors.New("a node may read only its own Node"))
+	})
 	ctx := context.Background()
-	for _, n := range []string{"cp1", "cp2"} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{noderole.ControlPlaneLabel: ""},
-			Annotations: map[string]string{KubeletClientCAAnnotation: caHash(nextCA)}}}
-		if n == "cp2" {
-			node.Annotations = nil
-		}
-		fc.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	}
+	conf := filepath.Join(l.KubernetesDir, "kubelet.conf")
+	listed := certsOf(cluster.Signer, nextCA)
 	out := &bytes.Buffer{}
-	w := &Worker{KubeletConf: filepath.Join(l.KubernetesDir, "kubelet.conf"), CAFile: pki.CertPath(l.CertDir, "ca"), StateDir: l.Dir(), Out: out,
-		ClusterInfo:    func(context.Context, string, Bundle) (Bundle, error) { return certsOf(nextCA, cluster.Signer), nil },
+	w := &Worker{KubeletConf: conf, CAFile: pki.CertPath(l.CertDir, "ca"), StateDir: l.Dir(), Out: out,
+		ClusterInfo:    func(context.Context, string, Bundle) (Bundle, error) { return listed, nil },
 		RestartKubelet: func(context.Context) error { return nil },
 	}
 	w.Kubelet = kubeletCert(l, fc.client, w.RestartKubelet, out)
 	before := treeOf(t, l.KubernetesDir)
+	if err := w.Sign(ctx); err == nil || !strings.Contains(err.Error(), "run the trust phase on this node first") {
+		t.Fatalf("sign before trust: %v", err)
+	}
+	if got := changed(before, treeOf(t, l.KubernetesDir)); len(got) > 0 {
+		t.Errorf("a sign refused before trust changed %v", got)
+	}
+	// After trust the kubelet trusts both, the current CA first, as
+	// cluster-info listed them then.
+	if _, err := setKubeconfigCAs(conf, listed, false); err != nil {
+		t.Fatal(err)
+	}
+	before = treeOf(t, l.KubernetesDir)
 	err := w.Sign(ctx)
-	if err == nil || !strings.Contains(err.Error(), "the control-plane Nodes [cp2] have not signed with the new CA yet") {
+	if err == nil || !strings.Contains(err.Error(), "cluster-info does not list the new cluster CA first yet") {
 		t.Fatalf("got %v", err)
 	}
 	if got := changed(before, treeOf(t, l.KubernetesDir)); len(got) > 0 {
 		t.Errorf("a refused sign changed %v", got)
+	}
+	if err := pki.WriteCertAndKey(l.CertDir, "rotate-ca/signer", nextCA, next); err != nil {
+		t.Fatal(err)
+	}
+	listed = certsOf(nextCA, cluster.Signer)
+	if err := w.Sign(ctx); err != nil {
+		t.Fatalf("once cluster-info lists the new CA first: %v\n%s", err, out)
+	}
+	if cred, _ := w.Kubelet.read(); cred.cert.CheckSignatureFrom(nextCA) != nil {
+		t.Error("the kubelet's certificate is not of the new CA")
 	}
 }
 

@@ -294,12 +294,7 @@ func approvedKubeletCSR(cp *controlplane.ControlPlane) func(context.Context, car
 			return nil, err
 		}
 		usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
-		signer := certificatesv1.KubeAPIServerClientKubeletSignerName
-		if r.Serving {
-			usages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth}
-			signer = certificatesv1.KubeletServingSignerName
-		}
-		name, uid, err := csrutil.RequestCertificateWithContext(ctx, c, r.CSR, "", signer, nil, usages, r.Key)
+		name, uid, err := csrutil.RequestCertificateWithContext(ctx, c, r.CSR, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, usages, r.Key)
 		if err != nil {
 			return nil, err
 		}
