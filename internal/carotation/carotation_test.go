@@ -516,3 +516,20 @@ func TestTrustWaitsForCAClients(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareCISModes: under the CISHardening profile the new CA
+// certificates get its mode, 0600, as every certificate of the node
+// (kube-bench's 1.1.20 finds them during a rotation).
+func TestPrepareCISModes(t *testing.T) {
+	cfg, l := testNode(t)
+	cfg.FeatureGates = map[string]bool{cis.Gate: true}
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ca := range Rotated(nil) {
+		fi, err := os.Stat(pki.CertPath(l.CertDir, nextBase(ca)))
+		if err != nil || fi.Mode().Perm() != cis.FileMode {
+			t.Errorf("%s: %v %v", nextBase(ca), fi.Mode(), err)
+		}
+	}
+}
