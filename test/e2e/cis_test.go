@@ -1070,11 +1070,24 @@ func rotateCISCluster(t *testing.T, n1, n2, n3 *testbed.Node) {
 	}
 	restartsBefore := approverRestarts()
 	oldCA := caBundle(t, n1.HostPath("/etc/kubernetes/pki/ca.crt"))[0]
+	// etcd's user, whose files must stay its own. /etc/passwd is this
+	// machine's: say when something outside the rotation changes it.
+	etcdIDs, ok, err := rootless.LookupAccount("/etc", cis.EtcdUser)
+	if err != nil || !ok {
+		t.Fatalf("the etcd user: %v, %v", ok, err)
+	}
+	passwdChanged := func(after string) {
+		if _, ok, _ := rootless.LookupAccount("/etc", cis.EtcdUser); !ok {
+			fi, _ := os.Stat("/etc/passwd")
+			t.Logf("WARNING: the etcd user is gone from /etc/passwd (modified %s), seen after %s", fi.ModTime().UTC().Format(time.RFC3339Nano), after)
+		}
+	}
 	start := time.Now()
 	step := func(n *testbed.Node, args ...string) result {
 		t.Helper()
 		r := runWithin(t, 10*time.Minute, n, "kubeadm", append([]string{"certs", "rotate-ca"}, args...)...)
-		t.Logf("%s: rotate-ca %v took %v, exit %d:\n%s%s", n.Name, args, r.Took.Round(time.Millisecond), r.Code, r.Stdout, r.Stderr)
+		passwdChanged(fmt.Sprintf("%s's %v", n.Name, args))
+		t.Logf("%s: rotate-ca %v took %v (ended %s), exit %d:\n%s%s", n.Name, args, r.Took.Round(time.Millisecond), time.Now().UTC().Format("15:04:05"), r.Code, r.Stdout, r.Stderr)
 		if r.Code != 0 {
 			t.Fatalf("%s: rotate-ca %v: exit %d", n.Name, args, r.Code)
 		}
@@ -1145,8 +1158,12 @@ func rotateCISCluster(t *testing.T, n1, n2, n3 *testbed.Node) {
 			t.Errorf("%s: the approver's client certificate is not of the new CA (%v)", n.Name, err)
 		}
 		for _, f := range []string{"server.crt", "server.key", "peer.crt", "peer.key", "ca.crt"} {
-			if owner, mode, _ := stat(t, n.HostPath("/etc/kubernetes/pki/etcd/"+f)); owner != "etcd:etcd" || mode != cis.FileMode {
-				t.Errorf("%s: etcd/%s is %s %v after the rotation, want etcd:etcd %v", n.Name, f, owner, mode, cis.FileMode)
+			fi, err := os.Stat(n.HostPath("/etc/kubernetes/pki/etcd/" + f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := fi.Sys().(*syscall.Stat_t); int64(st.Uid) != etcdIDs.UID || int64(st.Gid) != etcdIDs.GID || fi.Mode().Perm() != cis.FileMode {
+				t.Errorf("%s: etcd/%s is %d:%d %v after the rotation, want etcd's %d:%d %v", n.Name, f, st.Uid, st.Gid, fi.Mode().Perm(), etcdIDs.UID, etcdIDs.GID, cis.FileMode)
 			}
 		}
 		logs := kubectl(t, n1, "-n", "kube-system", "logs", "kubeadm-kubelet-serving-approver-"+n.Name)
