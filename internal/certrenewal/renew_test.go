@@ -384,4 +384,16 @@ func TestRenewerApproverKubeconfig(t *testing.T) {
 	if err != nil || len(rep.Renewed) != 0 {
 		t.Errorf("a second run: %v, renewed %+v\n%s", err, rep.Renewed, out.String())
 	}
+
+	// Without the cluster CA's key (external CA) it is named with the
+	// others, and nothing is renewed.
+	if err := os.Remove(pki.KeyPath(cfg.CertificatesDir, "ca")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(365 * 24 * time.Hour)
+	_, err = r.Run(context.Background())
+	var ext *ExternalCAError
+	if !errors.As(err, &ext) || !strings.Contains(err.Error(), cis.ApproverKubeconfigFile+" (expires ") {
+		t.Errorf("external CA: %v", err)
+	}
 }
