@@ -41,6 +41,10 @@ func TestCISHardening(t *testing.T) {
 		t.Skip("the CISHardening feature gate is this kubeadm's own")
 	}
 	documented := documentedExceptions(t)
+	// First the test bed, which skips the test where there is none (go
+	// test -short on this machine while another run's cluster uses the
+	// etcd user must not remove it).
+	c := newCluster(t, "e2ecis")
 	// The etcd user goes into this machine's /etc/passwd (the nodes share
 	// it): whatever happens, the host keeps no account of the test.
 	if _, err := rootless.RemoveAccount("/etc", cis.EtcdUser, cis.EtcdUserComment); err != nil {
@@ -48,7 +52,6 @@ func TestCISHardening(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = rootless.RemoveAccount("/etc", cis.EtcdUser, cis.EtcdUserComment) })
 
-	c := newCluster(t, "e2ecis")
 	ctx := context.Background()
 	nodes, err := c.Up(ctx, "node1", "node2", "node3")
 	if err != nil {
