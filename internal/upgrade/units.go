@@ -59,7 +59,12 @@ type HostUnits struct {
 	// RestartKubelet, when set, restarts this node's kubelet after
 	// etcd's data was put back (see Rollback).
 	RestartKubelet func(ctx context.Context)
-	Out            io.Writer
+	// Leaders, when set, waits at the end of a rollback that put etcd's
+	// data back or restarted the controller manager or the scheduler
+	// until each of this node's leader-electing components leads again
+	// (see Leaders): the control plane works again when Rollback returns.
+	Leaders *Leaders
+	Out     io.Writer
 
 	changed     []changedUnit
 	urls        map[string]string // component → HealthURL, of Apply's units
@@ -252,7 +257,52 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 			errs = append(errs, err)
 		}
 	}
+	if restored || slices.ContainsFunc(waits, func(c changedUnit) bool { return electsLeader(c.component) }) {
+		if err := s.waitLeaders(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	s.changed = nil
+	return errors.Join(errs...)
+}
+
+// electsLeader tells the components that take part in leader election.
+func electsLeader(component string) bool {
+	return component == hostprocess.KubeControllerManager || component == hostprocess.KubeScheduler
+}
+
+// waitLeaders waits until each of this node's leader-electing components
+// (as its unit's command line names its Lease) leads again.
+func (s *HostUnits) waitLeaders(ctx context.Context) error {
+	if s.Leaders == nil {
+		return nil
+	}
+	since := time.Now()
+	installed, err := s.Units.Installed()
+	if err != nil {
+		return fmt.Errorf("listing this node's units to wait for their leader election: %w", err)
+	}
+	var leaders []Leader
+	var errs []error
+	for _, c := range installed {
+		if !electsLeader(c) {
+			continue
+		}
+		path := hostprocess.UnitPath(s.Units.Root, c)
+		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+		var argv []string
+		if err == nil {
+			argv, err = unitArgv(path, data, c)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading the Lease %s competes for: %w", c, err))
+			continue
+		}
+		if l, ok := LeaderOf(c, argv); ok {
+			leaders = append(leaders, l)
+		}
+	}
+	errs = append(errs, s.Leaders.Wait(ctx, leaders, since))
 	return errors.Join(errs...)
 }
 

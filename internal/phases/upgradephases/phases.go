@@ -445,6 +445,15 @@ func renewAdminKubeconfigs(d *Data) {
 	}
 }
 
+// healthCheckTimeout is timeouts.controlPlaneComponentHealthCheck, or its
+// default.
+func healthCheckTimeout(d *Data) time.Duration {
+	if to := d.Upgrade.Timeouts; to != nil && to.ControlPlaneComponentHealthCheck != nil && to.ControlPlaneComponentHealthCheck.Duration > 0 {
+		return to.ControlPlaneComponentHealthCheck.Duration
+	}
+	return v1beta4.DefaultControlPlaneComponentHealthCheck
+}
+
 // upgradeTimeout is timeouts.upgradeManifests, or its default.
 func upgradeTimeout(d *Data) time.Duration {
 	if to := d.Upgrade.Timeouts; to != nil && to.UpgradeManifests != nil && to.UpgradeManifests.Duration > 0 {
