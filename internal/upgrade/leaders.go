@@ -84,6 +84,39 @@ func (w Leaders) Wait(ctx context.Context, leaders []Leader, since time.Time) er
 	return errors.Join(errs...)
 }
 
+// electsLeader tells the control-plane components that take part in
+// leader election (the names are the same for units and manifests).
+func electsLeader(component string) bool {
+	return component == "kube-controller-manager" || component == "kube-scheduler"
+}
+
+// waitNode waits, for those of installed that elect a leader, until each
+// leads again (a nil w waits for nothing): argv reads the command line
+// that names the component's Lease (its unit's or its manifest's).
+func (w *Leaders) waitNode(ctx context.Context, installed []string, argv func(component string) ([]string, error)) error {
+	if w == nil {
+		return nil
+	}
+	since := w.now()
+	var leaders []Leader
+	var errs []error
+	for _, c := range installed {
+		if !electsLeader(c) {
+			continue
+		}
+		a, err := argv(c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading the Lease %s competes for: %w", c, err))
+			continue
+		}
+		if l, ok := LeaderOf(c, a); ok {
+			leaders = append(leaders, l)
+		}
+	}
+	errs = append(errs, w.Wait(ctx, leaders, since))
+	return errors.Join(errs...)
+}
+
 func (w Leaders) wait(ctx context.Context, l Leader, since time.Time) error {
 	now := w.now()
 	fmt.Fprintf(w.Out, "%s Waiting up to %v for %s to lead: its Lease %s renewed after %s\n",

@@ -266,44 +266,24 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 	return errors.Join(errs...)
 }
 
-// electsLeader tells the components that take part in leader election.
-func electsLeader(component string) bool {
-	return component == hostprocess.KubeControllerManager || component == hostprocess.KubeScheduler
-}
-
 // waitLeaders waits until each of this node's leader-electing components
 // (as its unit's command line names its Lease) leads again.
 func (s *HostUnits) waitLeaders(ctx context.Context) error {
 	if s.Leaders == nil {
 		return nil
 	}
-	since := time.Now()
 	installed, err := s.Units.Installed()
 	if err != nil {
 		return fmt.Errorf("listing this node's units to wait for their leader election: %w", err)
 	}
-	var leaders []Leader
-	var errs []error
-	for _, c := range installed {
-		if !electsLeader(c) {
-			continue
-		}
+	return s.Leaders.waitNode(ctx, installed, func(c string) ([]string, error) {
 		path := hostprocess.UnitPath(s.Units.Root, c)
 		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
-		var argv []string
-		if err == nil {
-			argv, err = unitArgv(path, data, c)
-		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("reading the Lease %s competes for: %w", c, err))
-			continue
+			return nil, err
 		}
-		if l, ok := LeaderOf(c, argv); ok {
-			leaders = append(leaders, l)
-		}
-	}
-	errs = append(errs, s.Leaders.Wait(ctx, leaders, since))
-	return errors.Join(errs...)
+		return unitArgv(path, data, c)
+	})
 }
 
 // restartOthers restarts, once etcd's data was put back, this node's

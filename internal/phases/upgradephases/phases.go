@@ -257,6 +257,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 		Timeout:     timeout,
 		Runtime:     rt,
 		EtcdData:    etcdData,
+		Leaders:     &upgrade.Leaders{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/staticpods]"},
 		Out:         d.Out,
 	}
 	if err := sp.Apply(ctx, manifests); err != nil {
