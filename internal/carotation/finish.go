@@ -74,7 +74,7 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.saGraceOver(sa); err != nil {
+	if err := p.saGraceOver(ctx, sa); err != nil {
 		return err
 	}
 	want := map[string]Bundle{}
@@ -87,6 +87,13 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 		}})
 	}
 	clusterWant, frontWant := want[pki.CAName], want[pki.FrontProxyCAName]
+	// Other control-plane nodes that still trust the old CAs would publish
+	// them again (their controller manager's root CA, their API server's
+	// CA files): only the last node to finish drops them from the cluster.
+	lagging, err := p.lagging(ctx, TrustedAnnotation, trustsOnly(caHash(cluster.Next)))
+	if err != nil {
+		return err
+	}
 	manifest := filepath.Join(p.ManifestDir, ControllerManager+".yaml")
 	for _, k := range p.kubeconfigs() {
 		path := k.path
@@ -106,6 +113,16 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 			fmt.Fprintf(p.Out, "[rotate-ca] Would make cluster-info and extension-apiserver-authentication list the new CAs alone, wait until every kube-root-ca.crt does, and remove %s\n", p.Dir())
 			return nil
 		}
+		if len(lagging) > 0 {
+			if err := p.kubelet().RecordTrust(ctx, clusterWant); err != nil {
+				return err
+			}
+			if err := os.RemoveAll(p.Dir()); err != nil {
+				return fmt.Errorf("removing the rotation's folder: %w", err)
+			}
+			fmt.Fprintf(p.Out, "[rotate-ca] Removed %s: this node trusts the new CAs alone; the finish phase of the last control-plane node (%v are left) drops the old ones from what the cluster publishes\n", p.Dir(), lagging)
+			return nil
+		}
 		changed, err := updateClusterInfo(ctx, p.Client, func(Bundle) Bundle { return clusterWant })
 		if err != nil {
 			return err
@@ -118,6 +135,9 @@ func (p *ControlPlane) Finish(ctx context.Context) error {
 			return err
 		}
 		if err := p.forgetNodes(ctx); err != nil {
+			return err
+		}
+		if err := deleteShared(ctx, p.Client); err != nil {
 			return err
 		}
 		if err := os.RemoveAll(p.Dir()); err != nil {
@@ -167,13 +187,18 @@ func (p *ControlPlane) signed(states []*CAState) error {
 // saGraceOver fails until ServiceAccountKeyGrace has passed since the new
 // service-account key began to sign, unless DropOldServiceAccountKey: a
 // token the old key signed may be in use until then. A dry run says so.
-func (p *ControlPlane) saGraceOver(sa *SAState) error {
+func (p *ControlPlane) saGraceOver(ctx context.Context, sa *SAState) error {
 	if len(sa.Accepted) == 1 {
 		return nil // dropped already
 	}
 	at, ok, err := p.SASignedAt()
 	if err != nil || !ok {
 		return err // a dry run before sign
+	}
+	// The other control-plane nodes' API servers signed with the old key
+	// until their own sign step.
+	if at, err = latestSASigned(ctx, p.Client, at); err != nil {
+		return err
 	}
 	until := at.Add(ServiceAccountKeyGrace)
 	left := until.Sub(now(p.KeyOptions))
@@ -216,11 +241,10 @@ func (p *ControlPlane) forgetNodes(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing the Nodes: %w", err)
 	}
-	patch := []byte(`{"metadata":{"annotations":{"` + TrustedAnnotation + `":null,"` + KubeletClientCAAnnotation + `":null}}}`)
+	keys := []string{TrustedAnnotation, KubeletClientCAAnnotation, SASignedAnnotation}
+	patch := []byte(`{"metadata":{"annotations":{"` + strings.Join(keys, `":null,"`) + `":null}}}`)
 	for _, n := range nodes.Items {
-		_, a := n.Annotations[TrustedAnnotation]
-		_, b := n.Annotations[KubeletClientCAAnnotation]
-		if !a && !b {
+		if !slices.ContainsFunc(keys, func(k string) bool { _, ok := n.Annotations[k]; return ok }) {
 			continue
 		}
 		if _, err := p.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {

@@ -3,7 +3,6 @@ package carotation
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -261,20 +260,23 @@ func (f *fakeRenewal) Reloaded(_ context.Context, c string, serves *x509.Certifi
 // issueWith is the controller manager's kubelet client signer: it signs a
 // CSR with the CA its signing files (in the rotation's folder, else
 // ca.crt/ca.key) hold now.
-func issueWith(l Layout) func(context.Context, []byte, crypto.Signer) ([]byte, error) {
-	return func(_ context.Context, csrPEM []byte, _ crypto.Signer) ([]byte, error) {
+func issueWith(l Layout) func(context.Context, Request) ([]byte, error) {
+	return func(_ context.Context, r Request) ([]byte, error) {
 		ca, key, err := pki.LoadCertAndKey(l.CertDir, "rotate-ca/signer")
 		if err != nil {
 			if ca, key, err = pki.LoadCertAndKey(l.CertDir, "ca"); err != nil {
 				return nil, err
 			}
 		}
-		block, _ := pem.Decode(csrPEM)
+		block, _ := pem.Decode(r.CSR)
 		csr, err := x509.ParseCertificateRequest(block.Bytes)
 		if err != nil {
 			return nil, err
 		}
 		spec := pki.CertSpec{CommonName: csr.Subject.CommonName, Organization: csr.Subject.Organization, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, Validity: 365 * 24 * time.Hour}
+		if r.Serving {
+			spec.Usages, spec.DNSNames, spec.IPs = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, csr.DNSNames, csr.IPAddresses
+		}
 		cert, err := pki.NewSignedCert(spec, csr.PublicKey, ca, key, testNow())
 		if err != nil {
 			return nil, err

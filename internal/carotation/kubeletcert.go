@@ -3,12 +3,16 @@ package carotation
 import (
 	"context"
 	"crypto"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,14 +46,38 @@ const (
 	KubeletClientCAAnnotation = "kubeadm.kubernetes.io/rotate-ca-kubelet-client"
 )
 
-// The signer of the kubelets' client certificates, which the controller
-// manager signs with its cluster signing CA.
-const kubeletClientSigner = certificatesv1.KubeAPIServerClientKubeletSignerName
+// The signers of the kubelets' client and serving certificates, which the
+// controller manager signs with its cluster signing CA.
+const (
+	kubeletClientSigner  = certificatesv1.KubeAPIServerClientKubeletSignerName
+	kubeletServingSigner = certificatesv1.KubeletServingSignerName
+)
+
+// The kubelet's rotated pairs (a "-current.pem" link to a dated file of
+// certificate and key) in its certificate folder: the client one, which
+// kubelet.conf names, and the serving one, there when the kubelet asks
+// the cluster CA for its serving certificate (serverTLSBootstrap).
+const (
+	kubeletClientPair  = "kubelet-client-current.pem"
+	kubeletServingPair = "kubelet-server-current.pem"
+)
+
+// Request is a certificate the kubelet's credential asks for: a CSR in
+// PEM form, its key, and whether it is the kubelet's serving certificate
+// (server auth, the CSR's names) rather than its client certificate.
+type Request struct {
+	CSR     []byte
+	Key     crypto.Signer
+	Serving bool
+}
 
 // KubeletCert gives the kubelet of this node a client certificate of the
 // CA that signs now, as the kubelet's own rotation would: a CSR made with
 // its current credential, which the controller manager approves (a node
-// renewing its own certificate) and signs.
+// renewing its own certificate) and signs. A serving certificate the
+// kubelet had from the cluster CA (serverTLSBootstrap) is asked for again
+// the same way; whoever approves the kubelets' serving requests approves
+// it (kubeadm's CIS profile runs an approver; upstream none).
 type KubeletCert struct {
 	// KubeletConf is the kubelet's kubeconfig (/etc/kubernetes/kubelet.conf);
 	// its user names the certificate: the kubelet's rotated pair
@@ -60,9 +88,12 @@ type KubeletCert struct {
 	// Client reaches the API server as this node's kubelet (nil: through
 	// KubeletConf).
 	Client func(ctx context.Context) (kubernetes.Interface, error)
-	// Issue has the CSR in PEM form signed and returns the certificate in
-	// PEM form (nil: through the certificates API, with Client).
-	Issue          func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
+	// Issue has the request signed and returns the certificate in PEM
+	// form (nil: through the certificates API, with Client).
+	Issue func(ctx context.Context, r Request) ([]byte, error)
+	// IssuedHere: Issue signs with the CA key of this node, not through
+	// the cluster (for what the step prints).
+	IssuedHere     bool
 	RestartKubelet func(ctx context.Context) error
 	// NewKey makes the new key (nil: pki.NewPrivateKey); Now dates the
 	// new file of the kubelet's rotated pair (nil: time.Now).
@@ -118,9 +149,10 @@ func abs(kubeconfig, p string) string {
 	return filepath.Join(filepath.Dir(kubeconfig), p)
 }
 
-// Renew makes the kubelet's client certificate one signed by signing (the
-// CA that signs now) and records it on the Node: when it already is,
-// only a restart a killed run owed and the Node's record are made. A
+// Renew makes the kubelet's client certificate, and its serving
+// certificate when the cluster issued it, ones signed by signing (the CA
+// that signs now) and records it on the Node: when they already are, only
+// a restart a killed run owed and the Node's record are made. A
 // certificate the cluster issues that signing did not sign (the
 // controller manager has not read its new signing CA yet) is asked for
 // again until Timeout.
@@ -129,37 +161,55 @@ func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) erro
 	if err != nil {
 		return err
 	}
+	serving, err := k.readServing(cred)
+	if err != nil {
+		return err
+	}
 	pending := pendingPath(k.StateDir)
 	need, err := pending.read()
 	if err != nil {
 		return err
 	}
-	done := cred.cert.CheckSignatureFrom(signing) == nil
+	type pair struct {
+		cred *kubeletCred
+		what string
+		req  bool
+	}
+	var todo []pair
+	if cred.cert.CheckSignatureFrom(signing) != nil {
+		todo = append(todo, pair{cred, "client", false})
+	}
+	if serving != nil && serving.cert.CheckSignatureFrom(signing) != nil {
+		todo = append(todo, pair{serving, "serving", true})
+	}
 	if k.DryRun {
-		if !done {
-			fmt.Fprintf(k.Out, "[rotate-ca] Would ask the cluster for a kubelet client certificate of the new CA (%s), write it where %s names it and restart the kubelet\n", cred.cert.Subject.CommonName, k.KubeletConf)
-		} else if len(need) > 0 {
+		for _, p := range todo {
+			fmt.Fprintf(k.Out, "[rotate-ca] Would %s a kubelet %s certificate of the new CA (%s), write it where %s is and restart the kubelet\n", k.issuing("issue", "ask the cluster for"), p.what, p.cred.cert.Subject.CommonName, p.cred.where())
+		}
+		if len(todo) == 0 && len(need) > 0 {
 			fmt.Fprintf(k.Out, "[rotate-ca] Would restart the kubelet\n")
 		}
 		return nil
 	}
-	if !done {
-		certPEM, key, err := k.request(ctx, cred.cert, signing)
+	for _, p := range todo {
+		certPEM, key, err := k.request(ctx, p.cred.cert, signing, p.req)
 		if err != nil {
 			return err
 		}
-		if err := pending.write(append(need, Kubelet)); err != nil {
-			return fmt.Errorf("recording the restarts to make: %w", err)
+		if !slices.Contains(need, Kubelet) {
+			if err := pending.write(append(need, Kubelet)); err != nil {
+				return fmt.Errorf("recording the restarts to make: %w", err)
+			}
+			need = append(need, Kubelet)
 		}
-		need = append(need, Kubelet)
-		where, err := k.install(cred, certPEM, key)
+		where, err := k.install(p.cred, certPEM, key)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(k.Out, "[rotate-ca] Wrote the kubelet's client certificate of the new CA to %s\n", where)
+		fmt.Fprintf(k.Out, "[rotate-ca] Wrote the kubelet's %s certificate of the new CA to %s\n", p.what, where)
 	}
-	if done && len(need) == 0 {
-		fmt.Fprintf(k.Out, "[rotate-ca] The kubelet's client certificate is already of the CA that signs now (%s)\n", bootstraptoken.CACertHash(signing))
+	if len(todo) == 0 && len(need) == 0 {
+		fmt.Fprintf(k.Out, "[rotate-ca] The kubelet's certificates are already of the CA that signs now (%s)\n", bootstraptoken.CACertHash(signing))
 	}
 	if len(need) > 0 {
 		fmt.Fprintf(k.Out, "[rotate-ca] Restarting the kubelet\n")
@@ -171,6 +221,36 @@ func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) erro
 		}
 	}
 	return k.annotate(ctx, cred.cert.Subject.CommonName, KubeletClientCAAnnotation, bootstraptoken.CACertHash(signing))
+}
+
+// readServing is the kubelet's serving pair the cluster issued, beside its
+// rotated client pair; nil when it has none (by default the kubelet signs
+// its own serving certificate, which no CA rotation touches).
+func (k *KubeletCert) readServing(client *kubeletCred) (*kubeletCred, error) {
+	if client.embedded || filepath.Base(client.certFile) != kubeletClientPair {
+		return nil, nil
+	}
+	path := filepath.Join(filepath.Dir(client.certFile), kubeletServingPair)
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := ParseBundle(data)
+	if err != nil {
+		return nil, fmt.Errorf("the kubelet's serving certificate (%s): %w", path, err)
+	}
+	return &kubeletCred{cert: b[0], certFile: path, keyFile: path}, nil
+}
+
+// where names the file or kubeconfig the credential lies in.
+func (c *kubeletCred) where() string {
+	if c.embedded {
+		return c.cfgPath
+	}
+	return c.certFile
 }
 
 // RecordTrust records on this node's Node that its kubelet trusts cas.
@@ -189,12 +269,16 @@ func (k *KubeletCert) RecordTrust(ctx context.Context, cas Bundle) error {
 	return k.annotate(ctx, cred.cert.Subject.CommonName, TrustedAnnotation, strings.Join(hashes, ","))
 }
 
-// request has a certificate like cur, with a new key of cur's algorithm,
-// issued by signing.
-func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificate) ([]byte, crypto.Signer, error) {
+// request has a certificate like cur (a serving one when serving), with a
+// new key of cur's algorithm, issued by signing.
+func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificate, serving bool) ([]byte, crypto.Signer, error) {
+	what := "client"
+	if serving {
+		what = "serving"
+	}
 	alg, ok := pki.KeyAlgorithmOf(cur.PublicKey)
 	if !ok {
-		return nil, nil, fmt.Errorf("the kubelet's client certificate has a key of a kind kubeadm does not make")
+		return nil, nil, fmt.Errorf("the kubelet's %s certificate has a key of a kind kubeadm does not make", what)
 	}
 	newKey := k.NewKey
 	if newKey == nil {
@@ -204,7 +288,11 @@ func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificat
 	if err != nil {
 		return nil, nil, err
 	}
-	csr, err := pki.NewCSR(pki.CertSpec{CommonName: cur.Subject.CommonName, Organization: cur.Subject.Organization}, key)
+	spec := pki.CertSpec{CommonName: cur.Subject.CommonName, Organization: cur.Subject.Organization}
+	if serving {
+		spec.DNSNames, spec.IPs = cur.DNSNames, cur.IPAddresses
+	}
+	csr, err := pki.NewCSR(spec, key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,25 +302,34 @@ func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificat
 	}
 	ctx, cancel := context.WithTimeout(ctx, k.Timeout)
 	defer cancel()
-	fmt.Fprintf(k.Out, "[rotate-ca] Asking the cluster for a kubelet client certificate of the new CA (%s)\n", cur.Subject.CommonName)
+	fmt.Fprintf(k.Out, "[rotate-ca] %s a kubelet %s certificate of the new CA (%s)\n", k.issuing("Issuing, with this node's key of the new CA,", "Asking the cluster for"), what, cur.Subject.CommonName)
 	for {
-		certPEM, err := issue(ctx, pki.EncodeCSRPEM(csr), key)
+		certPEM, err := issue(ctx, Request{CSR: pki.EncodeCSRPEM(csr), Key: key, Serving: serving})
 		if err != nil {
-			return nil, nil, fmt.Errorf("asking for the kubelet's client certificate: %w", err)
+			return nil, nil, fmt.Errorf("asking for the kubelet's %s certificate: %w", what, err)
 		}
 		b, err := ParseBundle(certPEM)
 		if err != nil {
-			return nil, nil, fmt.Errorf("the issued kubelet client certificate: %w", err)
+			return nil, nil, fmt.Errorf("the issued kubelet %s certificate: %w", what, err)
 		}
 		if b[0].CheckSignatureFrom(signing) == nil {
 			return certPEM, key, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("the cluster still issues kubelet client certificates of another CA after %v: run the sign phase on the control-plane nodes first", k.Timeout)
+			return nil, nil, fmt.Errorf("the cluster still issues kubelet %s certificates of another CA after %v: run the sign phase on the control-plane nodes first", what, k.Timeout)
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// issuing is here when the certificate is issued on this node, else
+// cluster.
+func (k *KubeletCert) issuing(here, cluster string) string {
+	if k.IssuedHere {
+		return here
+	}
+	return cluster
 }
 
 func (k *KubeletCert) client(ctx context.Context) (kubernetes.Interface, error) {
@@ -243,18 +340,36 @@ func (k *KubeletCert) client(ctx context.Context) (kubernetes.Interface, error) 
 	return c, err
 }
 
-// issueThroughAPI asks for the certificate as the kubelet does.
-func (k *KubeletCert) issueThroughAPI(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error) {
+// issueThroughAPI asks for the certificate as the kubelet does. A serving
+// certificate waits for whoever approves the kubelets' serving requests;
+// the request's name is printed first so that an administrator who
+// approves them by hand knows which one.
+func (k *KubeletCert) issueThroughAPI(ctx context.Context, r Request) ([]byte, error) {
 	c, err := k.client(ctx)
 	if err != nil {
 		return nil, err
 	}
+	signer := kubeletClientSigner
 	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
-	name, uid, err := csrutil.RequestCertificateWithContext(ctx, c, csrPEM, "", kubeletClientSigner, nil, usages, key)
+	if r.Serving {
+		signer = kubeletServingSigner
+		usages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth}
+		if _, rsa := r.Key.Public().(*rsa.PublicKey); rsa {
+			usages = append(usages, certificatesv1.UsageKeyEncipherment)
+		}
+	}
+	name, uid, err := csrutil.RequestCertificateWithContext(ctx, c, r.CSR, "", signer, nil, usages, r.Key)
 	if err != nil {
 		return nil, err
 	}
-	return csrutil.WaitForCertificate(ctx, c, name, uid)
+	if r.Serving {
+		fmt.Fprintf(k.Out, "[rotate-ca] Waiting for the CertificateSigningRequest %s to be approved and signed (approve it with \"kubectl certificate approve %s\" if nothing in the cluster approves the kubelets' serving requests)\n", name, name)
+	}
+	cert, err := csrutil.WaitForCertificate(ctx, c, name, uid)
+	if err != nil && r.Serving {
+		return nil, fmt.Errorf("the CertificateSigningRequest %s was not approved and signed: %w", name, err)
+	}
+	return cert, err
 }
 
 // install writes the new pair where the kubelet's kubeconfig names its

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
@@ -98,16 +99,17 @@ func (p *ControlPlane) leftToSign(next map[string]*x509.Certificate) ([]string, 
 //     first (the current one stays accepted after it), and the API server
 //     and the controller manager restart to sign with it; the time is
 //     recorded in Folder/sa-signed;
-//  2. cluster-info lists the new cluster CA first: the CA that signs;
-//  3. every certificate and kubeconfig client certificate of this node
+//  2. every certificate and kubeconfig client certificate of this node
 //     that a rotated CA signed is re-issued by its new CA (etcd's and the
 //     API server's etcd client certificate among them, which etcd and the
 //     API server read again by themselves), and the components made to
 //     use them one at a time, by the automatic
 //     renewal's code (decision 008): its restarts, health waits and
 //     roll-back, and its record of the restarts owed;
-//  4. the kubelet gets a client certificate of the new CA (KubeletCert)
-//     and restarts, and its Node records it.
+//  3. the kubelet gets a client certificate of the new CA (KubeletCert)
+//     and restarts, and its Node records it;
+//  4. once every control-plane Node records it, cluster-info lists the
+//     new cluster CA first: the CA that signs, for the workers.
 //
 // The trust step must have run. Run again, it changes nothing.
 func (p *ControlPlane) Sign(ctx context.Context) error {
@@ -209,26 +211,19 @@ func (p *ControlPlane) sign(ctx context.Context, states []*CAState) error {
 			// After the restarts: the record is never earlier than the
 			// first token of the new key.
 			return err
+		} else if err := p.recordSASignedOnNode(ctx); err != nil {
+			return err
 		}
 		if p.DryRun {
 			left, err := p.leftToSign(next)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(p.Out, "[rotate-ca] Would list the new cluster CA first in the cluster-info ConfigMap\n")
+			fmt.Fprintf(p.Out, "[rotate-ca] Would list the new cluster CA first in the cluster-info ConfigMap once every control-plane node signs with it\n")
 			for _, name := range left {
 				fmt.Fprintf(p.Out, "[rotate-ca] Would re-issue %s with the new CA and have %s use it\n", name, orNobody(certrenewal.UsedBy(name)))
 			}
 			return p.kubelet().Renew(ctx, cluster.Next)
-		}
-		changed, err := updateClusterInfo(ctx, p.Client, func(cur Bundle) Bundle {
-			return bundleOf(append(Bundle{cluster.Next}, cur...)...)
-		})
-		if err != nil {
-			return err
-		}
-		if changed {
-			fmt.Fprintf(p.Out, "[rotate-ca] The cluster-info ConfigMap lists the new cluster CA first\n")
 		}
 		r := &certrenewal.Renewer{
 			Cfg:           p.Cfg,
@@ -246,6 +241,48 @@ func (p *ControlPlane) sign(ctx context.Context, states []*CAState) error {
 		if _, err := r.Run(ctx); err != nil {
 			return err
 		}
-		return p.kubelet().Renew(ctx, cluster.Next)
+		if err := p.kubelet().Renew(ctx, cluster.Next); err != nil {
+			return err
+		}
+		return p.listSignerFirst(ctx, cluster.Next)
 	})
+}
+
+// listSignerFirst lists next first in cluster-info once every
+// control-plane node signs with it: the workers' sign step reads there
+// that any controller manager, the leading one among them, signs their
+// kubelets' requests with the new CA (a kubelet may read only its own
+// Node, not the control-plane nodes' records).
+func (p *ControlPlane) listSignerFirst(ctx context.Context, next *x509.Certificate) error {
+	lagging, err := p.lagging(ctx, KubeletClientCAAnnotation, is(caHash(next)))
+	if err != nil {
+		return err
+	}
+	if len(lagging) > 0 {
+		fmt.Fprintf(p.Out, "[rotate-ca] The cluster-info ConfigMap lists the new cluster CA first once the control-plane nodes %v sign with it too: run this phase there\n", lagging)
+		return nil
+	}
+	changed, err := updateClusterInfo(ctx, p.Client, func(cur Bundle) Bundle {
+		return bundleOf(append(Bundle{next}, cur...)...)
+	})
+	if changed {
+		fmt.Fprintf(p.Out, "[rotate-ca] The cluster-info ConfigMap lists the new cluster CA first: the workers' sign phase may run\n")
+	}
+	return err
+}
+
+// recordSASignedOnNode copies the record of when the new service-account
+// key began to sign here to this node's Node, where the finish step of
+// every control-plane node reads the latest.
+func (p *ControlPlane) recordSASignedOnNode(ctx context.Context) error {
+	at, ok, err := p.SASignedAt()
+	if err != nil || !ok {
+		return err
+	}
+	k := p.kubelet()
+	cred, err := k.read()
+	if err != nil {
+		return err
+	}
+	return k.annotate(ctx, cred.cert.Subject.CommonName, SASignedAnnotation, at.UTC().Format(time.RFC3339))
 }

@@ -6,9 +6,11 @@ import (
 	"crypto"
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -551,5 +553,65 @@ func checkModes(t *testing.T, sa *SAState) {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: mode %v %v", p, fi.Mode(), err)
 		}
+	}
+}
+
+// A kubelet whose serving certificate the cluster CA issued
+// (serverTLSBootstrap) gets one of the new CA too, with the same names,
+// beside its client certificate and with the same one restart.
+func TestKubeletServingCert(t *testing.T) {
+	_, l := testNode(t)
+	ca, caKey, err := pki.LoadCertAndKey(l.CertDir, "ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := pki.NewPrivateKey("ECDSA-P256")
+	spec := pki.CertSpec{CommonName: "system:node:node1", Organization: []string{"system:nodes"}, DNSNames: []string{"node1"},
+		IPs: []net.IP{net.ParseIP("192.168.1.11")}, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, Validity: 1e15}
+	cert, err := pki.NewSignedCert(spec, key.Public(), ca, caKey, testNow())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, _ := pki.EncodeKeyPEM(key)
+	kp := filepath.Join(l.KubernetesDir, "kubelet-pki")
+	dated := filepath.Join(kp, "kubelet-server-2026-01-01-00-00-00.pem")
+	if err := os.WriteFile(dated, append(pki.EncodeCertPEM(cert), keyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serving := filepath.Join(kp, "kubelet-server-current.pem")
+	if err := os.Symlink(dated, serving); err != nil {
+		t.Fatal(err)
+	}
+	next, _ := pki.NewPrivateKey("ECDSA-P256")
+	nextCA, _ := pki.NewSelfSignedCA(pki.CertSpec{CommonName: "kubernetes", IsCA: true, Validity: 1e18}, next, testNow())
+	if err := pki.WriteCertAndKey(l.CertDir, "rotate-ca/signer", nextCA, next); err != nil {
+		t.Fatal(err)
+	}
+	restarts := 0
+	out := &bytes.Buffer{}
+	k := kubeletCert(l, newFakeCluster(t, l).client, func(context.Context) error { restarts++; return nil }, out)
+	k.DryRun = true
+	if err := k.Renew(context.Background(), nextCA); err != nil || !strings.Contains(out.String(), "Would ask the cluster for a kubelet serving certificate of the new CA (system:node:node1), write it where "+serving+" is") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	k.DryRun = false
+	if err := k.Renew(context.Background(), nextCA); err != nil || restarts != 1 {
+		t.Fatalf("%v, %d restarts\n%s", err, restarts, out)
+	}
+	target, _ := os.Readlink(serving)
+	got := mustBundle(t, serving)[0]
+	if filepath.Base(target) != "kubelet-server-2026-03-04-05-06-07.pem" || got.CheckSignatureFrom(nextCA) != nil {
+		t.Errorf("serving pair %s: signed by the new CA: %v", target, got.CheckSignatureFrom(nextCA))
+	}
+	if !slices.Equal(got.DNSNames, []string{"node1"}) || len(got.IPAddresses) != 1 || !got.IPAddresses[0].Equal(net.ParseIP("192.168.1.11")) ||
+		!slices.Equal(got.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}) || got.Subject.CommonName != "system:node:node1" {
+		t.Errorf("serving certificate: %s %v %v %v", got.Subject, got.DNSNames, got.IPAddresses, got.ExtKeyUsage)
+	}
+	if _, err := tls.LoadX509KeyPair(serving, serving); err != nil {
+		t.Errorf("the serving pair does not match: %v", err)
+	}
+	done := pkitest.Files(t, l.KubernetesDir)
+	if err := k.Renew(context.Background(), nextCA); err != nil || restarts != 1 || len(changed(done, pkitest.Files(t, l.KubernetesDir))) > 0 {
+		t.Errorf("second renew: %v, %d restarts", err, restarts)
 	}
 }

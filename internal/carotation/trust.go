@@ -268,6 +268,17 @@ func (p *ControlPlane) Trust(ctx context.Context) error {
 		if err := TrustInClusterInfo(ctx, p.Client, clusterWant, p.Out); err != nil {
 			return err
 		}
+		// The leading controller manager, maybe another node's, publishes
+		// its root CA file: the new CA is published once every
+		// control-plane node trusts it.
+		lagging, err := p.lagging(ctx, TrustedAnnotation, trusts(caHash(cluster.Next)))
+		if err != nil {
+			return err
+		}
+		if len(lagging) > 0 {
+			fmt.Fprintf(p.Out, "[rotate-ca] This node trusts the current and the new CAs; the cluster publishes them once the control-plane nodes %v do: run this phase there\n", lagging)
+			return p.kubelet().RecordTrust(ctx, clusterWant)
+		}
 		fmt.Fprintf(p.Out, "[rotate-ca] Waiting until every kube-root-ca.crt ConfigMap and extension-apiserver-authentication trust the new CAs\n")
 		if err := p.waitPublished(ctx, clusterWant, frontWant, holds); err != nil {
 			return err
@@ -567,5 +578,8 @@ func (p *ControlPlane) interval() time.Duration {
 func (p *ControlPlane) kubelet() *KubeletCert {
 	k := *p.Kubelet
 	k.DryRun, k.Out = p.DryRun, p.Out
+	if k.Issue == nil {
+		k.Issue, k.IssuedHere = p.localIssuer(), true
+	}
 	return &k
 }

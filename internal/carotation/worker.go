@@ -55,17 +55,30 @@ func (w *Worker) listed(ctx context.Context) (cur, listed Bundle, err error) {
 }
 
 // Sign gives the kubelet a client certificate of the CA that signs now,
-// the first CA cluster-info lists (the control-plane nodes' sign step put
-// it there), restarts it and records it on the Node (KubeletCert). Run
-// again, it changes nothing.
+// the first CA cluster-info lists (the last control-plane node's sign
+// step put it there), restarts it and records it on the Node
+// (KubeletCert). Run again, it changes nothing.
+//
+// The kubelet's trust lists the CAs in the order cluster-info listed
+// them at trust, the current CA first: while cluster-info still lists
+// that one first, some control-plane node has not signed yet, and its
+// controller manager, if it leads, would sign the kubelet's request with
+// the old CA. (A kubelet may read only its own Node, so the control-plane
+// Nodes' records are not for the worker to read.)
 func (w *Worker) Sign(ctx context.Context) error {
-	_, listed, err := w.listed(ctx)
+	cur, listed, err := w.listed(ctx)
 	if err != nil {
 		return err
 	}
 	if len(listed) < 2 {
 		fmt.Fprintf(w.Out, "[rotate-ca] cluster-info lists one CA: no rotation to sign for (run the trust and sign phases on the control-plane nodes first)\n")
 		return nil
+	}
+	if len(cur) < 2 {
+		return fmt.Errorf("%s trusts %d CA while cluster-info lists %d: run the trust phase on this node first", w.KubeletConf, len(cur), len(listed))
+	}
+	if listed[0].Equal(cur[0]) {
+		return fmt.Errorf("cluster-info does not list the new cluster CA first yet: run \"kubeadm certs rotate-ca phase sign\" on every control-plane node first")
 	}
 	return w.Kubelet.Renew(ctx, listed[0])
 }

@@ -24,11 +24,13 @@ import (
 // ---- certs rotate-ca ----
 
 type rotateCAOptions struct {
-	configPath string
-	certDir    string
-	kubeconfig string
-	dryRun     bool
-	dropOldSA  bool
+	configPath     string
+	certDir        string
+	kubeconfig     string
+	dryRun         bool
+	dropOldSA      bool
+	uploadCerts    bool
+	certificateKey string
 }
 
 func newRotateCACmd(streams Streams, env certsEnv) *cobra.Command {
@@ -50,10 +52,12 @@ ones and re-issue every certificate they sign (sign), then drop the old
 ones (finish).
 
 On a cluster of one node, run it once. With more nodes, each phase runs on
-every node before the next starts: copy the folder rotate-ca of the
-certificate folder to the other control-plane nodes after prepare, then run
-"phase trust", "phase sign" and "phase finish" on each node, control-plane
-nodes first. A phase that needs another node to catch up first says which.
+every node before the next starts: on the first control-plane node, prepare
+with --upload-certs stores the new CAs encrypted in the cluster and prints
+the certificate key; prepare with --certificate-key downloads them on each
+other control-plane node (or copy the folder rotate-ca of the certificate
+folder there by hand); then run "phase trust", "phase sign" and
+"phase finish" on each node, control-plane nodes first. A phase that needs another node to catch up first says which.
 Each phase looks at what the files and the cluster hold and changes only
 what is missing: run again, or after a crash, it carries on where it
 stopped. The API server reads the service-account keys and the etcd CA
@@ -66,7 +70,10 @@ it refuses, unless --drop-old-service-account-key-now.`,
   kubeadm certs rotate-ca
 
   # More nodes: on the first control-plane node
-  kubeadm certs rotate-ca phase prepare
+  kubeadm certs rotate-ca phase prepare --upload-certs
+  kubeadm certs rotate-ca phase trust
+  # on every other control-plane node, with the key prepare printed
+  kubeadm certs rotate-ca phase prepare --certificate-key <key>
   kubeadm certs rotate-ca phase trust
   # then "phase trust" on every other node; then, node by node,
   # control-plane nodes first, "phase sign", then "phase finish"
@@ -82,6 +89,8 @@ it refuses, unless --drop-old-service-account-key-now.`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "Kubeconfig file used to reach the cluster.")
 	f.BoolVar(&o.dryRun, "dry-run", false, "Change nothing; print what each phase would change.")
 	f.BoolVar(&o.dropOldSA, carotation.DropOldServiceAccountKeyFlag, false, "Let finish drop the old service-account public key within the hour after sign, instead of refusing: the tokens only it signed (of Pods whose kubelet has not replaced them yet, of Pods that asked for a longer lifetime, legacy token Secrets) stop working at once.")
+	f.BoolVar(&o.uploadCerts, "upload-certs", false, "Let prepare store the new CAs and service-account key in the Secret kube-system/"+carotation.SecretName+", encrypted with the certificate key, for the other control-plane nodes.")
+	f.StringVar(&o.certificateKey, "certificate-key", "", "Key (64 hexadecimal characters) that encrypts the new CAs with --upload-certs (a new one is printed when empty), or with which prepare downloads them on another control-plane node.")
 	runner.BindToCommand(cmd)
 	return cmd
 }
@@ -104,6 +113,8 @@ func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEn
 		Timeout:       v1beta4.DefaultControlPlaneComponentHealthCheck,
 
 		DropOldServiceAccountKey: o.dropOldSA,
+		UploadCerts:              o.uploadCerts,
+		CertificateKey:           o.certificateKey,
 	}
 	if controlPlane {
 		src := &clusterSource{kubeconfig: o.kubeconfig, client: env.clusterClient, out: streams.Out, prefix: "rotate-ca", certDir: o.certDir}

@@ -69,6 +69,24 @@ type UploadOptions struct {
 // owner with a fresh token, as upstream kubeadm does; the older owner
 // tokens expire on their own.
 func Upload(ctx context.Context, c kubernetes.Interface, opts UploadOptions) error {
+	if err := Store(ctx, c, SecretName, opts); err != nil {
+		return err
+	}
+	role, binding := RBAC()
+	if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().Roles(metav1.NamespaceSystem), role); err != nil {
+		return fmt.Errorf("storing Role %s/%s: %w", metav1.NamespaceSystem, RoleName, err)
+	}
+	if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().RoleBindings(metav1.NamespaceSystem), binding); err != nil {
+		return fmt.Errorf("storing RoleBinding %s/%s: %w", metav1.NamespaceSystem, RoleName, err)
+	}
+	return nil
+}
+
+// Store encrypts opts.Files with opts.Key into the kube-system Secret
+// name, owned by a new bootstrap token Secret that expires after TokenTTL
+// and grants nothing, as Upload does, without granting anyone a read:
+// only a cluster administrator reads it (Fetch).
+func Store(ctx context.Context, c kubernetes.Interface, name string, opts UploadOptions) error {
 	key, err := ParseKey(opts.Key)
 	if err != nil {
 		return err
@@ -96,19 +114,29 @@ func Upload(ctx context.Context, c kubernetes.Interface, opts UploadOptions) err
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("creating the owner token of Secret %s/%s: %w", metav1.NamespaceSystem, SecretName, err)
+		return fmt.Errorf("creating the owner token of Secret %s/%s: %w", metav1.NamespaceSystem, name, err)
 	}
-	if err := apiclient.CreateOrUpdate(ctx, c.CoreV1().Secrets(metav1.NamespaceSystem), certsSecret(data, owner)); err != nil {
-		return fmt.Errorf("storing Secret %s/%s: %w", metav1.NamespaceSystem, SecretName, err)
-	}
-	role, binding := RBAC()
-	if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().Roles(metav1.NamespaceSystem), role); err != nil {
-		return fmt.Errorf("storing Role %s/%s: %w", metav1.NamespaceSystem, RoleName, err)
-	}
-	if err := apiclient.CreateOrUpdate(ctx, c.RbacV1().RoleBindings(metav1.NamespaceSystem), binding); err != nil {
-		return fmt.Errorf("storing RoleBinding %s/%s: %w", metav1.NamespaceSystem, RoleName, err)
+	if err := apiclient.CreateOrUpdate(ctx, c.CoreV1().Secrets(metav1.NamespaceSystem), certsSecret(name, data, owner)); err != nil {
+		return fmt.Errorf("storing Secret %s/%s: %w", metav1.NamespaceSystem, name, err)
 	}
 	return nil
+}
+
+// Fetch reads the kube-system Secret name that Store wrote and decrypts
+// its entries with the hex-encoded key (Open). A missing Secret is an
+// error wrapping fs.ErrNotExist.
+func Fetch(ctx context.Context, c kubernetes.Interface, name, hexKey string) (map[string][]byte, error) {
+	if _, err := ParseKey(hexKey); err != nil {
+		return nil, err
+	}
+	secret, err := c.CoreV1().Secrets(metav1.NamespaceSystem).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("the Secret %s/%s does not exist (it is deleted %v after it was stored): %w", metav1.NamespaceSystem, name, TokenTTL, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", metav1.NamespaceSystem, name, err)
+	}
+	return Open(secret, hexKey)
 }
 
 // sealFiles reads and encrypts every file, refusing an external CA.
@@ -154,12 +182,12 @@ func ownerToken(token string, now time.Time) *corev1.Secret {
 	}
 }
 
-// certsSecret is the Secret holding the sealed files, owned by owner.
-func certsSecret(data map[string][]byte, owner *corev1.Secret) *corev1.Secret {
+// certsSecret is the Secret name holding the sealed files, owned by owner.
+func certsSecret(name string, data map[string][]byte, owner *corev1.Secret) *corev1.Secret {
 	yes := true
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      SecretName,
+			Name:      name,
 			Namespace: metav1.NamespaceSystem,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion:         "v1",

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,6 +74,16 @@ spec:
 // probing its Service from node from.
 func startProbe(t *testing.T, from, target *testbed.Node, tc *testbed.Toolchain) *probe {
 	t.Helper()
+	return startProbeOf(t, from, target, tc, fmt.Sprintf(probeWorkload, target.Name, testbed.WebserverImage), "/")
+}
+
+// startProbeOf is startProbe with the workload's manifest (a Deployment
+// and a Service named web) and the path asked for: "/api" makes each
+// probe a call of the web server's to the API server with its
+// service-account token. A failed probe's log line ends with the start of
+// the answer.
+func startProbeOf(t *testing.T, from, target *testbed.Node, tc *testbed.Toolchain, workload, path string) *probe {
+	t.Helper()
 	archive := filepath.Join(target.Dir, "webserver.tar")
 	if err := testbed.WriteWebserverArchive(archive, tc.Webserver); err != nil {
 		t.Fatal(err)
@@ -81,11 +92,11 @@ func startProbe(t *testing.T, from, target *testbed.Node, tc *testbed.Toolchain)
 		t.Fatal(err)
 	}
 	manifest := filepath.Join(from.Dir, "web.yaml")
-	writeFile(t, manifest, fmt.Sprintf(probeWorkload, target.Name, testbed.WebserverImage))
+	writeFile(t, manifest, workload)
 	kubectl(t, from, "apply", "-f", manifest)
 	kubectl(t, from, "-n", "default", "rollout", "status", "deployment/web", "--timeout=3m")
 	ip := strings.TrimSpace(kubectl(t, from, "-n", "default", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"))
-	url := "http://" + ip + "/"
+	url := "http://" + ip + path
 	eventually(t, time.Minute, "the web Service answering from "+from.Name, func() error {
 		r := run(t, from, "curl", "-sf", "-m", "2", url)
 		if r.Code != 0 || !strings.HasPrefix(r.Stdout, "ok ") {
@@ -97,11 +108,18 @@ func startProbe(t *testing.T, from, target *testbed.Node, tc *testbed.Toolchain)
 	p := &probe{from: from, log: filepath.Join(from.Dir, "probe.log"), stopFile: filepath.Join(from.Dir, "probe.stop"), done: make(chan error, 1)}
 	_ = os.Remove(p.stopFile)
 	_ = os.Remove(p.log)
+	body := filepath.Join(from.Dir, "probe.body")
+	// A call to the API server may wait for etcd (its handler gives up
+	// after 8 s): more time than for the web server's own answer.
+	limit := "2"
+	if path != "/" {
+		limit = "10"
+	}
 	script := fmt.Sprintf(`while [ ! -e %[1]s ]; do
-  c=$(curl -s -o /dev/null -m 2 -w '%%{http_code}' %[2]s)
-  echo "$(date +%%s.%%N) $c" >> %[3]s
+  c=$(curl -s -o %[4]s -m %[5]s -w '%%{http_code}' %[2]s)
+  if [ "$c" = 200 ]; then echo "$(date +%%s.%%N) $c"; else echo "$(date +%%s.%%N) $c $(head -c 300 %[4]s | tr '\n' ' ')"; fi >> %[3]s
   sleep 0.2
-done`, p.stopFile, url, p.log)
+done`, p.stopFile, url, p.log, body, limit)
 	p.cmd = from.Command(context.Background(), "sh", "-c", script)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting the probe on %s: %v", from.Name, err)
@@ -121,20 +139,22 @@ func (p *probe) count(skip int) (failed, total int, outages []string) {
 		first, last string
 		n           int
 		codes       = map[string]int{}
+		details     []string
 	)
 	closeOutage := func() {
 		if n == 0 {
 			return
 		}
-		outages = append(outages, fmt.Sprintf("%s for %s: %d probes %v", unixTime(first).Format("15:04:05.0"), unixTime(last).Sub(unixTime(first)).Round(100*time.Millisecond), n, codes))
-		n, codes = 0, map[string]int{}
+		outages = append(outages, fmt.Sprintf("%s for %s: %d probes %v %q", unixTime(first).Format("15:04:05.0"), unixTime(last).Sub(unixTime(first)).Round(100*time.Millisecond), n, codes, details))
+		n, codes, details = 0, map[string]int{}, nil
 	}
 	for i, l := range lines {
 		if i < skip || l == "" {
 			continue
 		}
 		total++
-		ts, code, _ := strings.Cut(l, " ")
+		ts, rest, _ := strings.Cut(l, " ")
+		code, detail, _ := strings.Cut(rest, " ")
 		if code == "200" {
 			closeOutage()
 			continue
@@ -146,6 +166,9 @@ func (p *probe) count(skip int) (failed, total int, outages []string) {
 		last = ts
 		n++
 		codes[code]++
+		if detail != "" && len(details) < 3 && !slices.Contains(details, detail) {
+			details = append(details, detail)
+		}
 	}
 	closeOutage()
 	return failed, total, outages

@@ -280,6 +280,11 @@ type apiLoop struct {
 	wg       sync.WaitGroup
 	tries    int
 	failures []string
+	// slowest is the longest call, made at slowestAt; slow lists the
+	// calls that took more than 3 s.
+	slowest   time.Duration
+	slowestAt time.Time
+	slow      []string
 }
 
 func startAPILoop(t *testing.T, n *testbed.Node) *apiLoop {
@@ -294,6 +299,13 @@ func startAPILoop(t *testing.T, n *testbed.Node) *apiLoop {
 			start := time.Now()
 			b, err := cmd.CombinedOutput()
 			l.tries++
+			took := time.Since(start)
+			if took > l.slowest {
+				l.slowest, l.slowestAt = took, start
+			}
+			if took > 3*time.Second {
+				l.slow = append(l.slow, fmt.Sprintf("%s took %v", start.Format("15:04:05.0"), took.Round(100*time.Millisecond)))
+			}
 			if err != nil || strings.TrimSpace(string(b)) != "True" {
 				l.failures = append(l.failures, start.Format("15:04:05.000")+": "+strings.TrimSpace(string(b))+" "+errString(err))
 			}

@@ -295,7 +295,7 @@ func signAndFinish(t *testing.T, n1, n2 *testbed.Node, loop *apiLoop, start time
 	for _, want := range []string{"Would write /etc/kubernetes/pki/ca.key (the key of the new Kubernetes cluster CA)",
 		"Would re-issue apiserver with the new CA and have kube-apiserver use it",
 		"Would re-issue etcd-server with the new CA and have etcd use it",
-		"Would ask the cluster for a kubelet client certificate of the new CA (system:node:node1)"} {
+		"Would issue a kubelet client certificate of the new CA (system:node:node1)"} {
 		if !strings.Contains(dry, want) {
 			t.Errorf("sign --dry-run does not say %q:\n%s", want, dry)
 		}

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -288,14 +287,14 @@ func createClusterInfo(ctx context.Context, t *testing.T, cp *controlplane.Contr
 // approvedKubeletCSR asks for a kubelet client certificate as the kubelet
 // does, approves it as an administrator (no kubelet RBAC here), and waits
 // for the controller manager to sign it with the CA it signs with now.
-func approvedKubeletCSR(cp *controlplane.ControlPlane) func(context.Context, []byte, crypto.Signer) ([]byte, error) {
-	return func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error) {
+func approvedKubeletCSR(cp *controlplane.ControlPlane) func(context.Context, carotation.Request) ([]byte, error) {
+	return func(ctx context.Context, r carotation.Request) ([]byte, error) {
 		c, err := cp.ClientFor(cp.SuperAdminKubeconfig())
 		if err != nil {
 			return nil, err
 		}
 		usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
-		name, uid, err := csrutil.RequestCertificateWithContext(ctx, c, csrPEM, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, usages, key)
+		name, uid, err := csrutil.RequestCertificateWithContext(ctx, c, r.CSR, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil, usages, r.Key)
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package rotatecaphases
 
 import (
 	"context"
-	"crypto"
 	"fmt"
 	"io"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
+	"github.com/kubeadm-go/kubeadm/internal/copycerts"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/workflow"
 )
@@ -45,12 +45,17 @@ type Data struct {
 	// has a kubelet client CSR signed (nil: through the kubelet's
 	// kubeconfig and the certificates API).
 	KubeletClient func(ctx context.Context) (kubernetes.Interface, error)
-	Issue         func(ctx context.Context, csrPEM []byte, key crypto.Signer) ([]byte, error)
+	Issue         func(ctx context.Context, r carotation.Request) ([]byte, error)
 	// Timeout bounds each wait.
 	Timeout time.Duration
 	// DropOldServiceAccountKey lets finish drop the old service-account
 	// key within the hour after sign.
 	DropOldServiceAccountKey bool
+	// UploadCerts makes prepare store the new CAs, encrypted with
+	// CertificateKey (a new one when empty), for the other control-plane
+	// nodes; there, CertificateKey makes prepare download them.
+	UploadCerts    bool
+	CertificateKey string
 }
 
 var common = []string{"config", "cert-dir", "kubeconfig", "dry-run"}
@@ -67,8 +72,12 @@ each with the subject of the current one, a new key and the configured CA
 validity, and a new service-account signing key (sa.key), in the folder
 rotate-ca of the certificate folder. Nothing uses them yet. A new CA or key
 already there is kept. Copy that folder to the other control-plane nodes before
-running the trust phase there.`,
-			InheritFlags: common,
+running the trust phase there, or store them with --upload-certs (encrypted
+with a certificate key, which it prints, for two hours, readable by cluster
+administrators) and run prepare with --certificate-key on the other
+control-plane nodes to download them. Prepare refuses to make other new CAs
+while the cluster shows a rotation begun elsewhere.`,
+			InheritFlags: append(slices.Clone(common), "upload-certs", "certificate-key"),
 			Run:          runPrepare,
 		},
 		{
@@ -88,7 +97,9 @@ CA that cluster-info lists, and the kubelet restarts. Run it on the
 control-plane nodes first.
 
 Nothing is signed by the new CAs yet, and nothing stops trusting the
-current ones.`,
+current ones. With several control-plane nodes, the cluster publishes the
+new CAs once every one of them trusts them: the last one's trust waits for
+that and restarts kube-proxy and the cluster DNS.`,
 			InheritFlags: common,
 			Run:          runTrust,
 		},
@@ -106,8 +117,10 @@ previous CAs signed is re-issued by the new ones, keeping its subject and
 names, and the components are made to use them one at a time, each healthy
 before the next, as "kubeadm certs renew expiring" does.
 
-On every node: the kubelet asks the cluster for a client certificate of the
-new CA, as its own rotation does, restarts on it, and its Node records it.
+On every node: the kubelet gets a client certificate of the new CA (on a
+control-plane node issued there with the new CA key, elsewhere asked of
+the cluster as the kubelet's own rotation does, once every control-plane
+node has signed), restarts on it, and its Node records it.
 
 Run it on the control-plane nodes first, then on every other node.`,
 			InheritFlags: common,
@@ -129,7 +142,12 @@ CAs alone, the phase waits until every kube-root-ca.crt ConfigMap does, and
 the rotation's folder is removed.
 
 On any other node (after the control-plane nodes): the kubelet trusts the
-new CA alone and restarts.`,
+new CA alone and restarts.
+
+With several control-plane nodes, the old service-account key is kept an
+hour after the latest control-plane node's sign, and only the last
+control-plane node to finish drops the old CAs from what the cluster
+publishes (the others would publish them again).`,
 			InheritFlags: append(slices.Clone(common), carotation.DropOldServiceAccountKeyFlag),
 			Run:          runFinish,
 		},
@@ -140,7 +158,63 @@ func runPrepare(ctx context.Context, d *Data) error {
 	if !d.ControlPlane {
 		return fmt.Errorf("this node runs no control plane (no %s): make the new CAs on a control-plane node", d.ManifestDir+"/kube-apiserver.yaml")
 	}
-	return carotation.Prepare(d.Cfg, d.CertDir, d.KeyOptions, d.DryRun, d.Out)
+	staged, err := carotation.Staged(d.Cfg, d.CertDir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !staged && d.CertificateKey != "" && !d.UploadCerts:
+		// Another control-plane node made them and stored them.
+		if d.DryRun {
+			fmt.Fprintf(d.Out, "[rotate-ca] Would download the new CAs and service-account key from the Secret kube-system/%s to %s\n", carotation.SecretName, d.Dir())
+			return nil
+		}
+		c, err := d.Client(ctx)
+		if err != nil {
+			return err
+		}
+		return carotation.Download(ctx, c, d.Cfg, d.CertDir, d.CertificateKey, d.Out)
+	case !staged:
+		// Another control-plane node may have begun: its new CAs are to
+		// be copied here, not replaced by others.
+		c, err := d.Client(ctx)
+		if err != nil {
+			return err
+		}
+		if err := carotation.CheckNoRotation(ctx, c); err != nil {
+			return err
+		}
+	}
+	if err := carotation.Prepare(d.Cfg, d.CertDir, d.KeyOptions, d.DryRun, d.Out); err != nil {
+		return err
+	}
+	if !d.UploadCerts {
+		return nil
+	}
+	if d.DryRun {
+		fmt.Fprintf(d.Out, "[rotate-ca] Would store the new CAs and service-account key, encrypted, in the Secret kube-system/%s\n", carotation.SecretName)
+		return nil
+	}
+	key := d.CertificateKey
+	if key == "" {
+		if key, err = copycerts.NewKey(); err != nil {
+			return err
+		}
+	}
+	c, err := d.Client(ctx)
+	if err != nil {
+		return err
+	}
+	at := time.Now()
+	if d.KeyOptions.Now != nil {
+		at = d.KeyOptions.Now()
+	}
+	if err := carotation.Upload(ctx, c, d.Cfg, d.CertDir, key, at); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.Out, "[rotate-ca] Stored the new CAs and service-account key, encrypted, in the Secret kube-system/%s for %v. On every other control-plane node, run \"kubeadm certs rotate-ca phase prepare --certificate-key <key>\" (or the whole command with that flag) to download them.\n", carotation.SecretName, copycerts.TokenTTL)
+	fmt.Fprintf(d.Out, "[rotate-ca] Using certificate key:\n%s\n", key)
+	return nil
 }
 
 func runTrust(ctx context.Context, d *Data) error {
