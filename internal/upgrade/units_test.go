@@ -413,3 +413,45 @@ func TestHostUnitsRollbackWaitsForLeaders(t *testing.T) {
 		})
 	}
 }
+
+// An upgraded controller manager or scheduler is up once its Lease is
+// renewed after its restart; one that does not lead in time fails the
+// upgrade like one that is not healthy, and is rolled back.
+func TestHostUnitsApplyWaitsForLeaders(t *testing.T) {
+	for _, leading := range []bool{true, false} {
+		t.Run(fmt.Sprintf("leading %v", leading), func(t *testing.T) {
+			f, s, out := runningOld(t)
+			var read []string
+			c := leaseReactor(func(name string) (runtime.Object, error) {
+				read = append(read, name)
+				if leading {
+					return lease(name, "node1_new", time.Now()), nil
+				}
+				return lease(name, "node1_old", time.Now().Add(-time.Minute)), nil
+			})
+			s.Leaders = &Leaders{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/units]"}
+			err := s.Apply(context.Background(), testUnits(t, "new"))
+			if leading {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := slices.Compact(read); !slices.Equal(got, []string{"kube-controller-manager", "kube-scheduler"}) {
+					t.Errorf("Leases read %q, want the controller manager's then the scheduler's", got)
+				}
+				if !strings.Contains(out.String(), `[upgrade/units] kube-controller-manager leads ("node1_new" holds kube-system/kube-controller-manager) after `) {
+					t.Errorf("the output does not say the controller manager leads:\n%s", out)
+				}
+				return
+			}
+			var ce *ComponentError
+			if !errors.As(err, &ce) || ce.Component != hostprocess.KubeControllerManager || !strings.Contains(ce.Err.Error(), "kube-controller-manager does not lead: not within 50ms") {
+				t.Fatalf("Apply: %v", err)
+			}
+			for _, c := range hostprocess.Components() {
+				if f.program(c) != "/old/"+c {
+					t.Errorf("%s runs %q after the rollback", c, f.program(c))
+				}
+			}
+		})
+	}
+}

@@ -534,6 +534,16 @@ func TestHostProcessUpgradeRollback(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("upgrade apply right after the rollback: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
+		// The upgraded controller manager and scheduler lead before
+		// the apply goes on.
+		for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
+			if !strings.Contains(r.Stdout, "[upgrade/units] "+c+" leads (") {
+				t.Errorf("the apply did not wait for %s to lead:\n%s", c, r.Stdout)
+			}
+		}
+		for _, l := range regexp.MustCompile(`(?m)^.*(upgraded and healthy after|leads \().*$`).FindAllString(r.Stdout, -1) {
+			t.Log(l)
+		}
 		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+newV+`"`) {
 			t.Errorf("the API server is not at %s after the apply:\n%s", newV, out)
 		}
