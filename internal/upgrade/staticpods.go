@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,7 +78,12 @@ type StaticPods struct {
 	// back when EtcdData.RestoreDue says so, after the kubelet stopped
 	// etcd.
 	EtcdData *EtcdData
-	Out      io.Writer
+	// Leaders, when set, waits at the end of a rollback that put etcd's
+	// data back or restored the controller manager's or the scheduler's
+	// manifest until each leads again (see Leaders). Upstream's rollback
+	// does not wait; its next apply can fail its CreateJob check.
+	Leaders *Leaders
+	Out     io.Writer
 
 	changed     []changed
 	probeClient *http.Client
@@ -244,6 +250,7 @@ func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 		data      []byte
 	}
 	var waits []restored
+	dataRestored := false
 	for i := len(s.changed) - 1; i >= 0; i-- {
 		c := s.changed[i]
 		path := staticpod.ManifestPath(s.ManifestDir, c.component)
@@ -264,6 +271,8 @@ func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 				restore = false
 			} else if err := s.EtcdData.Restore(); err != nil {
 				errs = append(errs, err)
+			} else {
+				dataRestored = true
 			}
 		}
 		since := time.Now()
@@ -281,8 +290,34 @@ func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 		}
 		fmt.Fprintf(s.Out, "[upgrade/staticpods] %q is running its previous manifest again\n", w.component)
 	}
+	if dataRestored || slices.ContainsFunc(waits, func(w restored) bool { return electsLeader(w.component) }) {
+		if err := s.waitLeaders(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	s.changed = nil
 	return errors.Join(errs...)
+}
+
+// waitLeaders waits until the controller manager and the scheduler of
+// this node (as their manifests name their Leases) lead again.
+func (s *StaticPods) waitLeaders(ctx context.Context) error {
+	if s.Leaders == nil {
+		return nil
+	}
+	var installed []string
+	for _, c := range []string{staticpod.KubeControllerManager, staticpod.KubeScheduler} {
+		if _, err := os.Stat(staticpod.ManifestPath(s.ManifestDir, c)); err == nil {
+			installed = append(installed, c)
+		}
+	}
+	return s.Leaders.waitNode(ctx, installed, func(c string) ([]string, error) {
+		pod, err := staticpod.ReadManifest(staticpod.ManifestPath(s.ManifestDir, c))
+		if err != nil {
+			return nil, err
+		}
+		return append(slices.Clone(pod.Spec.Containers[0].Command), pod.Spec.Containers[0].Args...), nil
+	})
 }
 
 // stopPod removes component's manifest, so that the kubelet stops its

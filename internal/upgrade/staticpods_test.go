@@ -12,6 +12,12 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
@@ -487,10 +493,11 @@ func TestStaticPodsApplyWaitsForAPIServerAfterEtcd(t *testing.T) {
 // its data.
 func TestStaticPodsRollbackEtcdData(t *testing.T) {
 	for _, tc := range []struct {
-		members int
-		want    string
-	}{{1, "old"}, {3, "new"}} {
-		t.Run(fmt.Sprintf("%d members", tc.members), func(t *testing.T) {
+		members  int
+		want     string
+		noLeader bool // the Leases keep the restored holder
+	}{{1, "old", false}, {3, "new", false}, {1, "old", true}} {
+		t.Run(fmt.Sprintf("%d members, no leader %v", tc.members, tc.noLeader), func(t *testing.T) {
 			f := newStaticPodsFixture(t)
 			const etcdPort = 2381
 			f.old["etcd"] = podManifest("etcd", "3.6.8-0", etcdPort)
@@ -520,11 +527,32 @@ func TestStaticPodsRollbackEtcdData(t *testing.T) {
 				}
 				return nil
 			}
+			// After a restore, the rollback waits for the controller
+			// manager and the scheduler to lead again.
+			reads := 0
+			c := fake.NewClientset()
+			c.PrependReactor("get", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				reads++
+				renewed := time.Now()
+				if tc.noLeader {
+					renewed = renewed.Add(-time.Minute)
+				}
+				holder := "node1_x"
+				return true, &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &metav1.MicroTime{Time: renewed}}}, nil
+			})
+			sp.Leaders = &upgrade.Leaders{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: &f.out}
 			ms := append([]upgrade.Manifest{{Component: "etcd", Data: f.new["etcd"]}}, f.manifests(f.new)...)
 			err := sp.Apply(context.Background(), ms)
 			var ce *upgrade.ComponentError
-			if !errors.As(err, &ce) || ce.Component != "kube-apiserver" || ce.RollbackErr != nil {
+			if tc.noLeader {
+				if !errors.As(err, &ce) || ce.RollbackErr == nil || !strings.Contains(ce.RollbackErr.Error(), "kube-controller-manager does not lead: not within 50ms") {
+					t.Fatalf("Apply = %v, want a rollback that names the controller manager not leading", err)
+				}
+			} else if !errors.As(err, &ce) || ce.Component != "kube-apiserver" || ce.RollbackErr != nil {
 				t.Fatalf("Apply = %v, want a *ComponentError for kube-apiserver and a rollback that worked\n%s", err, f.out.String())
+			}
+			if wantReads := tc.want == "old"; (reads > 0) != wantReads {
+				t.Errorf("%d reads of the Leases, want some: %v", reads, wantReads)
 			}
 			if got := upgrade.EtcdDataOf(sp.EtcdData.DataDir); got != tc.want {
 				t.Errorf("etcd's data is %q after the rollback, want %q", got, tc.want)

@@ -35,7 +35,9 @@ type Unit struct {
 // one node, one component at a time, with the guarantees of StaticPods:
 // each old unit is copied to BackupDir, the new one written and its
 // service restarted, and the process watched until it runs the new
-// command line and answers its health endpoint; after etcd, this node's
+// command line and answers its health endpoint (and, for the controller
+// manager and the scheduler, until their Lease is renewed after the
+// restart, when Leaders is set); after etcd, this node's
 // API server must serve again before the next component goes down. When
 // one component does not come up, every unit changed so far is restored
 // byte for byte (newest first), restarted and waited for.
@@ -59,7 +61,13 @@ type HostUnits struct {
 	// RestartKubelet, when set, restarts this node's kubelet after
 	// etcd's data was put back (see Rollback).
 	RestartKubelet func(ctx context.Context)
-	Out            io.Writer
+	// Leaders, when set, waits after the restart of the controller
+	// manager or the scheduler, and at the end of a rollback that put
+	// etcd's data back or restarted one of them, until each of this
+	// node's leader-electing components leads again (see Leaders): the
+	// control plane works when Apply or Rollback returns.
+	Leaders *Leaders
+	Out     io.Writer
 
 	changed     []changedUnit
 	urls        map[string]string // component → HealthURL, of Apply's units
@@ -131,10 +139,14 @@ func (s *HostUnits) apply(ctx context.Context, u Unit) error {
 		// An earlier run wrote the unit and stopped before the restart:
 		// there is no older unit to go back to from here.
 		fmt.Fprintf(s.Out, "[upgrade/units] The unit %s is up to date but its process does not run it yet: restarting it\n", unit)
+		start := time.Now()
 		if err := s.Units.Start(ctx, u.Component, true); err != nil {
 			return err
 		}
-		return s.waitRunning(ctx, u.Component, want, u.HealthURL)
+		if err := s.waitRunning(ctx, u.Component, want, u.HealthURL); err != nil {
+			return err
+		}
+		return s.waitLeading(ctx, u.Component, want, start)
 	}
 	fmt.Fprintf(s.Out, "[upgrade/units] Preparing the upgrade of %q\n", u.Component)
 	if err := os.MkdirAll(s.BackupDir, 0o700); err != nil {
@@ -163,7 +175,22 @@ func (s *HostUnits) apply(ctx context.Context, u Unit) error {
 		return err
 	}
 	fmt.Fprintf(s.Out, "[upgrade/units] %q upgraded and healthy after %v\n", u.Component, time.Since(start).Round(100*time.Millisecond))
-	return nil
+	return s.waitLeading(ctx, u.Component, want, start)
+}
+
+// waitLeading waits, for a leader-electing component restarted at since
+// with the command line argv, until its Lease is renewed after that: the
+// controller manager does not give its Lease up when it stops, so the new
+// process waits out a lease duration before it leads.
+func (s *HostUnits) waitLeading(ctx context.Context, component string, argv []string, since time.Time) error {
+	if s.Leaders == nil || !electsLeader(component) {
+		return nil
+	}
+	l, ok := LeaderOf(component, argv)
+	if !ok {
+		return nil
+	}
+	return s.Leaders.Wait(ctx, []Leader{l}, since)
 }
 
 // unitArgv is the command line a unit's content runs.
@@ -252,8 +279,33 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 			errs = append(errs, err)
 		}
 	}
+	if restored || slices.ContainsFunc(waits, func(c changedUnit) bool { return electsLeader(c.component) }) {
+		if err := s.waitLeaders(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	s.changed = nil
 	return errors.Join(errs...)
+}
+
+// waitLeaders waits until each of this node's leader-electing components
+// (as its unit's command line names its Lease) leads again.
+func (s *HostUnits) waitLeaders(ctx context.Context) error {
+	if s.Leaders == nil {
+		return nil
+	}
+	installed, err := s.Units.Installed()
+	if err != nil {
+		return fmt.Errorf("listing this node's units to wait for their leader election: %w", err)
+	}
+	return s.Leaders.waitNode(ctx, installed, func(c string) ([]string, error) {
+		path := hostprocess.UnitPath(s.Units.Root, c)
+		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+		if err != nil {
+			return nil, err
+		}
+		return unitArgv(path, data, c)
+	})
 }
 
 // restartOthers restarts, once etcd's data was put back, this node's

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 )
@@ -356,6 +357,100 @@ func TestHostUnitsRollbackEtcdData(t *testing.T) {
 			stopped := slices.Contains(f.calls, "systemctl stop etcd.service")
 			if stopped != (tc.want == "old") {
 				t.Errorf("etcd stopped: %v, want %v (calls %q)", stopped, tc.want == "old", f.calls)
+			}
+		})
+	}
+}
+
+// A rollback that restarted the controller manager or the scheduler, or
+// put etcd's data back, returns once both lead again, and fails naming
+// those that do not; one that touched neither reads no Lease.
+func TestHostUnitsRollbackWaitsForLeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		sick      string
+		members   int
+		renewed   bool
+		wantReads bool
+		wantErr   string
+	}{
+		{name: "controller manager restored, leaders renew", sick: "/new/kube-controller-manager", members: 3, renewed: true, wantReads: true},
+		{name: "controller manager restored, no leader", sick: "/new/kube-controller-manager", members: 3, wantReads: true,
+			wantErr: `kube-controller-manager does not lead: not within 50ms: the Lease kube-system/kube-controller-manager is held by "node1_old"`},
+		{name: "data put back, no leader", sick: "/new/kube-apiserver", members: 1, wantReads: true, wantErr: "kube-scheduler does not lead: "},
+		{name: "API server restored, data kept", sick: "/new/kube-apiserver", members: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, s, out := runningOld(t)
+			f.sick[tc.sick] = true
+			s.EtcdData = EtcdDataFixture(t, tc.members)
+			reads := 0
+			c := leaseReactor(func(name string) (runtime.Object, error) {
+				reads++
+				if tc.renewed {
+					return lease(name, "node1_new", time.Now()), nil
+				}
+				return lease(name, "node1_old", time.Now().Add(-time.Minute)), nil
+			})
+			s.Leaders = &Leaders{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/units]"}
+			err := s.Apply(context.Background(), testUnits(t, "new"))
+			var ce *ComponentError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Apply: %v", err)
+			}
+			switch {
+			case tc.wantErr == "" && ce.RollbackErr != nil:
+				t.Errorf("the rollback failed: %v", ce.RollbackErr)
+			case tc.wantErr != "" && (ce.RollbackErr == nil || !strings.Contains(ce.RollbackErr.Error(), tc.wantErr)):
+				t.Errorf("rollback error %v, want one containing %q", ce.RollbackErr, tc.wantErr)
+			}
+			if (reads > 0) != tc.wantReads {
+				t.Errorf("%d reads of the Leases, want some: %v", reads, tc.wantReads)
+			}
+			if tc.renewed && !strings.Contains(out.String(), `[upgrade/units] kube-scheduler leads ("node1_new" holds kube-system/kube-scheduler)`) {
+				t.Errorf("the output does not say the scheduler leads:\n%s", out)
+			}
+		})
+	}
+}
+
+// An upgraded controller manager or scheduler is up once its Lease is
+// renewed after its restart; one that does not lead in time fails the
+// upgrade like one that is not healthy, and is rolled back.
+func TestHostUnitsApplyWaitsForLeaders(t *testing.T) {
+	for _, leading := range []bool{true, false} {
+		t.Run(fmt.Sprintf("leading %v", leading), func(t *testing.T) {
+			f, s, out := runningOld(t)
+			var read []string
+			c := leaseReactor(func(name string) (runtime.Object, error) {
+				read = append(read, name)
+				if leading {
+					return lease(name, "node1_new", time.Now()), nil
+				}
+				return lease(name, "node1_old", time.Now().Add(-time.Minute)), nil
+			})
+			s.Leaders = &Leaders{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/units]"}
+			err := s.Apply(context.Background(), testUnits(t, "new"))
+			if leading {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := slices.Compact(read); !slices.Equal(got, []string{"kube-controller-manager", "kube-scheduler"}) {
+					t.Errorf("Leases read %q, want the controller manager's then the scheduler's", got)
+				}
+				if !strings.Contains(out.String(), `[upgrade/units] kube-controller-manager leads ("node1_new" holds kube-system/kube-controller-manager) after `) {
+					t.Errorf("the output does not say the controller manager leads:\n%s", out)
+				}
+				return
+			}
+			var ce *ComponentError
+			if !errors.As(err, &ce) || ce.Component != hostprocess.KubeControllerManager || !strings.Contains(ce.Err.Error(), "kube-controller-manager does not lead: not within 50ms") {
+				t.Fatalf("Apply: %v", err)
+			}
+			for _, c := range hostprocess.Components() {
+				if f.program(c) != "/old/"+c {
+					t.Errorf("%s runs %q after the rollback", c, f.program(c))
+				}
 			}
 		})
 	}

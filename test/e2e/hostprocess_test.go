@@ -455,8 +455,11 @@ func TestHostProcessUpgrade(t *testing.T) {
 // and etcd's data too, as etcd is its cluster's only member and the
 // previous minor version does not start on the data the new one
 // converted, then restarts the node's other units and its kubelet, which
-// hold state newer than the restored data. Objects written before the
-// upgrade are read after it.
+// hold state newer than the restored data, and waits until the controller
+// manager and the scheduler lead again. Objects written before the
+// upgrade are read after it, and an apply run at once after the rollback,
+// with the API server program fixed, succeeds (its preflight's Job runs
+// only once a controller manager and a scheduler lead).
 func TestHostProcessUpgradeRollback(t *testing.T) {
 	u := newHostProcessUpgrade(t, "e2ehpr")
 	to, oldV, newV, oldEtcd := u.to, u.oldV, u.newV, u.oldEtcd
@@ -489,7 +492,8 @@ func TestHostProcessUpgradeRollback(t *testing.T) {
 			"[upgrade/etcd] etcd's data was put back from \"/etc/kubernetes/tmp/kubeadm-backup-etcd-", "\"etcd\" runs its previous unit again", "\"kube-apiserver\" runs its previous unit again",
 			"[upgrade/units] Restarting kube-controller-manager.service, which holds state newer than etcd's restored data",
 			"[upgrade/units] Restarting kube-scheduler.service, which holds state newer than etcd's restored data",
-			"[upgrade/units] Restarting the kubelet, which holds state newer than etcd's restored data"} {
+			"[upgrade/units] Restarting the kubelet, which holds state newer than etcd's restored data",
+			"[upgrade/units] kube-controller-manager leads (", "[upgrade/units] kube-scheduler leads ("} {
 			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("the upgrade did not print %q:\n%s", want, r.Stdout)
 			}
@@ -515,8 +519,53 @@ func TestHostProcessUpgradeRollback(t *testing.T) {
 		if out := mustRun(t, n1, "sh", "-c", "ls -d /var/lib/etcd.failed-*"); strings.TrimSpace(out) == "" {
 			t.Error("the data the new etcd wrote was not kept aside")
 		}
+		for _, l := range regexp.MustCompile(`(?m)^.*(Waiting up to .* to lead|leads \().*$`).FindAllString(r.Stdout, -1) {
+			t.Log(l)
+		}
+	})
+	t.Run("an apply right after the rollback succeeds", func(t *testing.T) {
+		t.Logf("the Leases after the rollback:\n%s", kubectl(t, n1, "-n", "kube-system", "get", "leases", "kube-controller-manager", "kube-scheduler",
+			"-o", "custom-columns=NAME:.metadata.name,HOLDER:.spec.holderIdentity,ACQUIRED:.spec.acquireTime,RENEWED:.spec.renewTime,TRANSITIONS:.spec.leaseTransitions"))
+		for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
+			t.Logf("what %s logged about its Lease:\n%s", c, leaseLog(t, n1, c))
+		}
+		r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+		t.Logf("the upgrade apply after the rollback ended after %v with exit %d", r.Took.Round(100*time.Millisecond), r.Code)
+		if r.Code != 0 {
+			t.Fatalf("upgrade apply right after the rollback: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		// The upgraded controller manager and scheduler lead before
+		// the apply goes on.
+		for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
+			if !strings.Contains(r.Stdout, "[upgrade/units] "+c+" leads (") {
+				t.Errorf("the apply did not wait for %s to lead:\n%s", c, r.Stdout)
+			}
+		}
+		for _, l := range regexp.MustCompile(`(?m)^.*(upgraded and healthy after|leads \().*$`).FindAllString(r.Stdout, -1) {
+			t.Log(l)
+		}
+		if out := kubectl(t, n1, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "`+newV+`"`) {
+			t.Errorf("the API server is not at %s after the apply:\n%s", newV, out)
+		}
 	})
 	t.Logf("the whole test: %v", time.Since(u.start).Round(time.Second))
+}
+
+// leaseLog is what component's log (as the test bed keeps it) says about
+// leader election: its launches and its Lease, the last lines.
+func leaseLog(t *testing.T, n *testbed.Node, component string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(n.LogDir(), component+".service"))
+	if err != nil {
+		return err.Error()
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "==== ") || strings.Contains(l, "lease") {
+			lines = append(lines, l[:min(len(l), 200)])
+		}
+	}
+	return strings.Join(lines[max(0, len(lines)-12):], "\n")
 }
 
 // editClusterConfiguration changes the ClusterConfiguration kept in the

@@ -149,7 +149,8 @@ func runHostProcesses(ctx context.Context, d *Data) error {
 		RestartKubelet: func(ctx context.Context) {
 			kubelet.NewService(d.Service, d.Out).Restart(ctx)
 		},
-		Out: d.Out,
+		Leaders: &upgrade.Leaders{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/units]"},
+		Out:     d.Out,
 	}
 	if err := hu.Apply(ctx, units); err != nil {
 		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)

@@ -257,6 +257,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 		Timeout:     timeout,
 		Runtime:     rt,
 		EtcdData:    etcdData,
+		Leaders:     &upgrade.Leaders{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/staticpods]"},
 		Out:         d.Out,
 	}
 	if err := sp.Apply(ctx, manifests); err != nil {
@@ -443,6 +444,15 @@ func renewAdminKubeconfigs(d *Data) {
 			fmt.Fprintf(d.Err, "[upgrade] WARNING: renewing %s: %v\n", file, err)
 		}
 	}
+}
+
+// healthCheckTimeout is timeouts.controlPlaneComponentHealthCheck, or its
+// default.
+func healthCheckTimeout(d *Data) time.Duration {
+	if to := d.Upgrade.Timeouts; to != nil && to.ControlPlaneComponentHealthCheck != nil && to.ControlPlaneComponentHealthCheck.Duration > 0 {
+		return to.ControlPlaneComponentHealthCheck.Duration
+	}
+	return v1beta4.DefaultControlPlaneComponentHealthCheck
 }
 
 // upgradeTimeout is timeouts.upgradeManifests, or its default.

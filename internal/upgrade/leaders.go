@@ -1,0 +1,165 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Leader is the Lease a component competes for in leader election
+// (kube-controller-manager, kube-scheduler).
+type Leader struct {
+	Component string
+	Namespace string
+	Name      string
+}
+
+func (l Leader) String() string { return l.Namespace + "/" + l.Name }
+
+// LeaderOf reads from component's command line the Lease it competes for:
+// kube-system/<component> unless --leader-elect-resource-namespace or
+// --leader-elect-resource-name say otherwise. ok is false when
+// --leader-elect is off (the component then leads without a Lease). A
+// Lease named only in a --config file is not seen: the default is assumed.
+func LeaderOf(component string, argv []string) (l Leader, ok bool) {
+	l = Leader{Component: component, Namespace: metav1.NamespaceSystem, Name: component}
+	ok = true
+	for _, a := range argv {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		switch name {
+		case "leader-elect":
+			if !hasValue {
+				ok = true
+			} else if b, err := strconv.ParseBool(value); err == nil {
+				ok = b
+			}
+		case "leader-elect-resource-namespace":
+			l.Namespace = value
+		case "leader-elect-resource-name":
+			l.Name = value
+		}
+	}
+	return l, ok
+}
+
+// Leaders waits until components restarted by an upgrade or its rollback
+// lead again. A restarted component finds its Lease held by the identity
+// of its previous process (or, after etcd's data was put back, by the one
+// in that data) and, as client-go's leader election does, waits a whole
+// lease duration from when it first read that record before it takes
+// over, whatever the record's renewTime says: until then no controller
+// runs or no Pod is scheduled. A Lease renewed after the wait began shows
+// that some process (this node's or another's) leads now.
+type Leaders struct {
+	Client kubernetes.Interface
+	// Timeout bounds the wait for each Lease
+	// (timeouts.controlPlaneComponentHealthCheck).
+	Timeout time.Duration
+	// Interval separates two reads of a Lease (0: 500ms).
+	Interval time.Duration
+	// Now is the clock renewTime is compared with (nil: time.Now).
+	Now    func() time.Time
+	Out    io.Writer
+	Prefix string // the output's "[upgrade/…]" tag
+}
+
+// Wait waits, for each of leaders in turn, until its Lease names a holder
+// and was renewed after since. It fails naming the Lease, its holder and
+// its renewTime when Timeout passes first.
+func (w Leaders) Wait(ctx context.Context, leaders []Leader, since time.Time) error {
+	var errs []error
+	for _, l := range leaders {
+		if err := w.wait(ctx, l, since); err != nil {
+			errs = append(errs, fmt.Errorf("%s does not lead: %w", l.Component, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// electsLeader tells the control-plane components that take part in
+// leader election (the names are the same for units and manifests).
+func electsLeader(component string) bool {
+	return component == "kube-controller-manager" || component == "kube-scheduler"
+}
+
+// waitNode waits, for those of installed that elect a leader, until each
+// leads again (a nil w waits for nothing): argv reads the command line
+// that names the component's Lease (its unit's or its manifest's).
+func (w *Leaders) waitNode(ctx context.Context, installed []string, argv func(component string) ([]string, error)) error {
+	if w == nil {
+		return nil
+	}
+	since := w.now()
+	var leaders []Leader
+	var errs []error
+	for _, c := range installed {
+		if !electsLeader(c) {
+			continue
+		}
+		a, err := argv(c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading the Lease %s competes for: %w", c, err))
+			continue
+		}
+		if l, ok := LeaderOf(c, a); ok {
+			leaders = append(leaders, l)
+		}
+	}
+	errs = append(errs, w.Wait(ctx, leaders, since))
+	return errors.Join(errs...)
+}
+
+func (w Leaders) wait(ctx context.Context, l Leader, since time.Time) error {
+	now := w.now()
+	fmt.Fprintf(w.Out, "%s Waiting up to %v for %s to lead: its Lease %s renewed after %s\n",
+		w.Prefix, w.Timeout, l.Component, l, since.UTC().Format(time.RFC3339))
+	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
+	defer cancel()
+	var last error
+	for {
+		lease, err := w.Client.CoordinationV1().Leases(l.Namespace).Get(ctx, l.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			last = fmt.Errorf("the Lease %s does not exist", l)
+		case err != nil:
+			last = fmt.Errorf("reading the Lease %s: %w", l, err)
+		default:
+			holder, renewed := "", time.Time{}
+			if lease.Spec.HolderIdentity != nil {
+				holder = *lease.Spec.HolderIdentity
+			}
+			if lease.Spec.RenewTime != nil {
+				renewed = lease.Spec.RenewTime.Time
+			}
+			if holder != "" && renewed.After(since) {
+				fmt.Fprintf(w.Out, "%s %s leads (%q holds %s) after %v\n",
+					w.Prefix, l.Component, holder, l, w.now().Sub(now).Round(100*time.Millisecond))
+				return nil
+			}
+			last = fmt.Errorf("the Lease %s is held by %q, last renewed at %s", l, holder, renewed.UTC().Format(time.RFC3339Nano))
+		}
+		select {
+		case <-ctx.Done():
+			if err := context.Cause(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return fmt.Errorf("not within %v: %w", w.Timeout, last)
+		case <-time.After(pollInterval(w.Interval)):
+		}
+	}
+}
+
+func (w Leaders) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}

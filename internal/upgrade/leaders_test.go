@@ -1,0 +1,148 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+func TestLeaderOf(t *testing.T) {
+	for _, tc := range []struct {
+		argv   []string
+		want   Leader
+		wantOK bool
+	}{
+		{argv: []string{"kube-scheduler", "--leader-elect=true"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
+		{argv: []string{"kube-scheduler"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
+		{argv: []string{"kube-scheduler", "--leader-elect=false"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}},
+		{argv: []string{"kube-scheduler", "--leader-elect=false", "--leader-elect"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
+		{argv: []string{"kube-controller-manager", "--leader-elect-resource-name=kcm", "--leader-elect-resource-namespace=infra"},
+			want: Leader{"kube-controller-manager", "infra", "kcm"}, wantOK: true},
+	} {
+		got, ok := LeaderOf(tc.argv[0], tc.argv)
+		if got != tc.want || ok != tc.wantOK {
+			t.Errorf("LeaderOf(%q) = %v, %v, want %v, %v", tc.argv, got, ok, tc.want, tc.wantOK)
+		}
+	}
+}
+
+func lease(name, holder string, renewed time.Time) *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &metav1.MicroTime{Time: renewed}},
+	}
+}
+
+// leaseReactor answers the Gets of Leases with get(name).
+func leaseReactor(get func(name string) (runtime.Object, error)) *fake.Clientset {
+	c := fake.NewClientset()
+	c.PrependReactor("get", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		o, err := get(a.(k8stesting.GetAction).GetName())
+		return true, o, err
+	})
+	return c
+}
+
+func testLeaders(c *fake.Clientset, out *bytes.Buffer) Leaders {
+	return Leaders{Client: c, Timeout: 200 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/test]"}
+}
+
+var kcmAndScheduler = []Leader{{"kube-controller-manager", "kube-system", "kube-controller-manager"}, {"kube-scheduler", "kube-system", "kube-scheduler"}}
+
+// A Lease renewed after the wait began ends it; one still renewed before
+// (a component waiting out the lease duration of the previous holder)
+// keeps it going until a new holder renews it.
+func TestLeadersWait(t *testing.T) {
+	since := time.Now()
+	gets := 0
+	c := leaseReactor(func(name string) (runtime.Object, error) {
+		gets++
+		if name == "kube-controller-manager" && gets < 4 {
+			return lease(name, "node1_old", since.Add(-time.Minute)), nil
+		}
+		return lease(name, "node1_new", since.Add(time.Second)), nil
+	})
+	var out bytes.Buffer
+	if err := testLeaders(c, &out).Wait(context.Background(), kcmAndScheduler, since); err != nil {
+		t.Fatal(err)
+	}
+	if gets != 5 {
+		t.Errorf("%d reads of the Leases, want 5", gets)
+	}
+	for _, want := range []string{"[upgrade/test] Waiting up to 200ms for kube-controller-manager to lead: its Lease kube-system/kube-controller-manager renewed after ",
+		`[upgrade/test] kube-scheduler leads ("node1_new" holds kube-system/kube-scheduler) after `} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// Each Lease that nobody renews in time is named with what was last
+// read of it; the others are still waited for.
+func TestLeadersWaitFails(t *testing.T) {
+	since := time.Now()
+	for name, tc := range map[string]struct {
+		get  func(name string) (runtime.Object, error)
+		want []string
+	}{
+		"held by the restored holder": {
+			get: func(name string) (runtime.Object, error) {
+				return lease(name, "node1_old", since.Add(-time.Minute)), nil
+			},
+			want: []string{`kube-controller-manager does not lead: not within 200ms: the Lease kube-system/kube-controller-manager is held by "node1_old", last renewed at ` + since.Add(-time.Minute).UTC().Format(time.RFC3339Nano),
+				"kube-scheduler does not lead: "},
+		},
+		"released": {
+			get:  func(name string) (runtime.Object, error) { return lease(name, "", since.Add(time.Second)), nil },
+			want: []string{`the Lease kube-system/kube-scheduler is held by "", last renewed at `},
+		},
+		"missing": {
+			get: func(name string) (runtime.Object, error) {
+				return nil, apierrors.NewNotFound(coordinationv1.Resource("leases"), name)
+			},
+			want: []string{"kube-controller-manager does not lead: not within 200ms: the Lease kube-system/kube-controller-manager does not exist"},
+		},
+		"API error": {
+			get:  func(name string) (runtime.Object, error) { return nil, errors.New("connection refused") },
+			want: []string{"the Lease kube-system/kube-scheduler: connection refused"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := testLeaders(leaseReactor(tc.get), &bytes.Buffer{}).Wait(context.Background(), kcmAndScheduler, since)
+			checkErr(t, err, tc.want)
+		})
+	}
+}
+
+func checkErr(t *testing.T, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+}
+
+// A cancelled upgrade stops the wait with its own cause.
+func TestLeadersWaitCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := testLeaders(fake.NewClientset(), &bytes.Buffer{})
+	w.Timeout = time.Hour
+	if err := w.Wait(ctx, kcmAndScheduler[:1], time.Now()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait = %v, want context.Canceled", err)
+	}
+}
