@@ -25,6 +25,27 @@ func Write(path string, data []byte, mode os.FileMode) error {
 	})
 }
 
+// Replace is Write that keeps the owner (user and group) of the file it
+// replaces, when there is one and root does not own it: a component that
+// runs as its own user (etcd under the CISHardening profile, a rootless
+// control plane) still reads its renewed certificate. A new file is
+// root's, as with Write.
+func Replace(path string, data []byte, mode os.FileMode) error {
+	var st *syscall.Stat_t
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		st, _ = fi.Sys().(*syscall.Stat_t)
+	}
+	return WriteWith(path, mode, func(f *os.File) error {
+		if st != nil && (st.Uid != 0 || st.Gid != 0) {
+			if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil {
+				return fmt.Errorf("keeping the owner: %w", err)
+			}
+		}
+		_, err := f.Write(data)
+		return err
+	})
+}
+
 // WriteWith is Write for content too large to hold in memory: fill writes
 // it into the temporary file it is handed (and may read it back through
 // the same file to check it) and must not close it. Everything else is as

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -149,5 +150,40 @@ func TestIsTempName(t *testing.T) {
 		if IsTempName(name) {
 			t.Errorf("%q is not a temporary file's name", name)
 		}
+	}
+}
+
+// TestReplaceKeepsOwner: a file another user owns stays theirs, with the
+// new content and mode; a new file is the writer's. Needs root to chown.
+func TestReplaceKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("changing a file's owner needs root")
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "server.key")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 4242, 4343); err != nil {
+		t.Fatal(err)
+	}
+	if err := Replace(p, []byte("new"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if b, _ := os.ReadFile(p); string(b) != "new" || st.Uid != 4242 || st.Gid != 4343 || fi.Mode().Perm() != 0o640 {
+		t.Errorf("content %q owner %d:%d mode %v, want new 4242:4343 0640", b, st.Uid, st.Gid, fi.Mode().Perm())
+	}
+	fresh := filepath.Join(dir, "new.key")
+	if err := Replace(fresh, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(fresh)
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 {
+		t.Errorf("a new file owned by %d, want root", st.Uid)
 	}
 }

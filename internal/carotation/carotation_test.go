@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -159,6 +160,9 @@ func TestTrustControlPlane(t *testing.T) {
 		t.Errorf("signer.crt holds %s", serials(got))
 	}
 	for _, k := range kubeconfigReaders {
+		if k.file == cis.ApproverKubeconfigFile {
+			continue // only under the CISHardening profile: TestApproverKubeconfigRotated
+		}
 		if got, err := kubeconfigCAs(filepath.Join(l.KubernetesDir, k.file)); err != nil || !got.Equal(both) {
 			t.Errorf("%s trusts %s %v", k.file, serials(got), err)
 		}
@@ -509,6 +513,23 @@ func TestTrustWaitsForCAClients(t *testing.T) {
 	for _, a := range cs.Actions() {
 		if a.GetVerb() == "patch" && a.GetResource().Resource == "deployments" {
 			t.Errorf("run again restarted the Deployment again")
+		}
+	}
+}
+
+// TestPrepareCISModes: under the CISHardening profile the new CA
+// certificates get its mode, 0600, as every certificate of the node
+// (kube-bench's 1.1.20 finds them during a rotation).
+func TestPrepareCISModes(t *testing.T) {
+	cfg, l := testNode(t)
+	cfg.FeatureGates = map[string]bool{cis.Gate: true}
+	if err := Prepare(&cfg.ClusterConfiguration, l.CertDir, testOptions(), false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ca := range Rotated(nil) {
+		fi, err := os.Stat(pki.CertPath(l.CertDir, nextBase(ca)))
+		if err != nil || fi.Mode().Perm() != cis.FileMode {
+			t.Errorf("%s: %v %v", nextBase(ca), fi.Mode(), err)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
@@ -68,6 +69,9 @@ func testNode(t *testing.T) (*kubeadm.InitConfiguration, Layout) {
 		t.Fatal(err)
 	}
 	for _, k := range kubeconfigReaders {
+		if k.file == cis.ApproverKubeconfigFile {
+			continue // only under the CISHardening profile: TestApproverKubeconfigRotated
+		}
 		kc, _ := pki.LookupKubeconfig(k.file)
 		key, _ := pki.NewPrivateKey(v1beta4.EncryptionAlgorithmECDSAP256)
 		cert, err := pki.NewSignedCert(kc.Spec(cfg), key.Public(), ca, caKey, testNow())

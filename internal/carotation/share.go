@@ -37,7 +37,7 @@ func sharedFiles(cfg *kubeadm.ClusterConfiguration, certDir string) []copycerts.
 	for _, ca := range Rotated(cfg) {
 		entry := strings.ReplaceAll(ca.BaseName, "/", "-")
 		keys = append(keys, copycerts.File{Key: entry + ".key", Path: pki.KeyPath(certDir, nextBase(ca)), Mode: pki.KeyMode})
-		certs = append(certs, copycerts.File{Key: entry + ".crt", Path: pki.CertPath(certDir, nextBase(ca)), Mode: pki.CertMode})
+		certs = append(certs, copycerts.File{Key: entry + ".crt", Path: pki.CertPath(certDir, nextBase(ca)), Mode: certMode(cfg)})
 	}
 	keys = append(keys, copycerts.File{Key: "sa.key", Path: filepath.Join(certDir, Folder, "sa.key"), Mode: pki.KeyMode})
 	return append(keys, certs...)

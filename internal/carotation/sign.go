@@ -41,8 +41,8 @@ func nextOf(states []*CAState) map[string]*x509.Certificate {
 // the client certificate of a kubeconfig file; nil for one neither table
 // knows.
 func (p *ControlPlane) leafCert(name string) (*x509.Certificate, error) {
-	if k, ok := pki.LookupKubeconfig(name); ok {
-		return pki.ReadKubeconfigClientCert(filepath.Join(p.KubernetesDir, k.File))
+	if pki.IsKubeconfig(name) {
+		return pki.ReadKubeconfigClientCert(pki.KubeconfigPath(p.KubernetesDir, name))
 	}
 	if c, ok := pki.LookupCert(name); ok {
 		return pki.LoadCert(pki.CertPath(p.CertDir, c.BaseName))

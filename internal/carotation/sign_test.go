@@ -15,11 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
+	"github.com/kubeadm-go/kubeadm/pkg/apis/kubeadm/v1beta4"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
@@ -224,6 +227,9 @@ func TestSignAndFinish(t *testing.T) {
 		t.Errorf("etcd/ca.crt holds %s", serials(got))
 	}
 	for _, k := range kubeconfigReaders {
+		if k.file == cis.ApproverKubeconfigFile {
+			continue // only under the CISHardening profile: TestApproverKubeconfigRotated
+		}
 		if got, err := kubeconfigCAs(filepath.Join(l.KubernetesDir, k.file)); err != nil || !got.Equal(certsOf(cluster.Next)) {
 			t.Errorf("%s trusts %s %v", k.file, serials(got), err)
 		}
@@ -614,4 +620,87 @@ func TestKubeletServingCert(t *testing.T) {
 	if err := k.Renew(context.Background(), nextCA); err != nil || restarts != 1 || len(changed(done, pkitest.Files(t, l.KubernetesDir))) > 0 {
 		t.Errorf("second renew: %v, %d restarts", err, restarts)
 	}
+}
+
+// TestApproverKubeconfigRotated: under the CISHardening profile the
+// kubelet serving certificate approver's kubeconfig is handled as the
+// other kubeconfig files: trust adds the new CA to it, sign re-issues its
+// client certificate with the new CA, finish leaves the new CA alone in
+// it; nothing restarts for it (the approver reads it again by itself),
+// and the dry runs name it.
+func TestApproverKubeconfigRotated(t *testing.T) {
+	l, _, comps, p, out := trustNode(t)
+	ctx := context.Background()
+	p.Cfg.FeatureGates = map[string]bool{cis.Gate: true}
+	cluster, _ := ReadCA(l.CertDir, Rotated(nil)[0])
+	path := cis.ApproverKubeconfig(l.KubernetesDir)
+	ca, caKey, err := pki.LoadCertAndKey(l.CertDir, "ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := pki.NewPrivateKey(v1beta4.EncryptionAlgorithmECDSAP256)
+	cert, err := pki.NewSignedCert(pki.CertSpec{CommonName: "kubeadm:kubelet-serving-approver", Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, Validity: 24 * time.Hour}, key.Public(), ca, caKey, testNow())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, _ := pki.EncodeKeyPEM(key)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeKubeconfigUser(t, path, Bundle{ca}, &clientcmdapi.AuthInfo{ClientCertificateData: pki.EncodeCertPEM(cert), ClientKeyData: keyPEM})
+	noRestartFor := func(step string) {
+		t.Helper()
+		renewal := p.Renewal.(*fakeRenewal)
+		for _, c := range append(comps.log, renewal.log...) {
+			if strings.Contains(c, "approver") {
+				t.Errorf("%s restarted %q", step, c)
+			}
+		}
+	}
+
+	p.DryRun = true
+	if err := p.Trust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.DryRun = false
+	if want := "Would write " + path + " (certificate-authority-data)"; !strings.Contains(out.String(), want) {
+		t.Errorf("trust's dry run did not say %q:\n%s", want, out)
+	}
+	if err := p.Trust(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got, err := kubeconfigCAs(path); err != nil || !got.Equal(certsOf(cluster.Signer, cluster.Next)) {
+		t.Errorf("after trust the approver's kubeconfig trusts %s %v", serials(got), err)
+	}
+	noRestartFor("trust")
+
+	out.Reset()
+	p.DryRun = true
+	if err := p.Sign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.DryRun = false
+	if want := "Would re-issue " + cis.ApproverKubeconfigFile + " with the new CA and have its users use it"; !strings.Contains(out.String(), want) {
+		t.Errorf("sign's dry run did not say %q:\n%s", want, out)
+	}
+	if err := p.Sign(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	signed, err := pki.ReadKubeconfigClientCert(path)
+	if err != nil || signed.CheckSignatureFrom(cluster.Next) != nil || signed.Subject.CommonName != "kubeadm:kubelet-serving-approver" {
+		t.Errorf("after sign the approver's certificate: %v %v", signed.Subject, err)
+	}
+	noRestartFor("sign")
+
+	p.DropOldServiceAccountKey = true
+	if err := p.Finish(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got, err := kubeconfigCAs(path); err != nil || !got.Equal(certsOf(cluster.Next)) {
+		t.Errorf("after finish the approver's kubeconfig trusts %s %v", serials(got), err)
+	}
+	if now, _ := pki.ReadKubeconfigClientCert(path); !now.Equal(signed) {
+		t.Error("finish changed the approver's certificate")
+	}
+	noRestartFor("finish")
 }

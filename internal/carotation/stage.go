@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -116,6 +117,17 @@ func ReadCA(certDir string, ca pki.Cert) (*CAState, error) {
 	return s, nil
 }
 
+// certMode is the mode of the new CA certificates: under the
+// CISHardening profile its mode, as every certificate of the node has
+// (the controller manager's copy of the signing CA too, which takes it
+// from them).
+func certMode(cfg *kubeadm.ClusterConfiguration) os.FileMode {
+	if cfg != nil && cis.Enabled(cfg.FeatureGates) {
+		return cis.FileMode
+	}
+	return pki.CertMode
+}
+
 // Prepare makes the new CAs (phase prepare): for each rotated CA, a
 // self-signed CA with the same subject, a new key of cfg's algorithm and
 // cfg's CA validity, written to Folder; and a new service-account signing
@@ -163,7 +175,7 @@ func Prepare(cfg *kubeadm.ClusterConfiguration, certDir string, opts pki.Options
 		if err != nil {
 			return err
 		}
-		if err := atomicfile.Write(crt, pki.EncodeCertPEM(cert), pki.CertMode); err != nil {
+		if err := atomicfile.Write(crt, pki.EncodeCertPEM(cert), certMode(cfg)); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "[rotate-ca] Made the new %s: %s, valid until %s\n", ca.Description, crt, cert.NotAfter.UTC().Format("2006-01-02"))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -106,6 +107,9 @@ func signedBy(certDir, kubeconfigDir string, ca pki.Cert) map[string]*x509.Certi
 		if cert, err := pki.ReadKubeconfigClientCert(path); err == nil {
 			out[k.File] = cert
 		}
+	}
+	if cert, err := pki.ReadKubeconfigClientCert(cis.ApproverKubeconfig(kubeconfigDir)); err == nil {
+		out[cis.ApproverKubeconfigFile] = cert
 	}
 	return out
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
@@ -42,13 +43,17 @@ type Components interface {
 }
 
 // The kubeconfig files of a control-plane node that trust the cluster CA,
-// and the component that reads each ("" for none).
+// and the component to restart when one changes ("" for none: nobody
+// reads admin.conf and super-admin.conf for long, and the kubelet serving
+// certificate approver of the CISHardening profile reads its file again
+// by itself).
 var kubeconfigReaders = []struct{ file, component string }{
 	{"admin.conf", ""},
 	{"super-admin.conf", ""},
 	{"controller-manager.conf", ControllerManager},
 	{"scheduler.conf", Scheduler},
 	{"kubelet.conf", Kubelet},
+	{cis.ApproverKubeconfigFile, ""},
 }
 
 // kubeconfigFile is one of kubeconfigReaders on this node: its path and
@@ -64,11 +69,12 @@ func (k kubeconfigFile) restarts() []string {
 }
 
 // kubeconfigs returns the kubeconfigReaders this node has (a worker has
-// only kubelet.conf, and super-admin.conf may be gone).
+// only kubelet.conf, super-admin.conf may be gone, and only a node of the
+// CISHardening profile has the approver's).
 func (p *ControlPlane) kubeconfigs() []kubeconfigFile {
 	var files []kubeconfigFile
 	for _, k := range kubeconfigReaders {
-		path := filepath.Join(p.KubernetesDir, k.file)
+		path := pki.KubeconfigPath(p.KubernetesDir, k.file)
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

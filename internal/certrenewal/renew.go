@@ -147,10 +147,9 @@ func (r *Renewer) logf(format string, args ...any) {
 // due is one certificate to renew and the files it is in.
 type due struct {
 	info    pki.ExpirationInfo
-	cert    *pki.Cert           // a certificate file
-	kconf   *pki.KubeconfigCert // or a kubeconfig
-	files   []string            // its files
-	backups []string            // their copies, once made
+	cert    *pki.Cert // a certificate file, or nil for a kubeconfig
+	files   []string  // its files
+	backups []string  // their copies, once made
 	renewed *x509.Certificate
 }
 
@@ -226,9 +225,8 @@ func (r *Renewer) run(ctx context.Context, rep *Report, now time.Time) error {
 			continue
 		}
 		d := &due{info: c}
-		if k, ok := pki.LookupKubeconfig(c.Name); ok {
-			d.kconf = &k
-			d.files = []string{filepath.Join(r.KubeconfigDir, k.File)}
+		if pki.IsKubeconfig(c.Name) {
+			d.files = []string{pki.KubeconfigPath(r.KubeconfigDir, c.Name)}
 		} else if cert, ok := pki.LookupCert(c.Name); ok {
 			d.cert = &cert
 			d.files = []string{pki.CertPath(r.CertDir, cert.BaseName), pki.KeyPath(r.CertDir, cert.BaseName)}
@@ -388,7 +386,12 @@ func restore(dues []*due) error {
 				if strings.HasSuffix(d.files[i], ".crt") {
 					mode = pki.CertMode
 				}
-				err = atomicfile.Write(d.files[i], data, mode)
+				if fi, serr := os.Stat(d.files[i]); serr == nil {
+					mode = fi.Mode().Perm()
+				}
+				// The owner too: etcd's user reads its files under the
+				// CISHardening profile.
+				err = atomicfile.Replace(d.files[i], data, mode)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("restoring %s: %w", d.files[i], err))

@@ -12,13 +12,16 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config/configtest"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 )
 
@@ -300,5 +303,97 @@ func TestRenewerDue(t *testing.T) {
 	r.Due = func(pki.ExpirationInfo) (bool, error) { return false, nil }
 	if _, err := r.Run(context.Background()); err != nil || !strings.Contains(out.String(), "No certificate picked: none renewed") {
 		t.Errorf("%v\n%s", err, out.String())
+	}
+}
+
+// TestRenewerApproverKubeconfig: under the CISHardening profile the
+// kubelet serving certificate approver's kubeconfig is renewed like the
+// others when due, with no restart (the approver reloads it by itself),
+// and a second run renews nothing; a file another user owns (etcd's,
+// under the profile) keeps its owner.
+func TestRenewerApproverKubeconfig(t *testing.T) {
+	cfg, dir := testTree(t)
+	cfg.FeatureGates = map[string]bool{cis.Gate: true}
+	kdir := filepath.Join(dir, "kubernetes")
+	path := cis.ApproverKubeconfig(kdir)
+	ca, err := kubeconfig.LoadCAWithKey(cfg.CertificatesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := kubeconfig.Issuer{CA: ca, Validity: 365 * 24 * time.Hour, Algorithm: cfg.KeyAlgorithm(), Now: testNow}
+	kc, err := is.Config(kubeconfig.Spec{FileName: cis.ApproverKubeconfigFile, ClusterName: "kubernetes", Server: "https://10.0.0.1:6443", ClientName: "kubeadm:kubelet-serving-approver"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeconfig.WriteFile(path, kc); err != nil {
+		t.Fatal(err)
+	}
+	old, err := pki.ReadKubeconfigClientCert(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcdKey := pki.KeyPath(cfg.CertificatesDir, "etcd/server")
+	owned := os.Geteuid() == 0
+	if owned {
+		if err := os.Chown(etcdKey, 4242, 4343); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := &recordingNode{}
+	now := testNow().Add(300 * 24 * time.Hour)
+	var out bytes.Buffer
+	r := &Renewer{
+		Cfg: &cfg.ClusterConfiguration, CertDir: cfg.CertificatesDir, KubeconfigDir: kdir,
+		BackupDir: filepath.Join(dir, "backup"), StatusPath: filepath.Join(dir, "status.json"), Window: DefaultWindow,
+		Now: func() time.Time { return now }, Node: node, Out: &out,
+	}
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	renewed, err := pki.ReadKubeconfigClientCert(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if renewed.Equal(old) || renewed.CheckSignatureFrom(ca.Cert) != nil || renewed.Subject.CommonName != old.Subject.CommonName || !renewed.NotAfter.After(now) {
+		t.Errorf("the approver's certificate was not renewed by the cluster CA: %v %v", renewed.Subject, renewed.NotAfter)
+	}
+	found := false
+	for _, c := range rep.Renewed {
+		found = found || (c.Name == cis.ApproverKubeconfigFile && c.UsedBy == "")
+	}
+	if !found {
+		t.Errorf("the report's renewed list lacks %s: %+v", cis.ApproverKubeconfigFile, rep.Renewed)
+	}
+	for _, c := range node.calls {
+		if strings.Contains(c, "approver") || strings.HasPrefix(c, "restart") {
+			t.Errorf("call %q: nothing restarts for the approver's kubeconfig", c)
+		}
+	}
+	if owned {
+		fi, err := os.Stat(etcdKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 4242 || st.Gid != 4343 {
+			t.Errorf("etcd's renewed key owned by %d:%d, want 4242:4343", st.Uid, st.Gid)
+		}
+	}
+	out.Reset()
+	rep, err = r.Run(context.Background())
+	if err != nil || len(rep.Renewed) != 0 {
+		t.Errorf("a second run: %v, renewed %+v\n%s", err, rep.Renewed, out.String())
+	}
+
+	// Without the cluster CA's key (external CA) it is named with the
+	// others, and nothing is renewed.
+	if err := os.Remove(pki.KeyPath(cfg.CertificatesDir, "ca")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(365 * 24 * time.Hour)
+	_, err = r.Run(context.Background())
+	var ext *ExternalCAError
+	if !errors.As(err, &ext) || !strings.Contains(err.Error(), cis.ApproverKubeconfigFile+" (expires ") {
+		t.Errorf("external CA: %v", err)
 	}
 }

@@ -26,12 +26,31 @@ const (
 	AdmissionConfigFile = "/etc/kubernetes/admission-control.yaml"
 	// AuditLogDir holds the API server's audit log and its rotated copies.
 	AuditLogDir = "/var/log/kubernetes/audit"
-	// ApproverKubeconfigFile, in the kubeconfig folder, is the kubelet
-	// serving certificate approver's credential.
+	// ApproverKubeconfigFile names the kubelet serving certificate
+	// approver's credential (as "certs check-expiration" lists it); the
+	// file is in ApproverKubeconfigDir (see ApproverKubeconfig).
 	ApproverKubeconfigFile = "kubelet-serving-approver.conf"
+	// ApproverKubeconfigDir, in the kubeconfig folder, holds the
+	// approver's kubeconfig file alone. The approver's Pod mounts the
+	// folder, not the file: a file's own mount keeps showing the file it
+	// was made of once kubeadm replaces it (each write is a rename), so
+	// the approver would never see a renewed credential.
+	ApproverKubeconfigDir = "kubelet-serving-approver"
 	// ApproverBinary is the copy of kubeadm the approver's static Pod runs.
 	ApproverBinary = kubeadmbinary.Path
 )
+
+// ApproverKubeconfig is the path of the approver's kubeconfig file under
+// the kubeconfig folder kubeconfigDir.
+func ApproverKubeconfig(kubeconfigDir string) string {
+	return filepath.Join(kubeconfigDir, ApproverKubeconfigDir, ApproverKubeconfigFile)
+}
+
+// LegacyApproverKubeconfig is where the approver's kubeconfig file was
+// before it had a folder of its own: upgrade moves it, reset removes it.
+func LegacyApproverKubeconfig(kubeconfigDir string) string {
+	return filepath.Join(kubeconfigDir, ApproverKubeconfigFile)
+}
 
 // AuditLogFile is the API server's audit log (--audit-log-path).
 func AuditLogFile() string { return filepath.Join(AuditLogDir, "audit.log") }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/csrapprover"
+	"github.com/kubeadm-go/kubeadm/internal/kubeconfig"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -22,6 +22,7 @@ import (
 type approverOptions struct {
 	kubeconfig string
 	resync     time.Duration
+	reload     time.Duration
 }
 
 // newKubeletServingApproverCmd is the command the static Pod of the
@@ -42,25 +43,37 @@ func newKubeletServingApproverCmd(streams Streams) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			log := func(format string, args ...any) { klog.Infof(format, args...) }
 			// Each request is bounded; a watch lasts one resync period.
-			c, cfg, err := apiclient.FromKubeconfig(o.kubeconfig, o.resync+time.Minute)
-			if err != nil {
-				return err
+			timeout := o.resync + time.Minute
+			r := &csrapprover.Reloader{
+				Approver: &csrapprover.Approver{Resync: o.resync, Log: log},
+				Path:     o.kubeconfig,
+				Interval: o.reload,
+				Connect: func(data []byte) (csrapprover.API, error) {
+					kc, err := kubeconfig.Parse(o.kubeconfig, data)
+					if err != nil {
+						return nil, err
+					}
+					c, err := apiclient.FromConfig(kc, timeout)
+					if err != nil {
+						return nil, err
+					}
+					if cluster, err := kubeconfig.CurrentCluster(o.kubeconfig, kc); err == nil {
+						fmt.Fprintf(streams.Err, "Approving the kubelets' serving certificate requests through %s\n", cluster.Server)
+					}
+					return csrapprover.NewAPI(c), nil
+				},
 			}
-			a := &csrapprover.Approver{
-				API:    csrapprover.NewAPI(c),
-				Resync: o.resync,
-				Log:    func(format string, args ...any) { klog.Infof(format, args...) },
-			}
-			fmt.Fprintf(streams.Err, "Approving the kubelets' serving certificate requests through %s\n", cfg.Host)
-			if err := a.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			if err := r.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				return err
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.kubeconfig, "kubeconfig", filepath.Join(staticpod.KubernetesDir, cis.ApproverKubeconfigFile), "Kubeconfig file of the approver's own identity.")
+	f.StringVar(&o.kubeconfig, "kubeconfig", cis.ApproverKubeconfig(staticpod.KubernetesDir), "Kubeconfig file of the approver's own identity.")
 	f.DurationVar(&o.resync, "resync", 30*time.Second, "How often every pending request is looked at again.")
+	f.DurationVar(&o.reload, "reload-interval", csrapprover.DefaultReloadInterval, "How often the kubeconfig file is read again; a changed one is used at once.")
 	return cmd
 }

@@ -635,7 +635,7 @@ func (o *renewOptions) run(ctx context.Context, streams Streams, env certsEnv, o
 // to etcd's user, which etcd runs as.
 func renewHardened(cfg *kubeadm.InitConfiguration, certDir string, env certsEnv, all bool, out io.Writer) error {
 	if all {
-		path := filepath.Join(env.kubernetesDir, cis.ApproverKubeconfigFile)
+		path := cis.ApproverKubeconfig(env.kubernetesDir)
 		_, err := pki.RenewKubeconfigCert(&cfg.ClusterConfiguration, path, certDir, pki.Options{Now: env.now, NewKey: env.newKey})
 		switch {
 		case err == nil:

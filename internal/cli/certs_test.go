@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/config"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -448,9 +449,12 @@ func TestCertsRenewHardened(t *testing.T) {
 	cfgPath := certsTestConfig(t, dir, "featureGates:\n  CISHardening: true\n")
 	cfg := certsTestTree(t, env, cfgPath)
 	// The approver's kubeconfig: any client certificate the CA signed.
-	approver := filepath.Join(env.kubernetesDir, "kubelet-serving-approver.conf")
+	approver := cis.ApproverKubeconfig(env.kubernetesDir)
 	data, err := os.ReadFile(filepath.Join(env.kubernetesDir, "scheduler.conf"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(approver), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(approver, data, 0o600); err != nil {

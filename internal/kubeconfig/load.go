@@ -20,6 +20,12 @@ func Load(path string) (*clientcmdapi.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Parse(path, data)
+}
+
+// Parse is Load of data, the content of the file at path (read already by
+// the caller, which compares it with a later read, say).
+func Parse(path string, data []byte) (*clientcmdapi.Config, error) {
 	cfg, err := clientcmd.Load(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig file %s: %w", path, err)

@@ -27,7 +27,8 @@ import (
 type KeyGenerator func(alg kubeadm.EncryptionAlgorithmType) (crypto.Signer, error)
 
 // Options are the side effects of Ensure and its siblings. The zero value
-// uses the real clock, real key generation and atomicfile.Write.
+// uses the real clock, real key generation and atomicfile.Replace (a
+// replaced file keeps its owner).
 type Options struct {
 	// Now dates new certificates and decides whether old ones expired.
 	Now func() time.Time
@@ -85,7 +86,7 @@ func RestrictModes(dir string, c Cert, mode os.FileMode) error {
 }
 
 func (o Options) writer() FileWriter {
-	w := FileWriter(atomicfile.Write)
+	w := FileWriter(atomicfile.Replace)
 	if o.Write != nil {
 		w = o.Write
 	}

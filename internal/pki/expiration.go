@@ -93,7 +93,7 @@ func CheckExpiration(cfg *kubeadm.ClusterConfiguration, certDir, kubeconfigDir s
 	// The CISHardening profile's approver has a kubeconfig file of its own
 	// on control-plane nodes; listed when it is there.
 	if cis.Enabled(cfg.FeatureGates) {
-		cert, err := ReadKubeconfigClientCert(filepath.Join(kubeconfigDir, cis.ApproverKubeconfigFile))
+		cert, err := ReadKubeconfigClientCert(cis.ApproverKubeconfig(kubeconfigDir))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:

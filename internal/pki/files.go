@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 )
 
-// FileWriter replaces a whole file at once; atomicfile.Write is the real
+// FileWriter replaces a whole file at once; atomicfile.Replace is the real
 // one. Tests inject failing writers to play a crash between two writes.
 type FileWriter func(path string, data []byte, mode os.FileMode) error
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 )
 
 // KubeconfigCert describes the client certificate embedded in one of the
@@ -77,6 +78,25 @@ func LookupKubeconfig(file string) (KubeconfigCert, bool) {
 		}
 	}
 	return KubeconfigCert{}, false
+}
+
+// IsKubeconfig reports whether name, a Name of CheckExpiration's list, is
+// a kubeconfig file of the kubeconfig folder (one of KubeconfigTable, or
+// the CISHardening profile's approver's) rather than a certificate file.
+func IsKubeconfig(name string) bool {
+	if _, ok := LookupKubeconfig(name); ok {
+		return true
+	}
+	return name == cis.ApproverKubeconfigFile
+}
+
+// KubeconfigPath is the path of the kubeconfig file name (as IsKubeconfig
+// knows it) under the kubeconfig folder dir.
+func KubeconfigPath(dir, name string) string {
+	if name == cis.ApproverKubeconfigFile {
+		return cis.ApproverKubeconfig(dir)
+	}
+	return filepath.Join(dir, name)
 }
 
 // kubeconfigFile is the part of a kubeconfig file kubeadm writes and reads.

@@ -61,10 +61,12 @@ const (
 // read-only root, with its kubeconfig from the kubeconfig folder. It talks
 // to the API server of its node, like the controller manager.
 func KubeletServingApproverPod(c *kubeadm.ClusterConfiguration, binarySum string) *corev1.Pod {
-	kubeconfig := filepath.Join(KubernetesDir, cis.ApproverKubeconfigFile)
+	kubeconfig := cis.ApproverKubeconfig(KubernetesDir)
 	vs := volumeSet{}
 	vs.add(volumeApproverBinary, cis.ApproverBinary, cis.ApproverBinary, true, corev1.HostPathFile)
-	vs.add(volumeApproverConfig, kubeconfig, kubeconfig, true, corev1.HostPathFile)
+	// Its folder, so that the approver sees the file replaced.
+	dir := filepath.Dir(kubeconfig)
+	vs.add(volumeApproverConfig, dir, dir, true, corev1.HostPathDirectory)
 	vols, mounts := vs.sorted()
 	container := corev1.Container{
 		Name:         KubeletServingApprover,

@@ -18,7 +18,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/cis"
+	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/rootless"
 	"github.com/kubeadm-go/kubeadm/test/testbed"
 )
@@ -39,6 +41,10 @@ func TestCISHardening(t *testing.T) {
 		t.Skip("the CISHardening feature gate is this kubeadm's own")
 	}
 	documented := documentedExceptions(t)
+	// First the test bed, which skips the test where there is none (go
+	// test -short on this machine while another run's cluster uses the
+	// etcd user must not remove it).
+	c := newCluster(t, "e2ecis")
 	// The etcd user goes into this machine's /etc/passwd (the nodes share
 	// it): whatever happens, the host keeps no account of the test.
 	if _, err := rootless.RemoveAccount("/etc", cis.EtcdUser, cis.EtcdUserComment); err != nil {
@@ -46,7 +52,6 @@ func TestCISHardening(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = rootless.RemoveAccount("/etc", cis.EtcdUser, cis.EtcdUserComment) })
 
-	c := newCluster(t, "e2ecis")
 	ctx := context.Background()
 	nodes, err := c.Up(ctx, "node1", "node2", "node3")
 	if err != nil {
@@ -277,6 +282,11 @@ func TestCISHardening(t *testing.T) {
 		})
 	})
 
+	t.Run("CA rotation", func(t *testing.T) {
+		longTest(t, "8 minutes")
+		rotateCISCluster(t, n1, n2, n3)
+	})
+
 	t.Run("CIS benchmark items", func(t *testing.T) {
 		failed := cisFindings(t, controlPlanes, nodes)
 		exceptions := cisExceptions()
@@ -341,7 +351,7 @@ func TestCISHardening(t *testing.T) {
 			t.Errorf("the etcd user is left (%v)", err)
 		}
 		for _, n := range controlPlanes {
-			for _, p := range []string{"/etc/kubernetes/" + cis.ApproverKubeconfigFile, cis.AuditPolicyFile, cis.AdmissionConfigFile, cis.ApproverBinary, "/etc/kubernetes/manifests/kubeadm-kubelet-serving-approver.yaml"} {
+			for _, p := range []string{cis.ApproverKubeconfig("/etc/kubernetes"), cis.AuditPolicyFile, cis.AdmissionConfigFile, cis.ApproverBinary, "/etc/kubernetes/manifests/kubeadm-kubelet-serving-approver.yaml"} {
 				if _, err := os.Stat(n.HostPath(p)); !os.IsNotExist(err) {
 					t.Errorf("%s of %s is left: %v", p, n.Name, err)
 				}
@@ -1038,4 +1048,153 @@ func cisItems() []cisItem {
 		}),
 	)
 	return items
+}
+
+// rotateCISCluster rotates the CAs of TestCISHardening's cluster (node1
+// and node3 its control-plane nodes, node2 a worker; the endpoint is
+// node1's API server: no load balancer), as TestRotateCAControlPlanes
+// drives the phases, and checks what the profile adds: the kubelets'
+// serving certificates are asked for again and approved (the worker's
+// by the approver, through the API server), the approver's kubeconfig
+// ends with the new CA alone and a client certificate of it, and the
+// approver was never restarted for it (it reads its changed kubeconfig by
+// itself); etcd's files stay its user's; kubectl logs and exec reach a
+// Pod on the worker through --kubelet-certificate-authority.
+func rotateCISCluster(t *testing.T, n1, n2, n3 *testbed.Node) {
+	nodes := []*testbed.Node{n1, n2, n3}
+	controlPlanes := []*testbed.Node{n1, n3}
+	approverConf := cis.ApproverKubeconfig("/etc/kubernetes")
+	approverRestarts := func() map[string]string {
+		out := map[string]string{}
+		for _, n := range controlPlanes {
+			out[n.Name] = kubectl(t, n1, "-n", "kube-system", "get", "pod", "kubeadm-kubelet-serving-approver-"+n.Name, "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+		}
+		return out
+	}
+	restartsBefore := approverRestarts()
+	oldCA := caBundle(t, n1.HostPath("/etc/kubernetes/pki/ca.crt"))[0]
+	// etcd's user, whose files must stay its own. /etc/passwd is this
+	// machine's: say when something outside the rotation changes it.
+	etcdIDs, ok, err := rootless.LookupAccount("/etc", cis.EtcdUser)
+	if err != nil || !ok {
+		t.Fatalf("the etcd user: %v, %v", ok, err)
+	}
+	passwdChanged := func(after string) {
+		if _, ok, _ := rootless.LookupAccount("/etc", cis.EtcdUser); !ok {
+			fi, _ := os.Stat("/etc/passwd")
+			t.Logf("WARNING: the etcd user is gone from /etc/passwd (modified %s), seen after %s", fi.ModTime().UTC().Format(time.RFC3339Nano), after)
+		}
+	}
+	start := time.Now()
+	step := func(n *testbed.Node, args ...string) result {
+		t.Helper()
+		r := runWithin(t, 10*time.Minute, n, "kubeadm", append([]string{"certs", "rotate-ca"}, args...)...)
+		passwdChanged(fmt.Sprintf("%s's %v", n.Name, args))
+		t.Logf("%s: rotate-ca %v took %v (ended %s), exit %d:\n%s%s", n.Name, args, r.Took.Round(time.Millisecond), time.Now().UTC().Format("15:04:05"), r.Code, r.Stdout, r.Stderr)
+		if r.Code != 0 {
+			t.Fatalf("%s: rotate-ca %v: exit %d", n.Name, args, r.Code)
+		}
+		return r
+	}
+	prep := step(n1, "phase", "prepare", "--upload-certs")
+	key := ""
+	if _, after, ok := strings.Cut(prep.Stdout, "[rotate-ca] Using certificate key:\n"); ok {
+		key, _, _ = strings.Cut(after, "\n")
+	}
+	if len(key) != 64 {
+		t.Fatalf("prepare --upload-certs printed no certificate key:\n%s", prep.Stdout)
+	}
+	step(n3, "phase", "prepare", "--certificate-key", key)
+	dry := step(n1, "phase", "trust", "--dry-run")
+	if want := "Would write " + approverConf + " (certificate-authority-data)"; !strings.Contains(dry.Stdout, want) {
+		t.Errorf("trust --dry-run does not say %q", want)
+	}
+	for _, n := range []*testbed.Node{n1, n3, n2} {
+		step(n, "phase", "trust")
+	}
+	for _, n := range controlPlanes {
+		checkTrusts(t, n.Name+" "+approverConf+" after trust", kubeconfigCAData(t, mustRead(t, n.HostPath(approverConf))), carotation.Bundle{oldCA, caBundle(t, n.HostPath("/etc/kubernetes/pki/rotate-ca/ca.crt"))[0]})
+	}
+	dry = step(n1, "phase", "sign", "--dry-run")
+	if want := "Would re-issue " + cis.ApproverKubeconfigFile + " with the new CA"; !strings.Contains(dry.Stdout, want) {
+		t.Errorf("sign --dry-run does not say %q", want)
+	}
+	for _, n := range []*testbed.Node{n1, n3, n2} {
+		step(n, "phase", "sign")
+	}
+	drop := "--" + carotation.DropOldServiceAccountKeyFlag
+	step(n1, "phase", "finish", drop)
+	step(n3, "phase", "finish", drop)
+	step(n2, "phase", "finish")
+	t.Logf("the whole rotation took %v", time.Since(start).Round(time.Second))
+
+	newCA := caBundle(t, n1.HostPath("/etc/kubernetes/pki/ca.crt"))[0]
+	if newCA.Equal(oldCA) {
+		t.Fatal("ca.crt still holds the old CA")
+	}
+	checkTrustPoints(t, n1, nodes, carotation.Bundle{newCA})
+	pool := x509.NewCertPool()
+	pool.AddCert(newCA)
+	for _, n := range nodes {
+		for _, pair := range []string{"kubelet-client-current.pem", "kubelet-server-current.pem"} {
+			cert := firstCertificate(t, []byte(mustRun(t, n, "cat", "/var/lib/kubelet/pki/"+pair)))
+			if err := cert.CheckSignatureFrom(newCA); err != nil {
+				t.Errorf("%s: the kubelet's %s is not of the new CA: %v", n.Name, pair, err)
+			}
+			if pair == "kubelet-server-current.pem" {
+				if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: n.Name, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+					t.Errorf("%s's serving certificate: %v", n.Name, err)
+				}
+			}
+		}
+	}
+	// The worker's serving certificate came through a request the
+	// approver approved during the rotation.
+	approved := kubectl(t, n1, "get", "csr", "-o", `jsonpath={range .items[?(@.spec.signerName=="kubernetes.io/kubelet-serving")]}{.spec.username}{" "}{.status.conditions[0].reason}{"\n"}{end}`)
+	if c := strings.Count(approved, "system:node:node2 KubeadmKubeletServingApproved"); c < 2 {
+		t.Errorf("node2 has %d serving requests kubeadm's approver approved, want the first and the rotation's:\n%s", c, approved)
+	}
+	for _, n := range controlPlanes {
+		checkTrusts(t, n.Name+" "+approverConf, kubeconfigCAData(t, mustRead(t, n.HostPath(approverConf))), carotation.Bundle{newCA})
+		leaf, err := pki.ReadKubeconfigClientCert(n.HostPath(approverConf))
+		if err != nil || leaf.CheckSignatureFrom(newCA) != nil {
+			t.Errorf("%s: the approver's client certificate is not of the new CA (%v)", n.Name, err)
+		}
+		for _, f := range []string{"server.crt", "server.key", "peer.crt", "peer.key", "ca.crt"} {
+			fi, err := os.Stat(n.HostPath("/etc/kubernetes/pki/etcd/" + f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := fi.Sys().(*syscall.Stat_t); int64(st.Uid) != etcdIDs.UID || int64(st.Gid) != etcdIDs.GID || fi.Mode().Perm() != cis.FileMode {
+				t.Errorf("%s: etcd/%s is %d:%d %v after the rotation, want etcd's %d:%d %v", n.Name, f, st.Uid, st.Gid, fi.Mode().Perm(), etcdIDs.UID, etcdIDs.GID, cis.FileMode)
+			}
+		}
+		logs := kubectl(t, n1, "-n", "kube-system", "logs", "kubeadm-kubelet-serving-approver-"+n.Name)
+		t.Logf("%s: the approver used its changed kubeconfig %d times", n.Name, strings.Count(logs, "changed: using its new credential"))
+	}
+	for _, n := range nodes {
+		nodeReady(t, n1, n.Name, 60*time.Second)
+	}
+	for _, n := range controlPlanes {
+		eventually(t, 60*time.Second, "the approver Running on "+n.Name, func() error {
+			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "get", "pod", "kubeadm-kubelet-serving-approver-"+n.Name, "-o", "jsonpath={.status.phase}"), "Running")
+		})
+	}
+	if after := approverRestarts(); fmt.Sprint(after) != fmt.Sprint(restartsBefore) {
+		t.Errorf("the approvers' restart counts went from %v to %v: they should read their kubeconfig again by themselves", restartsBefore, after)
+	}
+	// The API server reaches the worker's kubelet, verifying its serving
+	// certificate of the new CA: logs and exec work.
+	var pod string
+	eventually(t, 60*time.Second, "kube-proxy running on node2", func() error {
+		out := kubectlTry(t, n1, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=node2,status.phase=Running", "-o", "jsonpath={.items[0].metadata.name}")
+		pod = out.out
+		return expectOutput(out, "nonempty")
+	})
+	eventually(t, 30*time.Second, "kubectl logs of a Pod on node2", func() error {
+		return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "logs", pod, "--tail=1"), "nonempty")
+	})
+	if got := kubectl(t, n1, "-n", "kube-system", "exec", pod, "--", "kube-proxy", "--version"); !strings.Contains(got, testbed.KubernetesVersion) {
+		t.Errorf("kubectl exec in %s: %q", pod, got)
+	}
 }

@@ -22,13 +22,15 @@ func TestRootless(t *testing.T) {
 	if otherKubeadm() {
 		t.Skip("the accounts are checked and removed with this kubeadm's own package")
 	}
+	// The test bed first: it skips the test where there is none, so that
+	// go test -short never removes the accounts of a cluster running here.
+	n, _ := singleNode(t, "e2erl")
 	if present, err := rootless.Present("/etc"); err != nil || present {
 		t.Fatalf("this machine already has a rootless control plane's accounts (%v)", err)
 	}
 	// Whatever happens, the host keeps no account of the test.
 	t.Cleanup(func() { _ = rootless.Remove("/etc") })
 
-	n, _ := singleNode(t, "e2erl")
 	cfg := filepath.Join(n.Dir, "rootless.yaml")
 	writeFile(t, cfg, editInitConfig(t, n, [][2]string{{"kind: ClusterConfiguration\n", "kind: ClusterConfiguration\nfeatureGates:\n  RootlessControlPlane: true\n"}}))
 	r := run(t, n, "kubeadm", "init", "--config", cfg, ignoreFindings())

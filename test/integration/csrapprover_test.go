@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -90,7 +89,7 @@ func TestKubeletServingApprover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	approverConfPath := filepath.Join("/etc/kubernetes", cis.ApproverKubeconfigFile)
+	approverConfPath := cis.ApproverKubeconfig("/etc/kubernetes")
 	if err := kubeconfig.WriteFile(cp.HostPath(approverConfPath), approverConf); err != nil {
 		t.Fatal(err)
 	}

@@ -329,7 +329,12 @@ func ensureApproverKubeconfig(d *Data, renew bool) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(d.KubeconfigDir, spec.FileName)
+	path := cis.ApproverKubeconfig(d.KubeconfigDir)
+	if !d.DryRun {
+		if err := moveLegacyApproverKubeconfig(d.KubeconfigDir); err != nil {
+			return err
+		}
+	}
 	if renew && !d.DryRun {
 		_, err := pki.RenewKubeconfigCert(&d.Cfg.ClusterConfiguration, path, d.CertDir, pki.Options{Now: d.Now})
 		switch {
@@ -340,7 +345,28 @@ func ensureApproverKubeconfig(d *Data, renew bool) error {
 			return fmt.Errorf("renewing %s: %w", path, err)
 		}
 	}
-	return ensureKubeconfigSpec(d, d.KubeconfigDir, spec, nil, d.Out)
+	return ensureKubeconfigSpec(d, filepath.Dir(path), spec, nil, d.Out)
+}
+
+// moveLegacyApproverKubeconfig moves the approver's kubeconfig file of an
+// older kubeadm, directly in the kubeconfig folder, into its own folder,
+// unless a file is there already (then the old one is left for reset).
+// The approver's new manifest mounts the folder. Idempotent.
+func moveLegacyApproverKubeconfig(kubeconfigDir string) error {
+	legacy, path := cis.LegacyApproverKubeconfig(kubeconfigDir), cis.ApproverKubeconfig(kubeconfigDir)
+	if _, err := os.Lstat(legacy); err != nil {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), kubeconfig.DirMode); err != nil {
+		return fmt.Errorf("making the folder of the approver's kubeconfig: %w", err)
+	}
+	if err := os.Rename(legacy, path); err != nil {
+		return fmt.Errorf("moving the approver's kubeconfig into its folder: %w", err)
+	}
+	return atomicfile.SyncDir(kubeconfigDir)
 }
 
 // installApproverBinary copies this kubeadm program to cis.ApproverBinary

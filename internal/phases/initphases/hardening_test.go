@@ -156,7 +156,7 @@ func TestHardenedPhases(t *testing.T) {
 	mustContain(t, staticpod.ManifestPath(d.ManifestDir, staticpod.KubeletServingApprover),
 		staticpod.AnnotationApproverBinary+": "+hex.EncodeToString(sum[:]),
 		"- "+cis.ApproverBinary, "- kubelet-serving-approver", "readOnlyRootFilesystem: true")
-	kc, err := kubeconfig.Load(filepath.Join(d.KubeconfigDir, cis.ApproverKubeconfigFile))
+	kc, err := kubeconfig.Load(cis.ApproverKubeconfig(d.KubeconfigDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,4 +237,35 @@ func treeOf(t *testing.T, dir string) string {
 		fmt.Fprintf(&b, "%s %d %s\n", e.Name(), inodeOf(t, p), data)
 	}
 	return b.String()
+}
+
+// TestApproverKubeconfigMoved: the approver's kubeconfig an older kubeadm
+// wrote directly in the kubeconfig folder is moved into its own folder,
+// credential kept, and nothing is moved once a file is there.
+func TestApproverKubeconfigMoved(t *testing.T) {
+	dir := t.TempDir()
+	legacy, path := cis.LegacyApproverKubeconfig(dir), cis.ApproverKubeconfig(dir)
+	if err := os.WriteFile(legacy, []byte("credential"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := moveLegacyApproverKubeconfig(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "credential" {
+		t.Errorf("moved file: %q %v", got, err)
+	}
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Errorf("the old file is left: %v", err)
+	}
+	if err := os.WriteFile(legacy, []byte("stale"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := moveLegacyApproverKubeconfig(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "credential" {
+		t.Errorf("a file in the folder was replaced by the old one: %q", got)
+	}
 }

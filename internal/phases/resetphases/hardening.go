@@ -27,7 +27,8 @@ type hardeningFile struct {
 // hardeningFiles are the profile's files on this node that exist.
 func hardeningFiles(d *Data) []hardeningFile {
 	all := []hardeningFile{
-		{path: filepath.Join(d.KubernetesDir, cis.ApproverKubeconfigFile)},
+		{path: cis.ApproverKubeconfig(d.KubernetesDir)},
+		{path: cis.LegacyApproverKubeconfig(d.KubernetesDir)},
 		{path: filepath.Join(d.KubernetesDir, filepath.Base(cis.AuditPolicyFile)), content: cis.AuditPolicy()},
 		{path: filepath.Join(d.KubernetesDir, filepath.Base(cis.AdmissionConfigFile)), content: cis.AdmissionConfig()},
 	}

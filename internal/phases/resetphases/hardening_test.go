@@ -29,9 +29,10 @@ func TestCleanupNodeRemovesHardening(t *testing.T) {
 	}
 	d.ApproverBinary = filepath.Join(root, "var/lib/kubeadm/kubeadm")
 	files := map[string][]byte{
-		filepath.Join(d.KubernetesDir, cis.ApproverKubeconfigFile): []byte("kubeconfig"),
-		filepath.Join(d.KubernetesDir, "audit-policy.yaml"):        []byte("the administrator's own policy"),
-		filepath.Join(d.KubernetesDir, "admission-control.yaml"):   cis.AdmissionConfig(),
+		cis.ApproverKubeconfig(d.KubernetesDir):                  []byte("kubeconfig"),
+		cis.LegacyApproverKubeconfig(d.KubernetesDir):            []byte("kubeconfig"),
+		filepath.Join(d.KubernetesDir, "audit-policy.yaml"):      []byte("the administrator's own policy"),
+		filepath.Join(d.KubernetesDir, "admission-control.yaml"): cis.AdmissionConfig(),
 		d.ApproverBinary: []byte("program"),
 	}
 	for p, content := range files {
