@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeadm-go/kubeadm/internal/noderole"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/pki/pkitest"
 )
 
 // twoControlPlanes is node1 of trustNode, with a second control-plane
@@ -159,9 +160,9 @@ func TestTwoControlPlanes(t *testing.T) {
 					t.Errorf("finish of the first node: cluster-info lists %d CAs, node1 %v, node2 %v:\n%s", len(info), n1, n2, out)
 				}
 				// Run again, it changes nothing.
-				before := treeOf(t, l.KubernetesDir)
+				before := pkitest.Files(t, l.KubernetesDir)
 				out.Reset()
-				if err := p.Finish(ctx); err != nil || !strings.Contains(out.String(), "nothing to finish") || len(changed(before, treeOf(t, l.KubernetesDir))) > 0 {
+				if err := p.Finish(ctx); err != nil || !strings.Contains(out.String(), "nothing to finish") || len(changed(before, pkitest.Files(t, l.KubernetesDir))) > 0 {
 					t.Errorf("second finish: %v\n%s", err, out)
 				}
 				return
@@ -198,11 +199,11 @@ func TestWorkerSignWaitsForControlPlanes(t *testing.T) {
 		RestartKubelet: func(context.Context) error { return nil },
 	}
 	w.Kubelet = kubeletCert(l, fc.client, w.RestartKubelet, out)
-	before := treeOf(t, l.KubernetesDir)
+	before := pkitest.Files(t, l.KubernetesDir)
 	if err := w.Sign(ctx); err == nil || !strings.Contains(err.Error(), "run the trust phase on this node first") {
 		t.Fatalf("sign before trust: %v", err)
 	}
-	if got := changed(before, treeOf(t, l.KubernetesDir)); len(got) > 0 {
+	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 {
 		t.Errorf("a sign refused before trust changed %v", got)
 	}
 	// After trust the kubelet trusts both, the current CA first, as
@@ -210,12 +211,12 @@ func TestWorkerSignWaitsForControlPlanes(t *testing.T) {
 	if _, err := setKubeconfigCAs(conf, listed, false); err != nil {
 		t.Fatal(err)
 	}
-	before = treeOf(t, l.KubernetesDir)
+	before = pkitest.Files(t, l.KubernetesDir)
 	err := w.Sign(ctx)
 	if err == nil || !strings.Contains(err.Error(), "cluster-info does not list the new cluster CA first yet") {
 		t.Fatalf("got %v", err)
 	}
-	if got := changed(before, treeOf(t, l.KubernetesDir)); len(got) > 0 {
+	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 {
 		t.Errorf("a refused sign changed %v", got)
 	}
 	if err := pki.WriteCertAndKey(l.CertDir, "rotate-ca/signer", nextCA, next); err != nil {
@@ -228,19 +229,6 @@ func TestWorkerSignWaitsForControlPlanes(t *testing.T) {
 	if cred, _ := w.Kubelet.read(); cred.cert.CheckSignatureFrom(nextCA) != nil {
 		t.Error("the kubelet's certificate is not of the new CA")
 	}
-}
-
-func treeOf(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			b, _ := os.ReadFile(p)
-			out[p] = string(b)
-		}
-		return nil
-	})
-	return out
 }
 
 // Download writes nothing unless every entry is a new CA of the right
@@ -265,12 +253,12 @@ func TestDownloadChecks(t *testing.T) {
 	if err := os.RemoveAll(l.Dir()); err != nil {
 		t.Fatal(err)
 	}
-	before := treeOf(t, l.KubernetesDir)
+	before := pkitest.Files(t, l.KubernetesDir)
 	err := Download(ctx, fc.client, &cfg.ClusterConfiguration, l.CertDir, key, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), `entry front-proxy-ca.crt is the CA "CN=someone-else", not a new front proxy CA`) {
 		t.Fatalf("got %v", err)
 	}
-	if got := changed(before, treeOf(t, l.KubernetesDir)); len(got) > 0 {
+	if got := changed(before, pkitest.Files(t, l.KubernetesDir)); len(got) > 0 {
 		t.Errorf("a refused download wrote %v", got)
 	}
 	if err := deleteShared(ctx, fc.client); err != nil {

@@ -188,18 +188,7 @@ func TestCISHardening(t *testing.T) {
 		}
 		// The API server reaches the worker's kubelet, verifying it with
 		// --kubelet-certificate-authority: logs and exec work.
-		var pod string
-		eventually(t, 60*time.Second, "kube-proxy running on node2", func() error {
-			out := kubectlTry(t, n1, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=node2,status.phase=Running", "-o", "jsonpath={.items[0].metadata.name}")
-			pod = out.out
-			return expectOutput(out, "nonempty")
-		})
-		eventually(t, 30*time.Second, "kubectl logs of a Pod on node2", func() error {
-			return expectOutput(kubectlTry(t, n1, "-n", "kube-system", "logs", pod, "--tail=1"), "nonempty")
-		})
-		if got := kubectl(t, n1, "-n", "kube-system", "exec", pod, "--", "kube-proxy", "--version"); !strings.Contains(got, testbed.KubernetesVersion) {
-			t.Errorf("kubectl exec in %s: %q", pod, got)
-		}
+		logsAndExecOnWorker(t, n1)
 		// The approver refuses a request its checks fail: one that a user
 		// other than a node makes (admin.conf) stays pending.
 		refusedCSR(t, n1)
@@ -1185,6 +1174,14 @@ func rotateCISCluster(t *testing.T, n1, n2, n3 *testbed.Node) {
 	}
 	// The API server reaches the worker's kubelet, verifying its serving
 	// certificate of the new CA: logs and exec work.
+	logsAndExecOnWorker(t, n1)
+}
+
+// logsAndExecOnWorker checks that the API server reaches node2's kubelet
+// (kubectl logs and exec to its kube-proxy Pod), verifying its serving
+// certificate with --kubelet-certificate-authority.
+func logsAndExecOnWorker(t *testing.T, n1 *testbed.Node) {
+	t.Helper()
 	var pod string
 	eventually(t, 60*time.Second, "kube-proxy running on node2", func() error {
 		out := kubectlTry(t, n1, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=node2,status.phase=Running", "-o", "jsonpath={.items[0].metadata.name}")
