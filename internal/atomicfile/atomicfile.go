@@ -31,9 +31,19 @@ func Write(path string, data []byte, mode os.FileMode) error {
 // control plane) still reads its renewed certificate. A new file is
 // root's, as with Write.
 func Replace(path string, data []byte, mode os.FileMode) error {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		fi = nil
+	}
+	return WriteOwnedLike(path, data, mode, fi)
+}
+
+// WriteOwnedLike is Write that gives the file the owner (user and group)
+// of like when root does not own it; a nil like leaves the file root's.
+func WriteOwnedLike(path string, data []byte, mode os.FileMode, like os.FileInfo) error {
 	var st *syscall.Stat_t
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
-		st, _ = fi.Sys().(*syscall.Stat_t)
+	if like != nil {
+		st, _ = like.Sys().(*syscall.Stat_t)
 	}
 	return WriteWith(path, mode, func(f *os.File) error {
 		if st != nil && (st.Uid != 0 || st.Gid != 0) {

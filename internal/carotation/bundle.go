@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -125,16 +124,7 @@ func rewrite(path string, data []byte, like string, def os.FileMode) error {
 	if err != nil {
 		return atomicfile.Write(path, data, def)
 	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	return atomicfile.WriteWith(path, fi.Mode().Perm(), func(f *os.File) error {
-		if st != nil && (st.Uid != 0 || st.Gid != 0) {
-			if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil {
-				return fmt.Errorf("keeping the owner: %w", err)
-			}
-		}
-		_, err := f.Write(data)
-		return err
-	})
+	return atomicfile.WriteOwnedLike(path, data, fi.Mode().Perm(), fi)
 }
 
 // kubeconfigCAs returns the CA certificates the kubeconfig file at path
