@@ -250,16 +250,8 @@ func runControlPlane(ctx context.Context, d *Data) error {
 		return err
 	}
 	defer rt.Close()
-	sp := &upgrade.StaticPods{
-		ManifestDir: d.ManifestDir,
-		BackupDir:   upgrade.BackupDirName(d.TmpDir(), "manifests", now),
-		NodeName:    d.Node.Name,
-		Timeout:     timeout,
-		Runtime:     rt,
-		EtcdData:    etcdData,
-		Leaders:     &upgrade.Leaders{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/staticpods]"},
-		Out:         d.Out,
-	}
+	sp := staticPods(d, rt, now, timeout, etcdData)
+	sp.Leaders = &upgrade.Leaders{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/staticpods]"}
 	if err := sp.Apply(ctx, manifests); err != nil {
 		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)
 	}
@@ -315,6 +307,21 @@ func upgradeHardening(d *Data, view *initphases.Data) error {
 		return err
 	}
 	return initphases.EnsureKubeletServingApprover(view, d.CertRenewal)
+}
+
+// staticPods upgrades this node's static Pods through rt, backing their
+// manifests up under this run's folder (now names it) and etcd's data
+// with etcdData.
+func staticPods(d *Data, rt upgrade.Runtime, now time.Time, timeout time.Duration, etcdData *upgrade.EtcdData) *upgrade.StaticPods {
+	return &upgrade.StaticPods{
+		ManifestDir: d.ManifestDir,
+		BackupDir:   upgrade.BackupDirName(d.TmpDir(), "manifests", now),
+		NodeName:    d.Node.Name,
+		Timeout:     timeout,
+		Runtime:     rt,
+		EtcdData:    etcdData,
+		Out:         d.Out,
+	}
 }
 
 // etcdManifest returns etcd's new manifest, as a list of none or one,

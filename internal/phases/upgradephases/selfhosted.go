@@ -70,15 +70,7 @@ func runSelfHosted(ctx context.Context, d *Data) error {
 		if err != nil {
 			return err
 		}
-		sp := &upgrade.StaticPods{
-			ManifestDir: d.ManifestDir,
-			BackupDir:   upgrade.BackupDirName(d.TmpDir(), "manifests", now),
-			NodeName:    d.Node.Name,
-			Timeout:     timeout,
-			Runtime:     rt,
-			EtcdData:    etcdData,
-			Out:         d.Out,
-		}
+		sp := staticPods(d, rt, now, timeout, etcdData)
 		err = sp.Apply(ctx, etcdManifests)
 		rt.Close()
 		if err != nil {
