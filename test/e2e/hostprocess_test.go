@@ -283,18 +283,8 @@ func setUpHostProcessUpgrade(t *testing.T, name string, from, to *testbed.Toolch
 	}
 	cfg := filepath.Join(n1.Dir, "kubeadm.yaml")
 	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n", gates+"networking:\n", 1))
-	start := time.Now()
-	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
-	if r.Code != 0 {
-		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
-	}
-	jc := parseJoinCommand(t, r.Stdout)
-	mustRun(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
-	for _, n := range nodes {
-		eventually(t, 3*time.Minute, n.Name+" Ready at "+oldV, func() error {
-			return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
-		})
-	}
+	start := initWithWorker(t, n1, n2, cfg, oldV)
+	nodesReadyAt(t, n1, nodes, oldV)
 	t.Logf("a cluster at %s with etcd %s, its control plane as units: %v", oldV, oldEtcd, time.Since(start).Round(time.Second))
 	if oldEtcd != newEtcd {
 		// The administrator lets kubeadm choose etcd's version again.

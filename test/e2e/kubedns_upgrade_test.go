@@ -51,13 +51,7 @@ func TestKubeDNSPatchUpgrade(t *testing.T) {
 	etcdTag := strings.TrimPrefix(testbed.UpgradeFromEtcdVersion, "v") + "-0"
 	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n",
 		"featureGates:\n  CoreDNS: false\netcd:\n  local:\n    imageTag: "+etcdTag+"\nnetworking:\n", 1))
-	start := time.Now()
-	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
-	if r.Code != 0 {
-		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
-	}
-	jc := parseJoinCommand(t, r.Stdout)
-	mustRun(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	start := initWithWorker(t, n1, n2, cfg, oldV)
 	nodeReady(t, n1, "node1", 90*time.Second)
 	nodeReady(t, n1, "node2", 90*time.Second)
 	available(t, n1, "kube-dns", 3*time.Minute)
@@ -72,7 +66,7 @@ func TestKubeDNSPatchUpgrade(t *testing.T) {
 	// apply refuses unless forced, as upstream's does; with --config the
 	// force is the configuration's (the flag may not be mixed with it).
 	writeFile(t, upgradeCfg, forcedUpgradeConfiguration("2m"))
-	r = runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
+	r := runWithin(t, 10*time.Minute, n1, "kubeadm", "upgrade", "apply", newV, "--yes", "--config", upgradeCfg)
 	if r.Code != 0 {
 		t.Fatalf("upgrade apply %s: exit %d\n%s\n%s", newV, r.Code, r.Stdout, r.Stderr)
 	}

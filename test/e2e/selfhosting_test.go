@@ -330,18 +330,8 @@ func testSelfHostedUpgrade(t *testing.T, from, to *testbed.Toolchain, name strin
 	// image of it (kubeadm's own choice for an older release may be newer).
 	writeFile(t, cfg, strings.Replace(testbed.InitConfig(n1, oldV, ""), "networking:\n",
 		"featureGates:\n  SelfHosting: true\netcd:\n  local:\n    imageTag: "+oldEtcd+"\nnetworking:\n", 1))
-	start := time.Now()
-	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
-	if r.Code != 0 {
-		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", oldV, r.Code, r.Stdout, r.Stderr)
-	}
-	jc := parseJoinCommand(t, r.Stdout)
-	mustRun(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
-	for _, n := range nodes {
-		eventually(t, 3*time.Minute, n.Name+" Ready at "+oldV, func() error {
-			return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
-		})
-	}
+	start := initWithWorker(t, n1, n2, cfg, oldV)
+	nodesReadyAt(t, n1, nodes, oldV)
 	checkSelfHosted(t, n1)
 	t.Logf("a self-hosted cluster at %s with etcd %s: %v", oldV, oldEtcd, time.Since(start).Round(time.Second))
 	if oldEtcd != newEtcd {

@@ -96,11 +96,7 @@ func TestUpgrade(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("worker join of node4: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	for _, n := range nodes {
-		eventually(t, 3*time.Minute, n.Name+" Ready at "+oldV, func() error {
-			return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
-		})
-	}
+	nodesReadyAt(t, n1, nodes, oldV)
 	kubectl(t, n1, "-n", "default", "create", "configmap", "upgrade-canary", "--from-literal=k=v")
 	checkAddons(t, n1, from)
 
@@ -207,11 +203,7 @@ func TestUpgrade(t *testing.T) {
 		// its kubelet reaches the API server again (the next apply's
 		// health check wants Ready control-plane nodes).
 		checkControlPlaneAt(t, n1, n1, from)
-		for _, n := range nodes {
-			eventually(t, 3*time.Minute, n.Name+" Ready again", func() error {
-				return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), oldV+" True")
-			})
-		}
+		nodesReadyAt(t, n1, nodes, oldV)
 		// The restarted controller manager and scheduler must lead again
 		// before the next apply: its CreateJob health check gives its
 		// Job 15 s, as upstream's does.
@@ -354,6 +346,32 @@ func replaceKubelet(t *testing.T, api, n *testbed.Node, tc *testbed.Toolchain) {
 }
 
 // nodeStateJSONPath prints a node's kubelet version and Ready status.
+// nodesReadyAt waits up to 3 minutes until each of nodes is Ready with
+// a kubelet of version v, as n1's kubectl sees it.
+func nodesReadyAt(t *testing.T, n1 *testbed.Node, nodes []*testbed.Node, v string) {
+	t.Helper()
+	for _, n := range nodes {
+		eventually(t, 3*time.Minute, n.Name+" Ready at "+v, func() error {
+			return expectOutput(kubectlTry(t, n1, "get", "node", n.Name, "-o", nodeStateJSONPath), v+" True")
+		})
+	}
+}
+
+// initWithWorker runs kubeadm init on n1 with the configuration file cfg
+// (Kubernetes v) and joins n2 to it as a worker; it returns when init
+// began.
+func initWithWorker(t *testing.T, n1, n2 *testbed.Node, cfg, v string) time.Time {
+	t.Helper()
+	start := time.Now()
+	r := run(t, n1, "kubeadm", "init", "--config", cfg, ignoreFindings())
+	if r.Code != 0 {
+		t.Fatalf("kubeadm init at %s: exit %d\n%s\n%s", v, r.Code, r.Stdout, r.Stderr)
+	}
+	jc := parseJoinCommand(t, r.Stdout)
+	mustRun(t, n2, "kubeadm", "join", jc.endpoint, "--token", jc.token, "--discovery-token-ca-cert-hash", jc.hash, ignoreFindings())
+	return start
+}
+
 const nodeStateJSONPath = `jsonpath={.status.nodeInfo.kubeletVersion}{" "}{.status.conditions[?(@.type=="Ready")].status}`
 
 // mirrorPodJSONPath prints the image and readiness of a static Pod's
