@@ -104,10 +104,13 @@ type KubeletCert struct {
 	Out     io.Writer
 }
 
-// kubeletCred is where the kubelet's client credential lies.
+// kubeletCred is where one of the kubelet's certificates lies: its client
+// credential or its serving pair.
 type kubeletCred struct {
-	cert                *x509.Certificate
-	embedded            bool
+	cert     *x509.Certificate
+	embedded bool
+	// serving: the kubelet's serving pair, not its client credential.
+	serving             bool
 	certFile, keyFile   string
 	cfgPath, authInfoNm string
 }
@@ -170,29 +173,23 @@ func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) erro
 	if err != nil {
 		return err
 	}
-	type pair struct {
-		cred *kubeletCred
-		what string
-		req  bool
-	}
-	var todo []pair
-	if cred.cert.CheckSignatureFrom(signing) != nil {
-		todo = append(todo, pair{cred, "client", false})
-	}
-	if serving != nil && serving.cert.CheckSignatureFrom(signing) != nil {
-		todo = append(todo, pair{serving, "serving", true})
+	var todo []*kubeletCred
+	for _, c := range []*kubeletCred{cred, serving} {
+		if c != nil && c.cert.CheckSignatureFrom(signing) != nil {
+			todo = append(todo, c)
+		}
 	}
 	if k.DryRun {
-		for _, p := range todo {
-			fmt.Fprintf(k.Out, "[rotate-ca] Would %s a kubelet %s certificate of the new CA (%s), write it where %s is and restart the kubelet\n", k.issuing("issue", "ask the cluster for"), p.what, p.cred.cert.Subject.CommonName, p.cred.where())
+		for _, c := range todo {
+			fmt.Fprintf(k.Out, "[rotate-ca] Would %s a kubelet %s certificate of the new CA (%s), write it where %s is and restart the kubelet\n", k.issuing("issue", "ask the cluster for"), c.kind(), c.cert.Subject.CommonName, c.where())
 		}
 		if len(todo) == 0 && len(need) > 0 {
 			fmt.Fprintf(k.Out, "[rotate-ca] Would restart the kubelet\n")
 		}
 		return nil
 	}
-	for _, p := range todo {
-		certPEM, key, err := k.request(ctx, p.cred.cert, signing, p.req)
+	for _, c := range todo {
+		certPEM, key, err := k.request(ctx, c, signing)
 		if err != nil {
 			return err
 		}
@@ -202,11 +199,11 @@ func (k *KubeletCert) Renew(ctx context.Context, signing *x509.Certificate) erro
 			}
 			need = append(need, Kubelet)
 		}
-		where, err := k.install(p.cred, certPEM, key)
+		where, err := k.install(c, certPEM, key)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(k.Out, "[rotate-ca] Wrote the kubelet's %s certificate of the new CA to %s\n", p.what, where)
+		fmt.Fprintf(k.Out, "[rotate-ca] Wrote the kubelet's %s certificate of the new CA to %s\n", c.kind(), where)
 	}
 	if len(todo) == 0 && len(need) == 0 {
 		fmt.Fprintf(k.Out, "[rotate-ca] The kubelet's certificates are already of the CA that signs now (%s)\n", bootstraptoken.CACertHash(signing))
@@ -242,7 +239,15 @@ func (k *KubeletCert) readServing(client *kubeletCred) (*kubeletCred, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the kubelet's serving certificate (%s): %w", path, err)
 	}
-	return &kubeletCred{cert: b[0], certFile: path, keyFile: path}, nil
+	return &kubeletCred{cert: b[0], serving: true, certFile: path, keyFile: path}, nil
+}
+
+// kind names the credential's certificate: "client" or "serving".
+func (c *kubeletCred) kind() string {
+	if c.serving {
+		return "serving"
+	}
+	return "client"
 }
 
 // where names the file or kubeconfig the credential lies in.
@@ -269,13 +274,10 @@ func (k *KubeletCert) RecordTrust(ctx context.Context, cas Bundle) error {
 	return k.annotate(ctx, cred.cert.Subject.CommonName, TrustedAnnotation, strings.Join(hashes, ","))
 }
 
-// request has a certificate like cur (a serving one when serving), with a
-// new key of cur's algorithm, issued by signing.
-func (k *KubeletCert) request(ctx context.Context, cur, signing *x509.Certificate, serving bool) ([]byte, crypto.Signer, error) {
-	what := "client"
-	if serving {
-		what = "serving"
-	}
+// request has a certificate like cred's (a serving one for the serving
+// pair), with a new key of its algorithm, issued by signing.
+func (k *KubeletCert) request(ctx context.Context, cred *kubeletCred, signing *x509.Certificate) ([]byte, crypto.Signer, error) {
+	cur, serving, what := cred.cert, cred.serving, cred.kind()
 	alg, ok := pki.KeyAlgorithmOf(cur.PublicKey)
 	if !ok {
 		return nil, nil, fmt.Errorf("the kubelet's %s certificate has a key of a kind kubeadm does not make", what)
