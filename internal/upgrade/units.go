@@ -298,14 +298,17 @@ func (s *HostUnits) waitLeaders(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing this node's units to wait for their leader election: %w", err)
 	}
-	return s.Leaders.waitNode(ctx, installed, func(c string) ([]string, error) {
-		path := hostprocess.UnitPath(s.Units.Root, c)
-		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
-		if err != nil {
-			return nil, err
-		}
-		return unitArgv(path, data, c)
-	})
+	return s.Leaders.waitNode(ctx, installed, s.installedArgv)
+}
+
+// installedArgv is the command line of component's unit as installed now.
+func (s *HostUnits) installedArgv(component string) ([]string, error) {
+	path := hostprocess.UnitPath(s.Units.Root, component)
+	data, err := boundedread.ReadFile(path, boundedread.MaxFile)
+	if err != nil {
+		return nil, err
+	}
+	return unitArgv(path, data, component)
 }
 
 // restartOthers restarts, once etcd's data was put back, this node's
@@ -330,12 +333,7 @@ func (s *HostUnits) restartOthers(ctx context.Context, done []string) error {
 			errs = append(errs, err)
 			continue
 		}
-		path := hostprocess.UnitPath(s.Units.Root, c)
-		data, err := boundedread.ReadFile(path, boundedread.MaxFile)
-		var argv []string
-		if err == nil {
-			argv, err = unitArgv(path, data, c)
-		}
+		argv, err := s.installedArgv(c)
 		if err == nil && s.urls[c] != "" {
 			err = s.waitRunning(ctx, c, argv, s.urls[c])
 		}
