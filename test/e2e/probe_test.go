@@ -31,7 +31,11 @@ type probe struct {
 }
 
 // probeWorkload is the Deployment (two replicas of the web server on the
-// worker) and its Service that the upgrade test probes.
+// worker) and its Service that the upgrade and rotation tests probe (the
+// web server's / answers itself, its /api calls the API server with the
+// Pod's service-account token). A terminating Pod answers two more
+// seconds (preStop), so that kube-proxy has dropped it from the Service
+// before it stops.
 const probeWorkload = `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -47,7 +51,7 @@ spec:
     spec:
       nodeSelector:
         kubernetes.io/hostname: %s
-      terminationGracePeriodSeconds: 5
+      terminationGracePeriodSeconds: 10
       containers:
       - name: web
         image: %s
@@ -57,6 +61,9 @@ spec:
         readinessProbe:
           httpGet: {path: /, port: 8080}
           periodSeconds: 2
+        lifecycle:
+          preStop:
+            sleep: {seconds: 2}
 ---
 apiVersion: v1
 kind: Service

@@ -18,51 +18,6 @@ import (
 	"github.com/kubeadm-go/kubeadm/test/testbed"
 )
 
-// rotateCAWorkload is the Deployment whose Pods call the API server with
-// their service-account token (the web server's /api) on the worker, and
-// its Service. A terminating Pod answers two more seconds (preStop), so
-// that kube-proxy has dropped it from the Service before it stops.
-const rotateCAWorkload = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: default
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      nodeSelector:
-        kubernetes.io/hostname: %s
-      terminationGracePeriodSeconds: 10
-      containers:
-      - name: web
-        image: %s
-        imagePullPolicy: Never
-        ports:
-        - containerPort: 8080
-        readinessProbe:
-          httpGet: {path: /, port: 8080}
-          periodSeconds: 2
-        lifecycle:
-          preStop:
-            sleep: {seconds: 2}
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: default
-spec:
-  selector: {app: web}
-  ports:
-  - port: 80
-    targetPort: 8080
-`
-
 // TestRotateCAControlPlanes is issue 33's CA rotation with several
 // control-plane nodes: two control-plane nodes (stacked etcd) behind the
 // test bed's load balancer and a worker running a Deployment whose Pods
@@ -132,7 +87,7 @@ func TestRotateCAControlPlanes(t *testing.T) {
 		kcmManifests[n.Name] = mustRead(t, n.HostPath("/etc/kubernetes/manifests/kube-controller-manager.yaml"))
 	}
 
-	probe := startProbeOf(t, n1, n3, tc, fmt.Sprintf(rotateCAWorkload, n3.Name, testbed.WebserverImage), "/api")
+	probe := startProbeOf(t, n1, n3, tc, fmt.Sprintf(probeWorkload, n3.Name, testbed.WebserverImage), "/api")
 	t.Cleanup(func() { probe.stop(t) })
 	loop := startAPILoop(t, n1)
 	start := time.Now()
