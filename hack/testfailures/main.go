@@ -11,38 +11,75 @@
 //
 //	go test -v ./test/e2e/ 2>&1 | go run ./hack/testfailures
 //
-// Its exit status is 0; with `set -o pipefail` the pipeline's is go test's.
+// Its exit status is 0 when everything was passed on; with `set -o
+// pipefail` the pipeline's is then go test's. It reads its input to the
+// end whatever happens: lines of any length are passed on whole, and once
+// its output fails (a full disk, a closed pipe) it keeps reading and
+// drops the rest, so that go test is not killed by a broken pipe before
+// its tests' cleanups have removed their clusters; it then exits 1.
 package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 )
 
 func main() {
+	// A closed pipe is then an error of the write, not the end of the
+	// program (see run).
+	signal.Ignore(syscall.SIGPIPE)
 	if err := run(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "testfailures:", err)
+		os.Exit(1)
 	}
 }
 
+// maxKept is the length at which a line is cut in the summary; the line
+// itself is passed on whole.
+const maxKept = 64 * 1024
+
 // run copies in to out line by line, then writes the summary of failures.
+// After a failed write it reads in to its end and returns that error.
 func run(in io.Reader, out io.Writer) error {
 	var o outputs
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	r := bufio.NewReaderSize(in, 64*1024)
 	w := bufio.NewWriter(out)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Fprintln(w, line)
-		if err := w.Flush(); err != nil {
-			return err
+	var werr error
+	ended := true // the last line passed on ended with a newline
+	for {
+		line, rerr := r.ReadString('\n')
+		if line != "" && werr == nil {
+			if _, werr = w.WriteString(line); werr == nil {
+				werr = w.Flush()
+			}
 		}
-		o.add(line)
+		if line != "" {
+			ended = strings.HasSuffix(line, "\n")
+			kept := strings.TrimSuffix(line, "\n")
+			if len(kept) > maxKept {
+				kept = kept[:maxKept] + " (cut)"
+			}
+			o.add(kept)
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return errors.Join(rerr, werr)
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
+	if werr != nil {
+		return fmt.Errorf("writing the output (the rest of the input was read and dropped): %w", werr)
+	}
+	if !ended {
+		// The summary starts on a line of its own.
+		fmt.Fprintln(w)
 	}
 	o.summary(w)
 	return w.Flush()

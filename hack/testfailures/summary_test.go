@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -83,4 +85,53 @@ func TestSummaryKeepsTheLastLines(t *testing.T) {
 	if n := strings.Count(summary, "long_test.go"); n != maxLines {
 		t.Errorf("%d lines repeated, want %d", n, maxLines)
 	}
+}
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("no space left on device")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+func TestRunLongLinesAndFailedOutput(t *testing.T) {
+	long := strings.Repeat("x", 20<<20) // longer than any Scanner buffer here
+	in := "=== RUN   TestBig\n    big_test.go:1: " + long + "\n--- FAIL: TestBig (1.00s)\nFAIL\n"
+
+	var out bytes.Buffer
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), in) {
+		t.Fatal("a long line was not passed through whole")
+	}
+	if !strings.Contains(out.String(), "--- FAIL: TestBig\n    big_test.go:1: xxx") || !strings.Contains(out.String(), "(cut)") {
+		t.Fatalf("the summary does not repeat the long line, cut: %.200s", out.String()[len(in):])
+	}
+
+	r := &countingReader{r: strings.NewReader(in)}
+	err := run(r, &failingWriter{n: 10})
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("a failed write is not reported: %v", err)
+	}
+	if r.n != len(in) {
+		t.Fatalf("after a failed write, %d of %d bytes of input were read: the writer of the input would meet a closed pipe", r.n, len(in))
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
