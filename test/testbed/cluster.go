@@ -173,6 +173,15 @@ func (c *Cluster) Up(ctx context.Context, names ...string) ([]*Node, error) {
 		}
 		up = append(up, n)
 	}
+	starting := 0
+	for _, n := range up {
+		if !n.Running() {
+			starting++
+		}
+	}
+	if err := c.checkDisk(starting); err != nil {
+		return nil, err
+	}
 	all, err := c.Nodes()
 	if err != nil {
 		return nil, err
