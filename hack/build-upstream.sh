@@ -15,7 +15,12 @@
 #   addon's programs; its module is not on the proxy, see ../shared/third_party),
 #   or one of upstream's test programs of K8S_VERSION (see build_suite):
 #   e2e.test, e2e_kubeadm.test, ginkgo, agnhost, nonewprivs, sample-apiserver
+#
+# UPSTREAM_GOCACHE, when set, is the Go build cache these builds use instead
+# of the usual one: CI removes it once every binary is built, as its
+# several GB are of no use to the builds of our own code.
 set -euo pipefail
+if [ -n "${UPSTREAM_GOCACHE:-}" ]; then export GOCACHE="$UPSTREAM_GOCACHE"; fi
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.0}"
