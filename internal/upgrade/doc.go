@@ -3,8 +3,8 @@
 // policy, the plan (which component runs which version and what it would
 // become), the replacement of static Pod manifests or units with a backup
 // and a rollback when a component does not come back healthy (which
-// returns once the controller manager and the scheduler lead again:
-// Leaders), the refresh of the kubelet's configuration file, and the
+// returns once the controller manager and the scheduler lead again,
+// internal/leaderlease), the refresh of the kubelet's configuration file, and the
 // migration of what older kubeadm left on a node (the kubelet's CRI
 // socket flag, the Node's CRI socket annotation).
 //

@@ -20,6 +20,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -82,7 +83,7 @@ type StaticPods struct {
 	// data back or restored the controller manager's or the scheduler's
 	// manifest until each leads again (see Leaders). Upstream's rollback
 	// does not wait; its next apply can fail its CreateJob check.
-	Leaders *Leaders
+	Leaders *leaderlease.Waiter
 	Out     io.Writer
 
 	changed     []changed
@@ -290,7 +291,7 @@ func (s *StaticPods) Rollback(ctx context.Context, failed string) error {
 		}
 		fmt.Fprintf(s.Out, "[upgrade/staticpods] %q is running its previous manifest again\n", w.component)
 	}
-	if dataRestored || slices.ContainsFunc(waits, func(w restored) bool { return electsLeader(w.component) }) {
+	if dataRestored || slices.ContainsFunc(waits, func(w restored) bool { return leaderlease.Elects(w.component) }) {
 		if err := s.waitLeaders(ctx); err != nil {
 			errs = append(errs, err)
 		}
@@ -311,7 +312,7 @@ func (s *StaticPods) waitLeaders(ctx context.Context) error {
 			installed = append(installed, c)
 		}
 	}
-	return s.Leaders.waitNode(ctx, installed, func(c string) ([]string, error) {
+	return s.Leaders.WaitNode(ctx, installed, func(c string) ([]string, error) {
 		pod, err := staticpod.ReadManifest(staticpod.ManifestPath(s.ManifestDir, c))
 		if err != nil {
 			return nil, err

@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
@@ -540,7 +541,7 @@ func TestStaticPodsRollbackEtcdData(t *testing.T) {
 				holder := "node1_x"
 				return true, &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &metav1.MicroTime{Time: renewed}}}, nil
 			})
-			sp.Leaders = &upgrade.Leaders{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: &f.out}
+			sp.Leaders = &leaderlease.Waiter{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: &f.out}
 			ms := append([]upgrade.Manifest{{Component: "etcd", Data: f.new["etcd"]}}, f.manifests(f.new)...)
 			err := sp.Apply(context.Background(), ms)
 			var ce *upgrade.ComponentError

@@ -15,6 +15,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -66,7 +67,7 @@ type HostUnits struct {
 	// etcd's data back or restarted one of them, until each of this
 	// node's leader-electing components leads again (see Leaders): the
 	// control plane works when Apply or Rollback returns.
-	Leaders *Leaders
+	Leaders *leaderlease.Waiter
 	Out     io.Writer
 
 	changed     []changedUnit
@@ -146,7 +147,7 @@ func (s *HostUnits) apply(ctx context.Context, u Unit) error {
 		if err := s.waitRunning(ctx, u.Component, want, u.HealthURL); err != nil {
 			return err
 		}
-		return s.waitLeading(ctx, u.Component, want, start)
+		return s.Leaders.WaitRestarted(ctx, u.Component, want, start)
 	}
 	fmt.Fprintf(s.Out, "[upgrade/units] Preparing the upgrade of %q\n", u.Component)
 	if err := os.MkdirAll(s.BackupDir, 0o700); err != nil {
@@ -175,22 +176,7 @@ func (s *HostUnits) apply(ctx context.Context, u Unit) error {
 		return err
 	}
 	fmt.Fprintf(s.Out, "[upgrade/units] %q upgraded and healthy after %v\n", u.Component, time.Since(start).Round(100*time.Millisecond))
-	return s.waitLeading(ctx, u.Component, want, start)
-}
-
-// waitLeading waits, for a leader-electing component restarted at since
-// with the command line argv, until its Lease is renewed after that: the
-// controller manager does not give its Lease up when it stops, so the new
-// process waits out a lease duration before it leads.
-func (s *HostUnits) waitLeading(ctx context.Context, component string, argv []string, since time.Time) error {
-	if s.Leaders == nil || !electsLeader(component) {
-		return nil
-	}
-	l, ok := LeaderOf(component, argv)
-	if !ok {
-		return nil
-	}
-	return s.Leaders.Wait(ctx, []Leader{l}, since)
+	return s.Leaders.WaitRestarted(ctx, u.Component, want, start)
 }
 
 // unitArgv is the command line a unit's content runs.
@@ -279,7 +265,7 @@ func (s *HostUnits) Rollback(ctx context.Context, failed string) error {
 			errs = append(errs, err)
 		}
 	}
-	if restored || slices.ContainsFunc(waits, func(c changedUnit) bool { return electsLeader(c.component) }) {
+	if restored || slices.ContainsFunc(waits, func(c changedUnit) bool { return leaderlease.Elects(c.component) }) {
 		if err := s.waitLeaders(ctx); err != nil {
 			errs = append(errs, err)
 		}
@@ -298,7 +284,7 @@ func (s *HostUnits) waitLeaders(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing this node's units to wait for their leader election: %w", err)
 	}
-	return s.Leaders.waitNode(ctx, installed, s.installedArgv)
+	return s.Leaders.WaitNode(ctx, installed, s.installedArgv)
 }
 
 // installedArgv is the command line of component's unit as installed now.

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease/leasetest"
 )
 
 // fakeSystemd stands in for systemd on the error paths: a start or
@@ -385,14 +387,14 @@ func TestHostUnitsRollbackWaitsForLeaders(t *testing.T) {
 			f.sick[tc.sick] = true
 			s.EtcdData = EtcdDataFixture(t, tc.members)
 			reads := 0
-			c := leaseReactor(func(name string) (runtime.Object, error) {
+			c := leasetest.Client(func(name string) (runtime.Object, error) {
 				reads++
 				if tc.renewed {
-					return lease(name, "node1_new", time.Now()), nil
+					return leasetest.Lease(name, "node1_new", time.Now()), nil
 				}
-				return lease(name, "node1_old", time.Now().Add(-time.Minute)), nil
+				return leasetest.Lease(name, "node1_old", time.Now().Add(-time.Minute)), nil
 			})
-			s.Leaders = &Leaders{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/units]"}
+			s.Leaders = &leaderlease.Waiter{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/units]"}
 			err := s.Apply(context.Background(), testUnits(t, "new"))
 			var ce *ComponentError
 			if !errors.As(err, &ce) {
@@ -422,14 +424,14 @@ func TestHostUnitsApplyWaitsForLeaders(t *testing.T) {
 		t.Run(fmt.Sprintf("leading %v", leading), func(t *testing.T) {
 			f, s, out := runningOld(t)
 			var read []string
-			c := leaseReactor(func(name string) (runtime.Object, error) {
+			c := leasetest.Client(func(name string) (runtime.Object, error) {
 				read = append(read, name)
 				if leading {
-					return lease(name, "node1_new", time.Now()), nil
+					return leasetest.Lease(name, "node1_new", time.Now()), nil
 				}
-				return lease(name, "node1_old", time.Now().Add(-time.Minute)), nil
+				return leasetest.Lease(name, "node1_old", time.Now().Add(-time.Minute)), nil
 			})
-			s.Leaders = &Leaders{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/units]"}
+			s.Leaders = &leaderlease.Waiter{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/units]"}
 			err := s.Apply(context.Background(), testUnits(t, "new"))
 			if leading {
 				if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/hostprocess"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
@@ -149,7 +150,7 @@ func runHostProcesses(ctx context.Context, d *Data) error {
 		RestartKubelet: func(ctx context.Context) {
 			kubelet.NewService(d.Service, d.Out).Restart(ctx)
 		},
-		Leaders: &upgrade.Leaders{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/units]"},
+		Leaders: &leaderlease.Waiter{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/units]"},
 		Out:     d.Out,
 	}
 	if err := hu.Apply(ctx, units); err != nil {

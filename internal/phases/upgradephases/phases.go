@@ -18,6 +18,7 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/images"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/preflight"
@@ -251,7 +252,7 @@ func runControlPlane(ctx context.Context, d *Data) error {
 	}
 	defer rt.Close()
 	sp := staticPods(d, rt, now, timeout, etcdData)
-	sp.Leaders = &upgrade.Leaders{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/staticpods]"}
+	sp.Leaders = &leaderlease.Waiter{Client: d.Client, Timeout: healthCheckTimeout(d), Out: d.Out, Prefix: "[upgrade/staticpods]"}
 	if err := sp.Apply(ctx, manifests); err != nil {
 		return fmt.Errorf("[upgrade/control-plane] the control plane of this node was not upgraded: %w", err)
 	}

@@ -1,4 +1,4 @@
-package upgrade
+package leaderlease
 
 import (
 	"bytes"
@@ -10,70 +10,53 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease/leasetest"
 )
 
-func TestLeaderOf(t *testing.T) {
+func TestOf(t *testing.T) {
 	for _, tc := range []struct {
 		argv   []string
-		want   Leader
+		want   Lease
 		wantOK bool
 	}{
-		{argv: []string{"kube-scheduler", "--leader-elect=true"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
-		{argv: []string{"kube-scheduler"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
-		{argv: []string{"kube-scheduler", "--leader-elect=false"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}},
-		{argv: []string{"kube-scheduler", "--leader-elect=false", "--leader-elect"}, want: Leader{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
+		{argv: []string{"kube-scheduler", "--leader-elect=true"}, want: Lease{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
+		{argv: []string{"kube-scheduler"}, want: Lease{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
+		{argv: []string{"kube-scheduler", "--leader-elect=false"}, want: Lease{"kube-scheduler", "kube-system", "kube-scheduler"}},
+		{argv: []string{"kube-scheduler", "--leader-elect=false", "--leader-elect"}, want: Lease{"kube-scheduler", "kube-system", "kube-scheduler"}, wantOK: true},
 		{argv: []string{"kube-controller-manager", "--leader-elect-resource-name=kcm", "--leader-elect-resource-namespace=infra"},
-			want: Leader{"kube-controller-manager", "infra", "kcm"}, wantOK: true},
+			want: Lease{"kube-controller-manager", "infra", "kcm"}, wantOK: true},
 	} {
-		got, ok := LeaderOf(tc.argv[0], tc.argv)
+		got, ok := Of(tc.argv[0], tc.argv)
 		if got != tc.want || ok != tc.wantOK {
-			t.Errorf("LeaderOf(%q) = %v, %v, want %v, %v", tc.argv, got, ok, tc.want, tc.wantOK)
+			t.Errorf("Of(%q) = %v, %v, want %v, %v", tc.argv, got, ok, tc.want, tc.wantOK)
 		}
 	}
 }
 
-func lease(name, holder string, renewed time.Time) *coordinationv1.Lease {
-	return &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
-		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &metav1.MicroTime{Time: renewed}},
-	}
+func testWaiter(c *fake.Clientset, out *bytes.Buffer) Waiter {
+	return Waiter{Client: c, Timeout: 200 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/test]"}
 }
 
-// leaseReactor answers the Gets of Leases with get(name).
-func leaseReactor(get func(name string) (runtime.Object, error)) *fake.Clientset {
-	c := fake.NewClientset()
-	c.PrependReactor("get", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		o, err := get(a.(k8stesting.GetAction).GetName())
-		return true, o, err
-	})
-	return c
-}
-
-func testLeaders(c *fake.Clientset, out *bytes.Buffer) Leaders {
-	return Leaders{Client: c, Timeout: 200 * time.Millisecond, Interval: 5 * time.Millisecond, Out: out, Prefix: "[upgrade/test]"}
-}
-
-var kcmAndScheduler = []Leader{{"kube-controller-manager", "kube-system", "kube-controller-manager"}, {"kube-scheduler", "kube-system", "kube-scheduler"}}
+var kcmAndScheduler = []Lease{{"kube-controller-manager", "kube-system", "kube-controller-manager"}, {"kube-scheduler", "kube-system", "kube-scheduler"}}
 
 // A Lease renewed after the wait began ends it; one still renewed before
 // (a component waiting out the lease duration of the previous holder)
 // keeps it going until a new holder renews it.
-func TestLeadersWait(t *testing.T) {
+func TestWait(t *testing.T) {
 	since := time.Now()
 	gets := 0
-	c := leaseReactor(func(name string) (runtime.Object, error) {
+	c := leasetest.Client(func(name string) (runtime.Object, error) {
 		gets++
 		if name == "kube-controller-manager" && gets < 4 {
-			return lease(name, "node1_old", since.Add(-time.Minute)), nil
+			return leasetest.Lease(name, "node1_old", since.Add(-time.Minute)), nil
 		}
-		return lease(name, "node1_new", since.Add(time.Second)), nil
+		return leasetest.Lease(name, "node1_new", since.Add(time.Second)), nil
 	})
 	var out bytes.Buffer
-	if err := testLeaders(c, &out).Wait(context.Background(), kcmAndScheduler, since); err != nil {
+	if err := testWaiter(c, &out).Wait(context.Background(), kcmAndScheduler, since); err != nil {
 		t.Fatal(err)
 	}
 	if gets != 5 {
@@ -89,7 +72,7 @@ func TestLeadersWait(t *testing.T) {
 
 // Each Lease that nobody renews in time is named with what was last
 // read of it; the others are still waited for.
-func TestLeadersWaitFails(t *testing.T) {
+func TestWaitFails(t *testing.T) {
 	since := time.Now()
 	for name, tc := range map[string]struct {
 		get  func(name string) (runtime.Object, error)
@@ -97,13 +80,15 @@ func TestLeadersWaitFails(t *testing.T) {
 	}{
 		"held by the restored holder": {
 			get: func(name string) (runtime.Object, error) {
-				return lease(name, "node1_old", since.Add(-time.Minute)), nil
+				return leasetest.Lease(name, "node1_old", since.Add(-time.Minute)), nil
 			},
 			want: []string{`kube-controller-manager does not lead: not within 200ms: the Lease kube-system/kube-controller-manager is held by "node1_old", last renewed at ` + since.Add(-time.Minute).UTC().Format(time.RFC3339Nano),
 				"kube-scheduler does not lead: "},
 		},
 		"released": {
-			get:  func(name string) (runtime.Object, error) { return lease(name, "", since.Add(time.Second)), nil },
+			get: func(name string) (runtime.Object, error) {
+				return leasetest.Lease(name, "", since.Add(time.Second)), nil
+			},
 			want: []string{`the Lease kube-system/kube-scheduler is held by "", last renewed at `},
 		},
 		"missing": {
@@ -118,7 +103,7 @@ func TestLeadersWaitFails(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := testLeaders(leaseReactor(tc.get), &bytes.Buffer{}).Wait(context.Background(), kcmAndScheduler, since)
+			err := testWaiter(leasetest.Client(tc.get), &bytes.Buffer{}).Wait(context.Background(), kcmAndScheduler, since)
 			checkErr(t, err, tc.want)
 		})
 	}
@@ -137,10 +122,10 @@ func checkErr(t *testing.T, err error, want []string) {
 }
 
 // A cancelled upgrade stops the wait with its own cause.
-func TestLeadersWaitCancelled(t *testing.T) {
+func TestWaitCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	w := testLeaders(fake.NewClientset(), &bytes.Buffer{})
+	w := testWaiter(fake.NewClientset(), &bytes.Buffer{})
 	w.Timeout = time.Hour
 	if err := w.Wait(ctx, kcmAndScheduler[:1], time.Now()); !errors.Is(err, context.Canceled) {
 		t.Errorf("Wait = %v, want context.Canceled", err)

@@ -1,4 +1,4 @@
-package upgrade
+package leaderlease
 
 import (
 	"context"
@@ -14,23 +14,22 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Leader is the Lease a component competes for in leader election
-// (kube-controller-manager, kube-scheduler).
-type Leader struct {
+// Lease names the Lease a component competes for in leader election.
+type Lease struct {
 	Component string
 	Namespace string
 	Name      string
 }
 
-func (l Leader) String() string { return l.Namespace + "/" + l.Name }
+func (l Lease) String() string { return l.Namespace + "/" + l.Name }
 
-// LeaderOf reads from component's command line the Lease it competes for:
+// Of reads from component's command line the Lease it competes for:
 // kube-system/<component> unless --leader-elect-resource-namespace or
 // --leader-elect-resource-name say otherwise. ok is false when
 // --leader-elect is off (the component then leads without a Lease). A
 // Lease named only in a --config file is not seen: the default is assumed.
-func LeaderOf(component string, argv []string) (l Leader, ok bool) {
-	l = Leader{Component: component, Namespace: metav1.NamespaceSystem, Name: component}
+func Of(component string, argv []string) (l Lease, ok bool) {
+	l = Lease{Component: component, Namespace: metav1.NamespaceSystem, Name: component}
 	ok = true
 	for _, a := range argv {
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
@@ -50,31 +49,30 @@ func LeaderOf(component string, argv []string) (l Leader, ok bool) {
 	return l, ok
 }
 
-// Leaders waits until components restarted by an upgrade or its rollback
-// lead again. A restarted component finds its Lease held by the identity
+// Waiter waits until restarted components (by an upgrade or its
+// rollback, a certificate renewal, a CA rotation) lead again. A restarted component finds its Lease held by the identity
 // of its previous process (or, after etcd's data was put back, by the one
 // in that data) and, as client-go's leader election does, waits a whole
 // lease duration from when it first read that record before it takes
 // over, whatever the record's renewTime says: until then no controller
 // runs or no Pod is scheduled. A Lease renewed after the wait began shows
 // that some process (this node's or another's) leads now.
-type Leaders struct {
+type Waiter struct {
 	Client kubernetes.Interface
-	// Timeout bounds the wait for each Lease
-	// (timeouts.controlPlaneComponentHealthCheck).
+	// Timeout bounds the wait for each Lease.
 	Timeout time.Duration
 	// Interval separates two reads of a Lease (0: 500ms).
 	Interval time.Duration
 	// Now is the clock renewTime is compared with (nil: time.Now).
 	Now    func() time.Time
 	Out    io.Writer
-	Prefix string // the output's "[upgrade/…]" tag
+	Prefix string // the output's "[phase]" tag
 }
 
 // Wait waits, for each of leaders in turn, until its Lease names a holder
 // and was renewed after since. It fails naming the Lease, its holder and
 // its renewTime when Timeout passes first.
-func (w Leaders) Wait(ctx context.Context, leaders []Leader, since time.Time) error {
+func (w Waiter) Wait(ctx context.Context, leaders []Lease, since time.Time) error {
 	var errs []error
 	for _, l := range leaders {
 		if err := w.wait(ctx, l, since); err != nil {
@@ -84,24 +82,24 @@ func (w Leaders) Wait(ctx context.Context, leaders []Leader, since time.Time) er
 	return errors.Join(errs...)
 }
 
-// electsLeader tells the control-plane components that take part in
-// leader election (the names are the same for units and manifests).
-func electsLeader(component string) bool {
+// Elects tells the control-plane components that take part in leader
+// election (the names are the same for units and manifests).
+func Elects(component string) bool {
 	return component == "kube-controller-manager" || component == "kube-scheduler"
 }
 
-// waitNode waits, for those of installed that elect a leader, until each
+// WaitNode waits, for those of installed that elect a leader, until each
 // leads again (a nil w waits for nothing): argv reads the command line
 // that names the component's Lease (its unit's or its manifest's).
-func (w *Leaders) waitNode(ctx context.Context, installed []string, argv func(component string) ([]string, error)) error {
+func (w *Waiter) WaitNode(ctx context.Context, installed []string, argv func(component string) ([]string, error)) error {
 	if w == nil {
 		return nil
 	}
 	since := w.now()
-	var leaders []Leader
+	var leaders []Lease
 	var errs []error
 	for _, c := range installed {
-		if !electsLeader(c) {
+		if !Elects(c) {
 			continue
 		}
 		a, err := argv(c)
@@ -109,7 +107,7 @@ func (w *Leaders) waitNode(ctx context.Context, installed []string, argv func(co
 			errs = append(errs, fmt.Errorf("reading the Lease %s competes for: %w", c, err))
 			continue
 		}
-		if l, ok := LeaderOf(c, a); ok {
+		if l, ok := Of(c, a); ok {
 			leaders = append(leaders, l)
 		}
 	}
@@ -117,7 +115,7 @@ func (w *Leaders) waitNode(ctx context.Context, installed []string, argv func(co
 	return errors.Join(errs...)
 }
 
-func (w Leaders) wait(ctx context.Context, l Leader, since time.Time) error {
+func (w Waiter) wait(ctx context.Context, l Lease, since time.Time) error {
 	now := w.now()
 	fmt.Fprintf(w.Out, "%s Waiting up to %v for %s to lead: its Lease %s renewed after %s\n",
 		w.Prefix, w.Timeout, l.Component, l, since.UTC().Format(time.RFC3339))
@@ -152,14 +150,37 @@ func (w Leaders) wait(ctx context.Context, l Leader, since time.Time) error {
 				return err
 			}
 			return fmt.Errorf("not within %v: %w", w.Timeout, last)
-		case <-time.After(pollInterval(w.Interval)):
+		case <-time.After(w.interval()):
 		}
 	}
 }
 
-func (w Leaders) now() time.Time {
+func (w Waiter) now() time.Time {
 	if w.Now != nil {
 		return w.Now()
 	}
 	return time.Now()
+}
+
+func (w Waiter) interval() time.Duration {
+	if w.Interval <= 0 {
+		return 500 * time.Millisecond
+	}
+	return w.Interval
+}
+
+// WaitRestarted waits, when component elects a leader (a nil w waits for
+// nothing), until the Lease its command line argv names is renewed after
+// since, the time its restart began: the controller manager does not give
+// its Lease up when it stops, so its new process waits out a lease
+// duration before it leads.
+func (w *Waiter) WaitRestarted(ctx context.Context, component string, argv []string, since time.Time) error {
+	if w == nil || !Elects(component) {
+		return nil
+	}
+	l, ok := Of(component, argv)
+	if !ok {
+		return nil
+	}
+	return w.Wait(ctx, []Lease{l}, since)
 }
