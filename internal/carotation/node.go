@@ -19,41 +19,21 @@ type NodeComponents struct {
 	Restarter   *podrestart.Restarter
 }
 
-func (n *NodeComponents) health(component string) (string, error) {
-	pod, err := staticpod.ReadManifest(staticpod.ManifestPath(n.ManifestDir, component))
-	if err != nil {
-		return "", err
-	}
-	url, err := staticpod.HealthURL(pod)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", component, err)
-	}
-	return url, nil
-}
-
 // Running returns the ID of component's running container.
 func (n *NodeComponents) Running(ctx context.Context, component string) (string, error) {
 	return n.Restarter.Running(ctx, component)
 }
 
 // Restart restarts component's container and waits until the new one is
-// healthy.
+// healthy and, with the Restarter's Leaders set, leads.
 func (n *NodeComponents) Restart(ctx context.Context, component string) error {
-	url, err := n.health(component)
-	if err != nil {
-		return err
-	}
-	return n.Restarter.Restart(ctx, component, url)
+	return n.Restarter.RestartPod(ctx, n.ManifestDir, component)
 }
 
 // WaitReplaced waits until a healthy container of component other than
 // old runs.
 func (n *NodeComponents) WaitReplaced(ctx context.Context, component, old string) error {
-	url, err := n.health(component)
-	if err != nil {
-		return err
-	}
-	return n.Restarter.WaitHealthy(ctx, component, old, url)
+	return n.Restarter.WaitReplacedPod(ctx, n.ManifestDir, component, old)
 }
 
 // KubeletRestarter restarts the kubelet through the init system and waits

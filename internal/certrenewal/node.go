@@ -60,13 +60,9 @@ func (n *NodeComponents) endpoints(component string) (health, tlsAddr string, er
 }
 
 // Restart restarts component's container and waits until the new one is
-// healthy.
+// healthy and, with the Restarter's Leaders set, leads.
 func (n *NodeComponents) Restart(ctx context.Context, component string) error {
-	health, _, err := n.endpoints(component)
-	if err != nil {
-		return err
-	}
-	return n.Restarter.Restart(ctx, component, health)
+	return n.Restarter.RestartPod(ctx, n.ManifestDir, component)
 }
 
 // Reloaded waits until component is healthy and, when want is set, its

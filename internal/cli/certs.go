@@ -54,6 +54,18 @@ type certsEnv struct {
 	renewal renewalEnv
 }
 
+// kubeconfigClient is the client the certs commands make from a
+// kubeconfig file: newClient, or apiclient.FromKubeconfig when it is nil.
+func kubeconfigClient(newClient func(kubeconfig string) (kubernetes.Interface, error)) func(kubeconfig string) (kubernetes.Interface, error) {
+	if newClient != nil {
+		return newClient
+	}
+	return func(path string) (kubernetes.Interface, error) {
+		c, _, err := apiclient.FromKubeconfig(path, v1beta4.DefaultKubernetesAPICall)
+		return c, err
+	}
+}
+
 func newCertsCmd(streams Streams) *cobra.Command {
 	return newCertsCmdWith(streams, certsEnv{
 		kubernetesDir: initphases.KubernetesDir,
@@ -145,14 +157,7 @@ type clusterSource struct {
 // ask (the kubeconfig file gives no client: not a control-plane node) or it
 // could not be read, which it then says.
 func (s clusterSource) read(ctx context.Context) *config.Documents {
-	newClient := s.client
-	if newClient == nil {
-		newClient = func(path string) (kubernetes.Interface, error) {
-			c, _, err := apiclient.FromKubeconfig(path, v1beta4.DefaultKubernetesAPICall)
-			return c, err
-		}
-	}
-	c, err := newClient(s.kubeconfig)
+	c, err := kubeconfigClient(s.client)(s.kubeconfig)
 	if err != nil {
 		klog.V(1).Infof("[%s] No client from %s (%v): using the default configuration", s.prefix, s.kubeconfig, err)
 		return nil

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/exitcode"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/output"
 	"github.com/kubeadm-go/kubeadm/internal/phases/initphases"
 	"github.com/kubeadm-go/kubeadm/internal/podrestart"
@@ -57,18 +59,31 @@ func dialKubeletRuntime(ctx context.Context) (cri.Runtime, error) {
 	return cri.Dial(ctx, socket, cri.Options{})
 }
 
-// realNode connects to the container runtime this node's kubelet uses.
-func realNode(ctx context.Context, timeout time.Duration) (certrenewal.Node, func(), error) {
+// realNode connects to the container runtime this node's kubelet uses;
+// leaders (nil: no wait) waits for a restarted controller manager or
+// scheduler to lead.
+func realNode(ctx context.Context, timeout time.Duration, leaders *leaderlease.Waiter) (certrenewal.Node, func(), error) {
 	rt, err := dialKubeletRuntime(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	n := &certrenewal.NodeComponents{
 		ManifestDir: initphases.ManifestsDir,
-		Restarter:   &podrestart.Restarter{Runtime: rt, Timeout: timeout},
+		Restarter:   &podrestart.Restarter{Runtime: rt, Timeout: timeout, Leaders: leaders},
 		Timeout:     timeout,
 	}
 	return n, func() { rt.Close() }, nil
+}
+
+// leaderWaiter reads the Leases through the kubeconfig file, with a
+// client made at each wait: the run may have renewed the file since it
+// began, and an expired certificate would read nothing.
+func leaderWaiter(kubeconfig string, newClient func(string) (kubernetes.Interface, error), timeout time.Duration, out io.Writer, prefix string) *leaderlease.Waiter {
+	newClient = kubeconfigClient(newClient)
+	return &leaderlease.Waiter{
+		NewClient: func() (kubernetes.Interface, error) { return newClient(kubeconfig) },
+		Timeout:   timeout, Out: out, Prefix: prefix,
+	}
 }
 
 // ---- certs renew expiring ----
@@ -165,7 +180,10 @@ func (o *renewExpiringOptions) run(ctx context.Context, streams Streams, env cer
 		}
 		newNode := env.renewal.node
 		if newNode == nil {
-			newNode = realNode
+			leaders := leaderWaiter(o.kubeconfig, env.clusterClient, timeout, log, "[certs-renewal]")
+			newNode = func(ctx context.Context, timeout time.Duration) (certrenewal.Node, func(), error) {
+				return realNode(ctx, timeout, leaders)
+			}
 		}
 		node, closeNode, err := newNode(ctx, timeout)
 		if err != nil {

@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubeadm-go/kubeadm/internal/apiclient"
 	"github.com/kubeadm-go/kubeadm/internal/carotation"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
 	"github.com/kubeadm-go/kubeadm/internal/kubelet"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/phases/rotatecaphases"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
 	"github.com/kubeadm-go/kubeadm/internal/podrestart"
@@ -129,28 +129,23 @@ func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEn
 		}
 	}
 	d.Client = func(context.Context) (kubernetes.Interface, error) {
-		newClient := env.clusterClient
-		if newClient == nil {
-			newClient = func(path string) (kubernetes.Interface, error) {
-				c, _, err := apiclient.FromKubeconfig(path, v1beta4.DefaultKubernetesAPICall)
-				return c, err
-			}
-		}
-		c, err := newClient(o.kubeconfig)
+		c, err := kubeconfigClient(env.clusterClient)(o.kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("reaching the cluster through %s: %w", o.kubeconfig, err)
 		}
 		return c, nil
 	}
+	leaders := func() *leaderlease.Waiter {
+		return leaderWaiter(o.kubeconfig, env.clusterClient, d.Timeout, streams.Out, "[rotate-ca]")
+	}
 	d.Components = func(ctx context.Context) (carotation.Components, func(), error) {
-		return realComponents(ctx, d.ManifestDir, d.Timeout)
+		return realComponents(ctx, d.ManifestDir, d.Timeout, leaders())
 	}
 	d.Renewal = func(ctx context.Context) (certrenewal.Node, func(), error) {
-		newNode := env.renewal.node
-		if newNode == nil {
-			newNode = realNode
+		if env.renewal.node != nil {
+			return env.renewal.node(ctx, d.Timeout)
 		}
-		return newNode(ctx, d.Timeout)
+		return realNode(ctx, d.Timeout, leaders())
 	}
 	kr := &carotation.KubeletRestarter{Host: kubelet.OSHost{}, HealthURL: carotation.DefaultKubeletHealthURL, Timeout: d.Timeout}
 	d.RestartKubelet = kr.Restart
@@ -159,11 +154,11 @@ func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEn
 
 // realComponents reaches the control-plane components of this node
 // through the container runtime its kubelet uses.
-func realComponents(ctx context.Context, manifestDir string, timeout time.Duration) (carotation.Components, func(), error) {
+func realComponents(ctx context.Context, manifestDir string, timeout time.Duration, leaders *leaderlease.Waiter) (carotation.Components, func(), error) {
 	rt, err := dialKubeletRuntime(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	n := &carotation.NodeComponents{ManifestDir: manifestDir, Restarter: &podrestart.Restarter{Runtime: rt, Timeout: timeout}}
+	n := &carotation.NodeComponents{ManifestDir: manifestDir, Restarter: &podrestart.Restarter{Runtime: rt, Timeout: timeout, Leaders: leaders}}
 	return n, func() { rt.Close() }, nil
 }

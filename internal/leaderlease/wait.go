@@ -58,7 +58,10 @@ func Of(component string, argv []string) (l Lease, ok bool) {
 // runs or no Pod is scheduled. A Lease renewed after the wait began shows
 // that some process (this node's or another's) leads now.
 type Waiter struct {
-	Client kubernetes.Interface
+	// Client reads the Leases; when nil, NewClient makes one at each
+	// wait, so that a kubeconfig file renewed meanwhile is read again.
+	Client    kubernetes.Interface
+	NewClient func() (kubernetes.Interface, error)
 	// Timeout bounds the wait for each Lease.
 	Timeout time.Duration
 	// Interval separates two reads of a Lease (0: 500ms).
@@ -73,6 +76,19 @@ type Waiter struct {
 // and was renewed after since. It fails naming the Lease, its holder and
 // its renewTime when Timeout passes first.
 func (w Waiter) Wait(ctx context.Context, leaders []Lease, since time.Time) error {
+	if len(leaders) == 0 {
+		return nil
+	}
+	if w.Client == nil {
+		if w.NewClient == nil {
+			return errors.New("no client to read the Leases with")
+		}
+		c, err := w.NewClient()
+		if err != nil {
+			return fmt.Errorf("reaching the cluster to read the Leases: %w", err)
+		}
+		w.Client = c // w is a copy: the next wait makes its own
+	}
 	var errs []error
 	for _, l := range leaders {
 		if err := w.wait(ctx, l, since); err != nil {

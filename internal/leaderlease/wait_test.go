@@ -11,6 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeadm-go/kubeadm/internal/leaderlease/leasetest"
@@ -130,4 +131,32 @@ func TestWaitCancelled(t *testing.T) {
 	if err := w.Wait(ctx, kcmAndScheduler[:1], time.Now()); !errors.Is(err, context.Canceled) {
 		t.Errorf("Wait = %v, want context.Canceled", err)
 	}
+}
+
+// Without a Client, each Wait makes one with NewClient (a kubeconfig
+// renewed meanwhile is read again); a failure to make one is the wait's.
+func TestWaitNewClient(t *testing.T) {
+	since := time.Now()
+	made := 0
+	w := testWaiter(nil, &bytes.Buffer{})
+	w.Client = nil
+	w.NewClient = func() (kubernetes.Interface, error) {
+		made++
+		return leasetest.Client(func(name string) (runtime.Object, error) {
+			return leasetest.Lease(name, "node1_new", since.Add(time.Second)), nil
+		}), nil
+	}
+	for range 2 {
+		if err := w.Wait(context.Background(), kcmAndScheduler, since); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if made != 2 {
+		t.Errorf("%d clients made for 2 waits, want 2", made)
+	}
+	if err := w.Wait(context.Background(), nil, since); err != nil || made != 2 {
+		t.Errorf("a wait for no Lease: %v, %d clients made, want none", err, made-2)
+	}
+	w.NewClient = func() (kubernetes.Interface, error) { return nil, errors.New("admin.conf: no such file") }
+	checkErr(t, w.Wait(context.Background(), kcmAndScheduler, since), []string{"reaching the cluster to read the Leases: admin.conf: no such file"})
 }

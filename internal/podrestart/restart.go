@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeadm-go/kubeadm/internal/cri"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
 	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
@@ -38,6 +39,11 @@ type Restarter struct {
 	// Healthy asks a health endpoint; nil: staticpod.Probe with
 	// staticpod.ProbeClient, as the kubelet's probes ask.
 	Healthy func(ctx context.Context, url string) error
+	// Leaders, when set, makes RestartPod and WaitReplacedPod of the
+	// controller manager or the scheduler last until it leads again: a
+	// new process waits out its predecessor's lease, about 15 s, before
+	// it leads.
+	Leaders *leaderlease.Waiter
 
 	client *http.Client
 }
@@ -48,11 +54,18 @@ const probeTimeout = 5 * time.Second
 // Running returns the ID of the running container of component (the
 // container of that name in a kube-system Pod), or "" when none runs.
 func (r *Restarter) Running(ctx context.Context, component string) (string, error) {
+	c, err := r.running(ctx, component)
+	return c.ID, err
+}
+
+// running is the newest running container of component (a zero
+// Container when none runs).
+func (r *Restarter) running(ctx context.Context, component string) (cri.Container, error) {
 	cs, err := r.Runtime.ListContainers(ctx, cri.ContainerFilter{Labels: map[string]string{
 		labelPodNamespace: metav1.NamespaceSystem, labelContainerName: component,
 	}})
 	if err != nil {
-		return "", fmt.Errorf("listing the containers of %s: %w", component, err)
+		return cri.Container{}, fmt.Errorf("listing the containers of %s: %w", component, err)
 	}
 	latest := cri.Container{}
 	for _, c := range cs {
@@ -60,7 +73,45 @@ func (r *Restarter) Running(ctx context.Context, component string) (string, erro
 			latest = c
 		}
 	}
-	return latest.ID, nil
+	return latest, nil
+}
+
+// RestartPod restarts component (see Restart), whose static Pod manifest
+// in manifestDir names its health endpoint; then, with Leaders set, a
+// controller manager or scheduler is waited for until it leads again.
+func (r *Restarter) RestartPod(ctx context.Context, manifestDir, component string) error {
+	return r.pod(ctx, manifestDir, component, func(url string) error { return r.Restart(ctx, component, url) })
+}
+
+// WaitReplacedPod is WaitHealthy for component, whose static Pod manifest
+// in manifestDir names its health endpoint, followed by the wait for it to
+// lead (see RestartPod).
+func (r *Restarter) WaitReplacedPod(ctx context.Context, manifestDir, component, old string) error {
+	return r.pod(ctx, manifestDir, component, func(url string) error { return r.WaitHealthy(ctx, component, old, url) })
+}
+
+func (r *Restarter) pod(ctx context.Context, manifestDir, component string, replace func(url string) error) error {
+	pod, err := staticpod.ReadManifest(staticpod.ManifestPath(manifestDir, component))
+	if err != nil {
+		return err
+	}
+	url, err := staticpod.HealthURL(pod)
+	if err != nil {
+		return fmt.Errorf("%s: %w", component, err)
+	}
+	if err := replace(url); err != nil {
+		return err
+	}
+	if r.Leaders == nil || !leaderlease.Elects(component) {
+		return nil
+	}
+	// The old container stopped before the new one was made: any renewal
+	// of the Lease after that is the new process's, or another node's.
+	c, err := r.running(ctx, component)
+	if err != nil {
+		return err
+	}
+	return r.Leaders.WaitRestarted(ctx, component, staticpod.CommandLine(pod), c.CreatedAt)
 }
 
 // Restart stops the running container of component and waits until the

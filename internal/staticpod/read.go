@@ -30,16 +30,22 @@ func ReadManifest(path string) (*corev1.Pod, error) {
 // command and arguments (the last one wins for a repeated name).
 func Flags(pod *corev1.Pod) map[string]string {
 	flags := map[string]string{}
-	if len(pod.Spec.Containers) == 0 {
-		return flags
-	}
-	c := pod.Spec.Containers[0]
-	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+	for _, a := range CommandLine(pod) {
 		if name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "="); ok && strings.HasPrefix(a, "--") {
 			flags[name] = value
 		}
 	}
 	return flags
+}
+
+// CommandLine is the command and arguments of the Pod's first container
+// (the component), nil without one.
+func CommandLine(pod *corev1.Pod) []string {
+	if len(pod.Spec.Containers) == 0 {
+		return nil
+	}
+	c := pod.Spec.Containers[0]
+	return append(append([]string{}, c.Command...), c.Args...)
 }
 
 // ReadFlags reads a static Pod manifest and returns its flags (see Flags).

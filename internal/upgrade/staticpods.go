@@ -317,7 +317,7 @@ func (s *StaticPods) waitLeaders(ctx context.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		return append(slices.Clone(pod.Spec.Containers[0].Command), pod.Spec.Containers[0].Args...), nil
+		return staticpod.CommandLine(pod), nil
 	})
 }
 

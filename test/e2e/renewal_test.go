@@ -100,6 +100,13 @@ func TestCertsRenewal(t *testing.T) {
 	if !reflect.DeepEqual(comps, wantComps) || rep.Error != "" || len(rep.Pending) != 0 {
 		t.Errorf("components %q (want %q), error %q, pending %v", comps, wantComps, rep.Error, rep.Pending)
 	}
+	// The run ends, and each restart is followed, only once the restarted
+	// component leads again.
+	for _, comp := range []string{"kube-controller-manager", "kube-scheduler"} {
+		if !strings.Contains(r.Stdout, "[certs-renewal] "+comp+" leads (") {
+			t.Errorf("the run did not wait for %s to lead", comp)
+		}
+	}
 	// Exactly the due files changed (and the backup and status appeared).
 	changed := diffDigests(before, treeDigest(t, kubeDir))
 	var changedFiles []string

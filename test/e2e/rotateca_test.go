@@ -114,6 +114,11 @@ func rotateCA(t *testing.T, full bool) {
 		loop.stop()
 		t.Fatalf("rotate-ca: control plane exit %d, worker exit %d", cp.Code, worker.Code)
 	}
+	// The restart of the scheduler that the second kill left owed ends
+	// once it leads again.
+	if !strings.Contains(cp.Stdout, "[rotate-ca] kube-scheduler leads (") {
+		t.Errorf("trust did not wait for the restarted scheduler to lead")
+	}
 
 	newCA := caBundle(t, n1.HostPath("/etc/kubernetes/pki/rotate-ca/ca.crt"))[0]
 	newFront := caBundle(t, n1.HostPath("/etc/kubernetes/pki/rotate-ca/front-proxy-ca.crt"))[0]
