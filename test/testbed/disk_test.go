@@ -18,7 +18,7 @@ func TestCheckDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := uint64(3 * (2000 + nodeOverhead)); need != want {
+	if want := uint64(3 * (1800 + nodeOverhead)); need != want {
 		t.Errorf("diskNeed(3) = %d, want %d", need, want)
 	}
 	if err := c.checkDisk(1); err != nil {
