@@ -77,14 +77,19 @@ func realNode(ctx context.Context, timeout time.Duration, leaders *leaderlease.W
 
 // leaderWaiter reads the Leases through the kubeconfig file, with a
 // client made at each wait: the run may have renewed the file since it
-// began, and an expired certificate would read nothing.
-func leaderWaiter(kubeconfig string, newClient func(string) (kubernetes.Interface, error), timeout time.Duration, out io.Writer, prefix string) *leaderlease.Waiter {
+// began, and an expired certificate would read nothing. unreadable is
+// leaderlease.Waiter's.
+func leaderWaiter(kubeconfig string, newClient func(string) (kubernetes.Interface, error), timeout, unreadable time.Duration, out io.Writer, prefix string) *leaderlease.Waiter {
 	newClient = kubeconfigClient(newClient)
 	return &leaderlease.Waiter{
 		NewClient: func() (kubernetes.Interface, error) { return newClient(kubeconfig) },
-		Timeout:   timeout, Out: out, Prefix: prefix,
+		Timeout:   timeout, Unreadable: unreadable, Out: out, Prefix: prefix,
 	}
 }
+
+// renewalUnreadable is how long the renewal tries to read a restarted
+// component's Lease before it goes on without knowing whether it leads.
+const renewalUnreadable = 30 * time.Second
 
 // ---- certs renew expiring ----
 
@@ -180,7 +185,7 @@ func (o *renewExpiringOptions) run(ctx context.Context, streams Streams, env cer
 		}
 		newNode := env.renewal.node
 		if newNode == nil {
-			leaders := leaderWaiter(o.kubeconfig, env.clusterClient, timeout, log, "[certs-renewal]")
+			leaders := leaderWaiter(o.kubeconfig, env.clusterClient, timeout, renewalUnreadable, log, "[certs-renewal]")
 			newNode = func(ctx context.Context, timeout time.Duration) (certrenewal.Node, func(), error) {
 				return realNode(ctx, timeout, leaders)
 			}

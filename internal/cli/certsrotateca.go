@@ -136,7 +136,7 @@ func (o *rotateCAOptions) data(ctx context.Context, streams Streams, env certsEn
 		return c, nil
 	}
 	leaders := func() *leaderlease.Waiter {
-		return leaderWaiter(o.kubeconfig, env.clusterClient, d.Timeout, streams.Out, "[rotate-ca]")
+		return leaderWaiter(o.kubeconfig, env.clusterClient, d.Timeout, 0, streams.Out, "[rotate-ca]")
 	}
 	d.Components = func(ctx context.Context) (carotation.Components, func(), error) {
 		return realComponents(ctx, d.ManifestDir, d.Timeout, leaders())

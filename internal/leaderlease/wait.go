@@ -67,9 +67,15 @@ type Waiter struct {
 	// Interval separates two reads of a Lease (0: 500ms).
 	Interval time.Duration
 	// Now is the clock renewTime is compared with (nil: time.Now).
-	Now    func() time.Time
-	Out    io.Writer
-	Prefix string // the output's "[phase]" tag
+	Now func() time.Time
+	// Unreadable, when set, makes a wait that cannot read the Lease (no
+	// client, or no answer for that long) end with a warning instead of an
+	// error: whether the component leads is then unknown, not false. The
+	// renewal sets it: a node without admin.conf, or with its endpoint
+	// down, must not have its renewed files undone for that.
+	Unreadable time.Duration
+	Out        io.Writer
+	Prefix     string // the output's "[phase]" tag
 }
 
 // Wait waits, for each of leaders in turn, until its Lease names a holder
@@ -85,7 +91,12 @@ func (w Waiter) Wait(ctx context.Context, leaders []Lease, since time.Time) erro
 		}
 		c, err := w.NewClient()
 		if err != nil {
-			return fmt.Errorf("reaching the cluster to read the Leases: %w", err)
+			err = fmt.Errorf("reaching the cluster to read the Leases: %w", err)
+			if w.Unreadable > 0 {
+				w.warnUnknown(leaders, err)
+				return nil
+			}
+			return err
 		}
 		w.Client = c // w is a copy: the next wait makes its own
 	}
@@ -138,14 +149,21 @@ func (w Waiter) wait(ctx context.Context, l Lease, since time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
 	var last error
+	read := false // some read was answered
 	for {
 		lease, err := w.Client.CoordinationV1().Leases(l.Namespace).Get(ctx, l.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
+			read = true
 			last = fmt.Errorf("the Lease %s does not exist", l)
 		case err != nil:
 			last = fmt.Errorf("reading the Lease %s: %w", l, err)
+			if !read && w.Unreadable > 0 && w.now().Sub(now) >= w.Unreadable && ctx.Err() == nil {
+				w.warnUnknown([]Lease{l}, last)
+				return nil
+			}
 		default:
+			read = true
 			holder, renewed := "", time.Time{}
 			if lease.Spec.HolderIdentity != nil {
 				holder = *lease.Spec.HolderIdentity
@@ -168,6 +186,14 @@ func (w Waiter) wait(ctx context.Context, l Lease, since time.Time) error {
 			return fmt.Errorf("not within %v: %w", w.Timeout, last)
 		case <-time.After(w.interval()):
 		}
+	}
+}
+
+// warnUnknown says that whether the components of leaders lead is not
+// known, and why.
+func (w Waiter) warnUnknown(leaders []Lease, err error) {
+	for _, l := range leaders {
+		fmt.Fprintf(w.Out, "%s WARNING: not waiting for %s to lead, as its Lease cannot be read: %v\n", w.Prefix, l.Component, err)
 	}
 }
 

@@ -160,3 +160,51 @@ func TestWaitNewClient(t *testing.T) {
 	w.NewClient = func() (kubernetes.Interface, error) { return nil, errors.New("admin.conf: no such file") }
 	checkErr(t, w.Wait(context.Background(), kcmAndScheduler, since), []string{"reaching the cluster to read the Leases: admin.conf: no such file"})
 }
+
+// With Unreadable set, a wait that cannot read the Lease (no client, or
+// no answer for that long) ends with a warning; a Lease that is read and
+// not renewed still fails it.
+func TestWaitUnreadable(t *testing.T) {
+	since := time.Now()
+	for name, tc := range map[string]struct {
+		newClient func() (kubernetes.Interface, error)
+		wantErr   string
+		wantOut   string
+	}{
+		"no admin.conf": {
+			newClient: func() (kubernetes.Interface, error) { return nil, errors.New("open admin.conf: no such file") },
+			wantOut:   "[upgrade/test] WARNING: not waiting for kube-controller-manager to lead, as its Lease cannot be read: reaching the cluster to read the Leases: open admin.conf: no such file\n",
+		},
+		"no answer": {
+			newClient: func() (kubernetes.Interface, error) {
+				return leasetest.Client(func(string) (runtime.Object, error) { return nil, errors.New("connection refused") }), nil
+			},
+			wantOut: "[upgrade/test] WARNING: not waiting for kube-scheduler to lead, as its Lease cannot be read: reading the Lease kube-system/kube-scheduler: connection refused\n",
+		},
+		"read, not renewed": {
+			newClient: func() (kubernetes.Interface, error) {
+				return leasetest.Client(func(name string) (runtime.Object, error) {
+					return leasetest.Lease(name, "node1_old", since.Add(-time.Minute)), nil
+				}), nil
+			},
+			wantErr: `kube-controller-manager does not lead: not within 200ms: the Lease kube-system/kube-controller-manager is held by "node1_old"`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := testWaiter(nil, &out)
+			w.Client, w.NewClient, w.Unreadable = nil, tc.newClient, 20*time.Millisecond
+			err := w.Wait(context.Background(), kcmAndScheduler, since)
+			if tc.wantErr != "" {
+				checkErr(t, err, []string{tc.wantErr})
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tc.wantOut) {
+				t.Errorf("output lacks %q:\n%s", tc.wantOut, out.String())
+			}
+		})
+	}
+}
