@@ -12,14 +12,11 @@ import (
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubeadm-go/kubeadm/internal/cri"
 	"github.com/kubeadm-go/kubeadm/internal/leaderlease"
+	"github.com/kubeadm-go/kubeadm/internal/leaderlease/leasetest"
 	"github.com/kubeadm-go/kubeadm/internal/upgrade"
 )
 
@@ -531,15 +528,13 @@ func TestStaticPodsRollbackEtcdData(t *testing.T) {
 			// After a restore, the rollback waits for the controller
 			// manager and the scheduler to lead again.
 			reads := 0
-			c := fake.NewClientset()
-			c.PrependReactor("get", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			c := leasetest.Client(func(name string) (runtime.Object, error) {
 				reads++
 				renewed := time.Now()
 				if tc.noLeader {
 					renewed = renewed.Add(-time.Minute)
 				}
-				holder := "node1_x"
-				return true, &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &metav1.MicroTime{Time: renewed}}}, nil
+				return leasetest.Lease(name, "node1_x", renewed), nil
 			})
 			sp.Leaders = &leaderlease.Waiter{Client: c, Timeout: 50 * time.Millisecond, Interval: 5 * time.Millisecond, Out: &f.out}
 			ms := append([]upgrade.Manifest{{Component: "etcd", Data: f.new["etcd"]}}, f.manifests(f.new)...)
