@@ -221,7 +221,7 @@ func (p *ControlPlane) sign(ctx context.Context, states []*CAState) error {
 			}
 			fmt.Fprintf(p.Out, "[rotate-ca] Would list the new cluster CA first in the cluster-info ConfigMap once every control-plane node signs with it\n")
 			for _, name := range left {
-				fmt.Fprintf(p.Out, "[rotate-ca] Would re-issue %s with the new CA and have %s use it\n", name, orNobody(certrenewal.UsedBy(name)))
+				fmt.Fprintf(p.Out, "[rotate-ca] Would re-issue %s with the new CA and have %s use it\n", name, orNobody(certrenewal.ReadBy(name)))
 			}
 			return p.kubelet().Renew(ctx, cluster.Next)
 		}

@@ -680,7 +680,7 @@ func TestApproverKubeconfigRotated(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.DryRun = false
-	if want := "Would re-issue " + cis.ApproverKubeconfigFile + " with the new CA and have its users use it"; !strings.Contains(out.String(), want) {
+	if want := "Would re-issue " + cis.ApproverKubeconfigFile + " with the new CA and have kubeadm-kubelet-serving-approver use it"; !strings.Contains(out.String(), want) {
 		t.Errorf("sign's dry run did not say %q:\n%s", want, out)
 	}
 	if err := p.Sign(ctx); err != nil {

@@ -17,7 +17,9 @@ import (
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
 	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
+	"github.com/kubeadm-go/kubeadm/internal/cis"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
+	"github.com/kubeadm-go/kubeadm/internal/staticpod"
 )
 
 // DefaultWindow is the default renewal window: 90 days, as k3s renews.
@@ -62,6 +64,17 @@ func UsedBy(name string) string {
 		return "kube-scheduler"
 	}
 	return ""
+}
+
+// ReadBy names, for a report, what reads the file: UsedBy's component,
+// or for the CISHardening approver's kubeconfig that approver's static
+// Pod, which reads a renewed file again by itself (UsedBy leaves it out:
+// nothing restarts for it).
+func ReadBy(name string) string {
+	if name == cis.ApproverKubeconfigFile {
+		return staticpod.KubeletServingApprover
+	}
+	return UsedBy(name)
 }
 
 // Node makes the components of this node use renewed files.
@@ -209,7 +222,7 @@ func (r *Renewer) run(ctx context.Context, rep *Report, now time.Time) error {
 		if c.Missing {
 			continue
 		}
-		cr := CertReport{Name: c.Name, ExpirationDate: metav1.NewTime(c.NotAfter.UTC()), UsedBy: UsedBy(c.Name)}
+		cr := CertReport{Name: c.Name, ExpirationDate: metav1.NewTime(c.NotAfter.UTC()), UsedBy: ReadBy(c.Name)}
 		isDue := c.NotAfter.Sub(now) < r.Window
 		if r.Due != nil {
 			if isDue, err = r.Due(c); err != nil {
@@ -369,7 +382,7 @@ func (r *Renewer) renew(ctx context.Context, rep *Report, dues []*due) error {
 			return fmt.Errorf("renewing %s: %w", d.info.Name, err)
 		}
 		na := metav1.NewTime(d.renewed.NotAfter.UTC())
-		rep.Renewed = append(rep.Renewed, CertReport{Name: d.info.Name, ExpirationDate: metav1.NewTime(d.info.NotAfter.UTC()), NewExpirationDate: &na, UsedBy: UsedBy(d.info.Name)})
+		rep.Renewed = append(rep.Renewed, CertReport{Name: d.info.Name, ExpirationDate: metav1.NewTime(d.info.NotAfter.UTC()), NewExpirationDate: &na, UsedBy: ReadBy(d.info.Name)})
 		r.logf("Renewed %s: it expired %s, now %s", d.info.Name, d.info.NotAfter.UTC().Format(time.RFC3339), d.renewed.NotAfter.UTC().Format(time.RFC3339))
 	}
 	return nil

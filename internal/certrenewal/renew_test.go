@@ -360,7 +360,7 @@ func TestRenewerApproverKubeconfig(t *testing.T) {
 	}
 	found := false
 	for _, c := range rep.Renewed {
-		found = found || (c.Name == cis.ApproverKubeconfigFile && c.UsedBy == "")
+		found = found || (c.Name == cis.ApproverKubeconfigFile && c.UsedBy == "kubeadm-kubelet-serving-approver")
 	}
 	if !found {
 		t.Errorf("the report's renewed list lacks %s: %+v", cis.ApproverKubeconfigFile, rep.Renewed)

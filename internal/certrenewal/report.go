@@ -56,6 +56,7 @@ type CertReport struct {
 	ExpirationDate    metav1.Time  `json:"expirationDate"`
 	NewExpirationDate *metav1.Time `json:"newExpirationDate,omitempty"`
 	// UsedBy is the component that reads it ("" for none: admin.conf).
+	// The CISHardening approver reads its own by itself: nothing restarts.
 	UsedBy string `json:"usedBy,omitempty"`
 }
 
