@@ -173,6 +173,26 @@ func TestCertsRenewal(t *testing.T) {
 		}
 	})
 
+	t.Run("without a kubeconfig to read the Leases with the restarts go on without the wait", func(t *testing.T) {
+		// Everything is due with this window; the Leases cannot be read
+		// through a kubeconfig that is not there (as on a node whose
+		// admin.conf was removed).
+		r := run(t, n, argv[0], append(argv[1:], "--within", "17520h", "--kubeconfig", "/etc/kubernetes/absent.conf")...)
+		t.Logf("took %v:\n%s%s", r.Took.Round(time.Millisecond), r.Stdout, r.Stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d", r.Code)
+		}
+		for _, comp := range []string{"kube-controller-manager", "kube-scheduler"} {
+			if !strings.Contains(r.Stdout, "[certs-renewal] WARNING: not waiting for "+comp+" to lead, as its Lease cannot be read: ") {
+				t.Errorf("no warning that %s's Lease cannot be read", comp)
+			}
+		}
+		if rep := renewalStatus(t, n); rep.Error != "" || len(rep.Pending) != 0 || len(rep.Components) != 4 {
+			t.Errorf("status: error %q, pending %v, components %+v", rep.Error, rep.Pending, rep.Components)
+		}
+		nodeReady(t, n, "node1", time.Minute)
+	})
+
 	t.Run("without the CA key nothing is renewed and the run fails naming what expires", func(t *testing.T) {
 		if err := os.Rename(filepath.Join(pkiDir, "ca.key"), filepath.Join(n.Dir, "ca.key")); err != nil {
 			t.Fatal(err)
