@@ -38,6 +38,19 @@ func Replace(path string, data []byte, mode os.FileMode) error {
 	return WriteOwnedLike(path, data, mode, fi)
 }
 
+// WriteLike is Write with the mode and owner of the file at like (path
+// itself, or the file a new one takes after), or with mode def and root's
+// ownership when like does not exist: a component that runs as its own
+// user (a rootless control plane, etcd under the CISHardening profile)
+// still reads the file it is given again.
+func WriteLike(path string, data []byte, like string, def os.FileMode) error {
+	fi, err := os.Stat(like)
+	if err != nil {
+		return Write(path, data, def)
+	}
+	return WriteOwnedLike(path, data, fi.Mode().Perm(), fi)
+}
+
 // WriteOwnedLike is Write that gives the file the owner (user and group)
 // of like when root does not own it; a nil like leaves the file root's.
 func WriteOwnedLike(path string, data []byte, mode os.FileMode, like os.FileInfo) error {

@@ -187,3 +187,39 @@ func TestReplaceKeepsOwner(t *testing.T) {
 		t.Errorf("a new file owned by %d, want root", st.Uid)
 	}
 }
+
+// TestWriteLike: the file gets the mode and owner of the file it takes
+// after, or the default mode and root's ownership when there is none.
+func TestWriteLike(t *testing.T) {
+	dir := t.TempDir()
+	like := filepath.Join(dir, "kubelet.conf")
+	if err := os.WriteFile(like, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	owned := os.Geteuid() == 0
+	if owned {
+		if err := os.Chown(like, 4242, 4343); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "kubelet-new.conf")
+	if err := WriteLike(p, []byte("new"), like, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if b, _ := os.ReadFile(p); string(b) != "new" || fi.Mode().Perm() != 0o640 || (owned && (st.Uid != 4242 || st.Gid != 4343)) {
+		t.Errorf("content %q owner %d:%d mode %v, want new 4242:4343 0640", b, st.Uid, st.Gid, fi.Mode().Perm())
+	}
+	fresh := filepath.Join(dir, "fresh.key")
+	if err := WriteLike(fresh, []byte("x"), filepath.Join(dir, "absent"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(fresh)
+	if st := fi.Sys().(*syscall.Stat_t); fi.Mode().Perm() != 0o600 || st.Uid != uint32(os.Geteuid()) {
+		t.Errorf("a file without a model: mode %v owner %d, want 0600 and the writer", fi.Mode().Perm(), st.Uid)
+	}
+}

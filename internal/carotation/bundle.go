@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -112,19 +111,7 @@ func writeBundle(path string, b Bundle, dryRun bool) (bool, error) {
 	if dryRun {
 		return true, nil
 	}
-	return true, rewrite(path, b.PEM(), path, pki.CertMode)
-}
-
-// rewrite writes data to path atomically with the mode and owner of the
-// file at like (path itself, or the file a new one copies), or mode def
-// when there is none: under a rootless control plane the components own
-// the files they read, and must still read them.
-func rewrite(path string, data []byte, like string, def os.FileMode) error {
-	fi, err := os.Stat(like)
-	if err != nil {
-		return atomicfile.Write(path, data, def)
-	}
-	return atomicfile.WriteOwnedLike(path, data, fi.Mode().Perm(), fi)
+	return true, atomicfile.WriteLike(path, b.PEM(), path, pki.CertMode)
 }
 
 // kubeconfigCAs returns the CA certificates the kubeconfig file at path
@@ -190,5 +177,5 @@ func setKubeconfigCAs(path string, b Bundle, dryRun bool) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return true, rewrite(path, data, path, pki.KeyMode)
+	return true, atomicfile.WriteLike(path, data, path, pki.KeyMode)
 }

@@ -24,6 +24,7 @@ import (
 	csrutil "k8s.io/client-go/util/certificate/csr"
 
 	"github.com/kubeadm-go/kubeadm/internal/apiclient"
+	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/pki"
@@ -393,13 +394,13 @@ func (k *KubeletCert) install(c *kubeletCred, certPEM []byte, key crypto.Signer)
 		if err != nil {
 			return "", err
 		}
-		return c.cfgPath, rewrite(c.cfgPath, data, c.cfgPath, pki.KeyMode)
+		return c.cfgPath, atomicfile.WriteLike(c.cfgPath, data, c.cfgPath, pki.KeyMode)
 	}
 	if c.certFile != c.keyFile {
-		if err := rewrite(c.keyFile, keyPEM, c.keyFile, pki.KeyMode); err != nil {
+		if err := atomicfile.WriteLike(c.keyFile, keyPEM, c.keyFile, pki.KeyMode); err != nil {
 			return "", err
 		}
-		return c.certFile, rewrite(c.certFile, certPEM, c.certFile, pki.CertMode)
+		return c.certFile, atomicfile.WriteLike(c.certFile, certPEM, c.certFile, pki.CertMode)
 	}
 	pair := append(append([]byte{}, certPEM...), keyPEM...)
 	fi, err := os.Lstat(c.certFile)
@@ -407,7 +408,7 @@ func (k *KubeletCert) install(c *kubeletCred, certPEM []byte, key crypto.Signer)
 		return "", err
 	}
 	if fi.Mode()&os.ModeSymlink == 0 {
-		return c.certFile, rewrite(c.certFile, pair, c.certFile, pki.KeyMode)
+		return c.certFile, atomicfile.WriteLike(c.certFile, pair, c.certFile, pki.KeyMode)
 	}
 	// The kubelet's own rotation: a dated file, and the "-current" link
 	// moved to it.
@@ -421,7 +422,7 @@ func (k *KubeletCert) install(c *kubeletCred, certPEM []byte, key crypto.Signer)
 	}
 	prefix := strings.TrimSuffix(filepath.Base(c.certFile), "-current.pem")
 	dated := filepath.Join(filepath.Dir(target), prefix+"-"+now().UTC().Format("2006-01-02-15-04-05")+".pem")
-	if err := rewrite(dated, pair, target, pki.KeyMode); err != nil {
+	if err := atomicfile.WriteLike(dated, pair, target, pki.KeyMode); err != nil {
 		return "", err
 	}
 	tmp := filepath.Join(filepath.Dir(c.certFile), "."+filepath.Base(c.certFile)+".new")

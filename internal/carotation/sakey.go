@@ -147,7 +147,7 @@ func (s *SAState) writePublicKeys(want []crypto.PublicKey, dryRun bool) (bool, e
 		}
 		data = append(data, b...)
 	}
-	return true, rewrite(s.PubPath, data, s.PubPath, pki.KeyMode)
+	return true, atomicfile.WriteLike(s.PubPath, data, s.PubPath, pki.KeyMode)
 }
 
 // useNextKey makes sa.key the new key, keeping its mode and owner (the
@@ -164,7 +164,7 @@ func (s *SAState) useNextKey(dryRun bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, rewrite(s.KeyPath, data, s.KeyPath, pki.KeyMode)
+	return true, atomicfile.WriteLike(s.KeyPath, data, s.KeyPath, pki.KeyMode)
 }
 
 // prepareSAKey makes the new service-account key in Folder (phase

@@ -21,6 +21,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubeadm-go/kubeadm/internal/apis/kubeadm"
+	"github.com/kubeadm-go/kubeadm/internal/atomicfile"
 	"github.com/kubeadm-go/kubeadm/internal/bootstraptoken"
 	"github.com/kubeadm-go/kubeadm/internal/boundedread"
 	"github.com/kubeadm-go/kubeadm/internal/certrenewal"
@@ -515,7 +516,7 @@ func copyFile(from, to string, data []byte, dryRun bool) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(to), pki.CertDirMode); err != nil {
 		return false, err
 	}
-	return true, rewrite(to, data, from, pki.KeyMode)
+	return true, atomicfile.WriteLike(to, data, from, pki.KeyMode)
 }
 
 // setSigningFlags makes the controller manager's manifest at path name
@@ -551,7 +552,7 @@ func setSigningFlags(path, cert, key string, dryRun bool) (bool, error) {
 	if !changed || dryRun {
 		return changed, nil
 	}
-	return true, rewrite(path, []byte(strings.Join(lines, "")), path, 0o600)
+	return true, atomicfile.WriteLike(path, []byte(strings.Join(lines, "")), path, 0o600)
 }
 
 // The controller manager's signing CA during a rotation, relative to the

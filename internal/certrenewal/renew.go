@@ -399,12 +399,9 @@ func restore(dues []*due) error {
 				if strings.HasSuffix(d.files[i], ".crt") {
 					mode = pki.CertMode
 				}
-				if fi, serr := os.Stat(d.files[i]); serr == nil {
-					mode = fi.Mode().Perm()
-				}
 				// The owner too: etcd's user reads its files under the
 				// CISHardening profile.
-				err = atomicfile.Replace(d.files[i], data, mode)
+				err = atomicfile.WriteLike(d.files[i], data, d.files[i], mode)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("restoring %s: %w", d.files[i], err))
