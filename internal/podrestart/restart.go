@@ -80,17 +80,19 @@ func (r *Restarter) running(ctx context.Context, component string) (cri.Containe
 // in manifestDir names its health endpoint; then, with Leaders set, a
 // controller manager or scheduler is waited for until it leads again.
 func (r *Restarter) RestartPod(ctx context.Context, manifestDir, component string) error {
-	return r.pod(ctx, manifestDir, component, func(url string) error { return r.Restart(ctx, component, url) })
+	return r.pod(ctx, manifestDir, component, func(url string) (cri.Container, error) { return r.restart(ctx, component, url) })
 }
 
 // WaitReplacedPod is WaitHealthy for component, whose static Pod manifest
 // in manifestDir names its health endpoint, followed by the wait for it to
 // lead (see RestartPod).
 func (r *Restarter) WaitReplacedPod(ctx context.Context, manifestDir, component, old string) error {
-	return r.pod(ctx, manifestDir, component, func(url string) error { return r.WaitHealthy(ctx, component, old, url) })
+	return r.pod(ctx, manifestDir, component, func(url string) (cri.Container, error) { return r.waitHealthy(ctx, component, old, url) })
 }
 
-func (r *Restarter) pod(ctx context.Context, manifestDir, component string, replace func(url string) error) error {
+// pod reads component's manifest, has replace make its new container
+// healthy (it returns that container), then waits for it to lead.
+func (r *Restarter) pod(ctx context.Context, manifestDir, component string, replace func(url string) (cri.Container, error)) error {
 	pod, err := staticpod.ReadManifest(staticpod.ManifestPath(manifestDir, component))
 	if err != nil {
 		return err
@@ -99,18 +101,12 @@ func (r *Restarter) pod(ctx context.Context, manifestDir, component string, repl
 	if err != nil {
 		return fmt.Errorf("%s: %w", component, err)
 	}
-	if err := replace(url); err != nil {
-		return err
-	}
-	if r.Leaders == nil || !leaderlease.Elects(component) {
-		return nil
-	}
-	// The old container stopped before the new one was made: any renewal
-	// of the Lease after that is the new process's, or another node's.
-	c, err := r.running(ctx, component)
+	c, err := replace(url)
 	if err != nil {
 		return err
 	}
+	// The old container stopped before the new one was made: any renewal
+	// of the Lease after that is the new process's, or another node's.
 	return r.Leaders.WaitRestarted(ctx, component, staticpod.CommandLine(pod), c.CreatedAt)
 }
 
@@ -119,9 +115,15 @@ func (r *Restarter) pod(ctx context.Context, manifestDir, component string, repl
 // staticpod.HealthURL) answers 200. Without a running container it only
 // waits for one to be healthy. The error says what was seen last.
 func (r *Restarter) Restart(ctx context.Context, component, url string) error {
+	_, err := r.restart(ctx, component, url)
+	return err
+}
+
+// restart is Restart that returns the new container.
+func (r *Restarter) restart(ctx context.Context, component, url string) (cri.Container, error) {
 	old, err := r.Running(ctx, component)
 	if err != nil {
-		return err
+		return cri.Container{}, err
 	}
 	if old != "" {
 		grace := r.Grace
@@ -129,15 +131,21 @@ func (r *Restarter) Restart(ctx context.Context, component, url string) error {
 			grace = 30 * time.Second
 		}
 		if err := r.Runtime.StopContainer(ctx, old, grace); err != nil {
-			return fmt.Errorf("stopping the %s container %s: %w", component, old, err)
+			return cri.Container{}, fmt.Errorf("stopping the %s container %s: %w", component, old, err)
 		}
 	}
-	return r.WaitHealthy(ctx, component, old, url)
+	return r.waitHealthy(ctx, component, old, url)
 }
 
 // WaitHealthy waits until a container of component other than old runs
 // and url answers 200 (old "" accepts any running container).
 func (r *Restarter) WaitHealthy(ctx context.Context, component, old, url string) error {
+	_, err := r.waitHealthy(ctx, component, old, url)
+	return err
+}
+
+// waitHealthy is WaitHealthy that returns the healthy container.
+func (r *Restarter) waitHealthy(ctx context.Context, component, old, url string) (cri.Container, error) {
 	interval := r.Interval
 	if interval <= 0 {
 		interval = 500 * time.Millisecond
@@ -146,22 +154,22 @@ func (r *Restarter) WaitHealthy(ctx context.Context, component, old, url string)
 	defer cancel()
 	var last error
 	for {
-		id, err := r.Running(ctx, component)
+		c, err := r.running(ctx, component)
 		switch {
 		case err != nil:
 			last = err
-		case id == "" || id == old:
+		case c.ID == "" || c.ID == old:
 			last = errors.New("the kubelet has not started a new container yet")
 		default:
 			err := r.Probe(ctx, url)
 			if err == nil {
-				return nil
+				return c, nil
 			}
 			last = fmt.Errorf("%s: %w", url, err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not healthy after %v: %w", component, r.Timeout, last)
+			return cri.Container{}, fmt.Errorf("%s not healthy after %v: %w", component, r.Timeout, last)
 		case <-time.After(interval):
 		}
 	}
