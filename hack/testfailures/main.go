@@ -7,7 +7,9 @@
 // logs its cluster prints when it is torn down, so its own message is long
 // gone from that end. The summary brings it back: for each test named in a
 // "--- FAIL" line, the lines printed under its name, without the node log
-// dumps (their header line is kept) and at most maxLines of them.
+// dumps (their header line is kept) and at most maxLines of them. A test
+// binary stopped by its -timeout names the tests it stopped: they count
+// as failing, and the goroutine stacks that follow are left out.
 //
 //	go test -v ./test/e2e/ 2>&1 | go run ./hack/testfailures
 //

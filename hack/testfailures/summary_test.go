@@ -135,3 +135,30 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += n
 	return n, err
 }
+
+// A test binary stopped by -timeout prints no "--- FAIL" line: the tests
+// it names as running are the failing ones, and the goroutines' stacks
+// after it belong to none of them.
+func TestRunTimedOut(t *testing.T) {
+	in := "=== RUN   TestA\n    a_test.go:1: done\n--- PASS: TestA (1.00s)\n" +
+		"=== RUN   TestSlow\n    slow_test.go:9: waiting for the node\n" +
+		"=== RUN   TestSlow/step\n    slow_test.go:20: still waiting\n" +
+		"panic: test timed out after 5m0s\n\trunning tests:\n\t\tTestSlow (4m59s)\n\t\tTestSlow/step (4m0s)\n\n" +
+		"goroutine 7 [running]:\ntesting.(*M).startAlarm.func1()\n\t/usr/lib/go/src/testing/testing.go:2484 +0x345\n" +
+		"FAIL\tpkg\t300.1s\n"
+	var out bytes.Buffer
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+== what the 2 failing tests printed (node logs left out; each whole above)
+panic: test timed out after 5m0s: the tests still running then are among them
+--- FAIL: TestSlow
+    slow_test.go:9: waiting for the node
+--- FAIL: TestSlow/step
+    slow_test.go:20: still waiting
+`
+	if summary := strings.TrimPrefix(out.String(), in); summary != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", summary, want)
+	}
+}
