@@ -61,7 +61,8 @@ func (s *syncBuffer) String() string {
 // asks for more: another node's address or name (also one its own Node
 // claims), a client usage, a requester that is no node, a node with no
 // Node object (until the Node appears: the next resync approves it). Its credential may approve
-// nothing but kubelet serving certificates.
+// nothing but kubelet serving certificates. A rewritten kubeconfig file is
+// taken up while it runs.
 func TestKubeletServingApprover(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx := testContext(t, 3*time.Minute)
@@ -252,6 +253,44 @@ func TestKubeletServingApprover(t *testing.T) {
 	if _, err := asApprover.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, created.Name, created, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the approver's credential approving a %s request: %v, want Forbidden", client.Spec.SignerName, err)
 	}
+
+	// A rewritten kubeconfig file (the renewal's, a CA rotation's) is
+	// taken up without a restart. The new credential's user is the only
+	// one the binding then names, so a request approved after the switch
+	// proves that the approver uses the new file.
+	const renewedUser = csrapprover.User + "-renewed"
+	binding := csrapprover.ClusterRoleBinding()
+	binding.Subjects[0].Name = renewedUser
+	if err := apiclient.CreateOrUpdate(ctx, admin.RbacV1().ClusterRoleBindings(), binding); err != nil {
+		t.Fatal(err)
+	}
+	renewedConf, err := kubeconfig.Issuer{CA: ca, Validity: time.Hour}.Config(kubeconfig.Spec{
+		FileName: cis.ApproverKubeconfigFile, ClusterName: "kubernetes", Server: cp.Endpoint(), ClientName: renewedUser,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeconfig.WriteFile(cp.HostPath(approverConfPath), renewedConf); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "the rewritten kubeconfig taken up", func() error {
+		if !strings.Contains(logs.String(), "changed: using its new credential and CAs") {
+			return fmt.Errorf("no reload logged yet")
+		}
+		return nil
+	})
+	renewed := request{"approver-after-reload", "node-a", "system:node:node-a", []string{"node-a"}, []string{"10.0.0.5"}, serving}
+	post(renewed)
+	eventually(ctx, t, "a request approved with the rewritten kubeconfig", func() error {
+		got, err := csrs.Get(ctx, renewed.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(got.Status.Conditions) == 0 || got.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
+			return fmt.Errorf("conditions %v", got.Status.Conditions)
+		}
+		return nil
+	})
 
 	// SIGTERM ends it cleanly, as the kubelet stops its container.
 	if err := approver.Process.Signal(syscall.SIGTERM); err != nil {
