@@ -196,6 +196,20 @@ func TestKubeletServingApprover(t *testing.T) {
 		return nil
 	})
 
+	// approved checks that the request called name was approved.
+	approved := func(name string) func() error {
+		return func() error {
+			got, err := csrs.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(got.Status.Conditions) == 0 || got.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
+				return fmt.Errorf("conditions %v", got.Status.Conditions)
+			}
+			return nil
+		}
+	}
+
 	// Each refusal is logged with its reason; then the request is still
 	// undecided.
 	for name := range refused {
@@ -225,16 +239,7 @@ func TestKubeletServingApprover(t *testing.T) {
 		t.Fatalf("%s before its Node: %v, %v", late.name, got.Status.Conditions, err)
 	}
 	createNode(ctx, t, admin, "node-c", "10.0.0.7")
-	eventually(ctx, t, "the late node's request approved", func() error {
-		got, err := csrs.Get(ctx, late.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if len(got.Status.Conditions) == 0 || got.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
-			return fmt.Errorf("conditions %v", got.Status.Conditions)
-		}
-		return nil
-	})
+	eventually(ctx, t, "the late node's request approved", approved(late.name))
 
 	// The approver's credential approves kubelet serving requests only.
 	client := servingRequest(t, "approver-apiserver-client", "someone", nil, nil, []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth})
@@ -281,16 +286,7 @@ func TestKubeletServingApprover(t *testing.T) {
 	})
 	renewed := request{"approver-after-reload", "node-a", "system:node:node-a", []string{"node-a"}, []string{"10.0.0.5"}, serving}
 	post(renewed)
-	eventually(ctx, t, "a request approved with the rewritten kubeconfig", func() error {
-		got, err := csrs.Get(ctx, renewed.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if len(got.Status.Conditions) == 0 || got.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
-			return fmt.Errorf("conditions %v", got.Status.Conditions)
-		}
-		return nil
-	})
+	eventually(ctx, t, "a request approved with the rewritten kubeconfig", approved(renewed.name))
 
 	// SIGTERM ends it cleanly, as the kubelet stops its container.
 	if err := approver.Process.Signal(syscall.SIGTERM); err != nil {
