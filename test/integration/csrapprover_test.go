@@ -84,16 +84,22 @@ func TestKubeletServingApprover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	approverConf, err := kubeconfig.Issuer{CA: ca, Validity: time.Hour}.Config(kubeconfig.Spec{
-		FileName: cis.ApproverKubeconfigFile, ClusterName: "kubernetes", Server: cp.Endpoint(), ClientName: csrapprover.User,
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	approverConfPath := cis.ApproverKubeconfig("/etc/kubernetes")
-	if err := kubeconfig.WriteFile(cp.HostPath(approverConfPath), approverConf); err != nil {
-		t.Fatal(err)
+	// writeApproverConf writes the approver's kubeconfig file with a new
+	// client certificate for user.
+	writeApproverConf := func(user string) {
+		t.Helper()
+		conf, err := kubeconfig.Issuer{CA: ca, Validity: time.Hour}.Config(kubeconfig.Spec{
+			FileName: cis.ApproverKubeconfigFile, ClusterName: "kubernetes", Server: cp.Endpoint(), ClientName: user,
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := kubeconfig.WriteFile(cp.HostPath(approverConfPath), conf); err != nil {
+			t.Fatal(err)
+		}
 	}
+	writeApproverConf(csrapprover.User)
 
 	// Nodes with their addresses, as their kubelets report them; node-d's
 	// kubelet also claims node-b's address.
@@ -269,15 +275,7 @@ func TestKubeletServingApprover(t *testing.T) {
 	if err := apiclient.CreateOrUpdate(ctx, admin.RbacV1().ClusterRoleBindings(), binding); err != nil {
 		t.Fatal(err)
 	}
-	renewedConf, err := kubeconfig.Issuer{CA: ca, Validity: time.Hour}.Config(kubeconfig.Spec{
-		FileName: cis.ApproverKubeconfigFile, ClusterName: "kubernetes", Server: cp.Endpoint(), ClientName: renewedUser,
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kubeconfig.WriteFile(cp.HostPath(approverConfPath), renewedConf); err != nil {
-		t.Fatal(err)
-	}
+	writeApproverConf(renewedUser)
 	eventually(ctx, t, "the rewritten kubeconfig taken up", func() error {
 		if !strings.Contains(logs.String(), "changed: using its new credential and CAs") {
 			return fmt.Errorf("no reload logged yet")
