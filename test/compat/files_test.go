@@ -257,13 +257,25 @@ func certFacts(b []byte) any {
 		"keyUsage":    float64(c.KeyUsage),
 		"extKeyUsage": ext,
 		"isCA":        c.IsCA,
-		// Truncated to 5 minutes: a kubeconfig's client certificate
+		// Rounded down to 5 minutes: a kubeconfig's client certificate
 		// starts when its CA did, so its lifetime also holds the time
 		// between the certs and kubeconfig phases, which under load
 		// passes a minute. The 5-minute backdate still shows.
-		"lifetime": c.NotAfter.Sub(c.NotBefore).Truncate(5 * time.Minute).String(),
+		"lifetime": floorDuration(c.NotAfter.Sub(c.NotBefore), 5*time.Minute).String(),
 		"key":      publicKeyType(c.PublicKey),
 	}
+}
+
+// floorDuration rounds d down to a multiple of m. Truncate rounds toward
+// zero, which for a negative validity would round a lifetime a second
+// longer than upstream's (its phases ran a second apart) up into the next
+// step: -23h54m59s must read as -23h55m, not -23h50m.
+func floorDuration(d, m time.Duration) time.Duration {
+	t := d.Truncate(m)
+	if t > d {
+		t -= m
+	}
+	return t
 }
 
 func publicKeyType(k any) string {
@@ -377,4 +389,16 @@ func envFacts(b []byte) any {
 		set[name] = v
 	}
 	return set
+}
+
+func TestFloorDuration(t *testing.T) {
+	for _, c := range []struct{ d, want time.Duration }{
+		{24*time.Hour + 5*time.Minute + 3*time.Second, 24*time.Hour + 5*time.Minute},
+		{-24*time.Hour + 5*time.Minute, -23*time.Hour - 55*time.Minute},
+		{-24*time.Hour + 5*time.Minute + time.Second, -23*time.Hour - 55*time.Minute},
+	} {
+		if got := floorDuration(c.d, 5*time.Minute); got != c.want {
+			t.Errorf("floorDuration(%v) = %v, want %v", c.d, got, c.want)
+		}
+	}
 }
