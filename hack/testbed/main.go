@@ -9,7 +9,8 @@
 //	testbed prepare         only install packages and build programs and images
 //	                        (of --kubernetes-version and, for the upgrade test,
 //	                        of --upgrade-from), and upstream's test suites and
-//	                        the images they run (unless --suites=false)
+//	                        the images they run (unless --suites=false; only
+//	                        kubeadm's with --conformance=false)
 //
 // Inside a node the same program is the node's boot program ("testbed
 // boot", started by the test bed) and its stand-in systemctl (when called
@@ -29,6 +30,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -78,6 +80,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	version := fs.String("kubernetes-version", testbed.KubernetesVersion, "Kubernetes version of the upstream binaries and images")
 	kubeadmBin := fs.String("kubeadm", "kubeadm", "kubeadm program init runs (default: ours; give a path to compare another)")
 	suites := fs.Bool("suites", true, "prepare also builds upstream's e2e_kubeadm and e2e suites and the images of the Conformance specs (docs/conformance.md)")
+	conformance := fs.Bool("conformance", true, "with --suites: build the e2e suite and the Conformance specs' images too (false: kubeadm's e2e suite only, as CI)")
 	upgradeFrom := fs.String("upgrade-from", testbed.UpgradeFromVersion+","+testbed.PatchFromVersion,
 		"older Kubernetes versions (comma-separated) whose binaries and images prepare also builds, for the upgrade tests (empty: none)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -98,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if *suites {
-			if err := prepareSuites(ctx, tc, stdout); err != nil {
+			if err := prepareSuites(ctx, tc, *conformance, stdout); err != nil {
 				return err
 			}
 		}
@@ -169,11 +172,19 @@ func prepare(ctx context.Context, repo, version string, out io.Writer) (*testbed
 	return testbed.Build(ctx, repo, version, filepath.Join(repo, ".cache", "testbed", "bin"), out)
 }
 
-// prepareSuites builds upstream's test programs of tc's version and the
-// test images the Conformance specs run.
-func prepareSuites(ctx context.Context, tc *testbed.Toolchain, out io.Writer) error {
-	if err := testbed.BuildSuites(ctx, tc.Repo, tc.KubernetesVersion, out); err != nil {
+// prepareSuites builds upstream's kubeadm e2e suite of tc's version and,
+// with conformance, the Kubernetes e2e suite and the test images its
+// Conformance specs run.
+func prepareSuites(ctx context.Context, tc *testbed.Toolchain, conformance bool, out io.Writer) error {
+	programs := testbed.KubeadmSuitePrograms
+	if conformance {
+		programs = append(slices.Clone(programs), testbed.ConformancePrograms...)
+	}
+	if err := testbed.BuildSuites(ctx, tc.Repo, tc.KubernetesVersion, programs, out); err != nil {
 		return err
+	}
+	if !conformance {
+		return nil
 	}
 	_, err := tc.TestImages(ctx, out)
 	return err

@@ -44,11 +44,11 @@ const testBedLimits = `\[sig-node\] (ConfigMap|Secrets) should be consumable (vi
 	`\[sig-node\] ImageVolume should succeed with pod and pull policy of Always`
 
 // requireSuites returns the toolchain, failing or skipping (as
-// unavailable does) when upstream's test programs are not built.
-func requireSuites(t *testing.T) *testbed.Toolchain {
+// unavailable does) when one of upstream's test programs is not built.
+func requireSuites(t *testing.T, programs []string) *testbed.Toolchain {
 	t.Helper()
 	tc := requireToolchain(t)
-	if missing := testbed.MissingSuites(tc.Repo, tc.KubernetesVersion); len(missing) > 0 {
+	if missing := testbed.MissingSuites(tc.Repo, tc.KubernetesVersion, programs); len(missing) > 0 {
 		unavailable(t, "upstream's test programs of %s not built: %s (go run ./hack/testbed prepare builds them)",
 			tc.KubernetesVersion, strings.Join(missing, ", "))
 	}
@@ -110,7 +110,7 @@ func regularCluster(t *testing.T, c *testbed.Cluster) []*testbed.Node {
 // five-node cluster our kubeadm makes: every spec must pass but the
 // dual-stack one, which skips itself on a single-stack cluster.
 func TestKubeadmSuite(t *testing.T) {
-	tc := requireSuites(t)
+	tc := requireSuites(t, testbed.KubeadmSuitePrograms)
 	c := newCluster(t, "e2es")
 	nodes := regularCluster(t, c)
 	report := filepath.Join(t.TempDir(), "e2e_kubeadm.json")
@@ -158,7 +158,7 @@ func TestConformance(t *testing.T) {
 	default:
 		focus, mode = mode, "focus"
 	}
-	tc := requireSuites(t)
+	tc := requireSuites(t, testbed.ConformancePrograms)
 	images, err := tc.TestImages(context.Background(), testWriter{t})
 	if err != nil {
 		t.Fatalf("the test images: %v", err)

@@ -11,17 +11,22 @@ import (
 	"strings"
 )
 
-// SuitePrograms are upstream's test programs of a Kubernetes version,
-// built by hack/build-upstream.sh into UpstreamDir: kubeadm's e2e suite,
-// the Kubernetes e2e suite (whose [Conformance] specs "make conformance"
-// runs), the ginkgo CLI that runs the latter in parallel, and the programs
-// of the test images built from Kubernetes' own sources.
-var SuitePrograms = []string{"e2e_kubeadm.test", "e2e.test", "ginkgo", "agnhost", "nonewprivs", "sample-apiserver"}
+// KubeadmSuitePrograms are the upstream test programs TestKubeadmSuite
+// runs, in CI too: kubeadm's e2e suite.
+var KubeadmSuitePrograms = []string{"e2e_kubeadm.test"}
 
-// MissingSuites lists the SuitePrograms of version that are not built.
-func MissingSuites(repo, version string) []string {
+// ConformancePrograms are the upstream test programs TestConformance
+// runs ("make conformance"): the Kubernetes e2e suite, the ginkgo CLI that
+// runs it in parallel, and the programs of the test images built from
+// Kubernetes' own sources. They take minutes more to build than
+// KubeadmSuitePrograms (e2e.test alone about five).
+var ConformancePrograms = []string{"e2e.test", "ginkgo", "agnhost", "nonewprivs", "sample-apiserver"}
+
+// MissingSuites lists the programs (of KubeadmSuitePrograms and
+// ConformancePrograms) of version that are not built into UpstreamDir.
+func MissingSuites(repo, version string, programs []string) []string {
 	var missing []string
-	for _, b := range SuitePrograms {
+	for _, b := range programs {
 		if _, err := os.Stat(filepath.Join(UpstreamDir(repo, version), b)); err != nil {
 			missing = append(missing, b)
 		}
@@ -29,10 +34,10 @@ func MissingSuites(repo, version string) []string {
 	return missing
 }
 
-// BuildSuites builds the missing SuitePrograms of version (minutes the
-// first time: e2e.test alone is about three).
-func BuildSuites(ctx context.Context, repo, version string, out io.Writer) error {
-	missing := MissingSuites(repo, version)
+// BuildSuites builds those of programs of version that are missing, with
+// hack/build-upstream.sh (minutes the first time).
+func BuildSuites(ctx context.Context, repo, version string, programs []string, out io.Writer) error {
+	missing := MissingSuites(repo, version, programs)
 	if len(missing) == 0 {
 		return nil
 	}
@@ -47,7 +52,8 @@ func BuildSuites(ctx context.Context, repo, version string, out io.Writer) error
 	return nil
 }
 
-// SuiteProgram is the path of one of SuitePrograms of t's version.
+// SuiteProgram is the path of one of KubeadmSuitePrograms or
+// ConformancePrograms of t's version.
 func (t *Toolchain) SuiteProgram(name string) string {
 	return filepath.Join(UpstreamDir(t.Repo, t.KubernetesVersion), name)
 }
