@@ -17,15 +17,16 @@ import (
 
 // ConformanceEnv chooses the Conformance run of TestConformance: "full"
 // (the whole suite, as "make conformance" runs it), "serial" (only its
-// [Serial] part), "ci" (the fixed subset CI runs, ciConformanceFocus), or
+// [Serial] part), "ci" (a fixed part, ciConformanceFocus, which CI ran
+// until it no longer fit CI's time), or
 // else a ginkgo focus of its own (a regular expression: a few specs to
 // look at). Unset, TestConformance is skipped.
 const ConformanceEnv = "KUBEADM_E2E_CONFORMANCE"
 
-// CI runs on every change the Conformance specs of apps, cli and auth
+// The fixed part is the Conformance specs of apps, cli and auth
 // (controllers, kubectl, RBAC and service accounts on a cluster ours
 // made), but for those that mostly wait: [Slow] ones and the four probes
-// that watch a container not being restarted for four minutes. About 8
+// that watch a container not being restarted for four minutes. About 7
 // minutes with the cluster; docs/conformance.md says why this part.
 const (
 	ciConformanceFocus = `\[sig-(apps|cli|auth)\].*\[Conformance\]`
@@ -38,7 +39,7 @@ const (
 // busybox image, whose Debian busybox 1.35 sh drops the variables whose
 // names are not shell names, and the image volume one, which Debian's
 // containerd 1.6 cannot mount (the CRI's image volumes came with
-// containerd 2.1). A full run reports them without failing; CI's part
+// containerd 2.1). A full run reports them without failing; the fixed part
 // skips them.
 const testBedLimits = `\[sig-node\] (ConfigMap|Secrets) should be consumable (via the environment|as environment variable names)|` +
 	`\[sig-node\] ImageVolume should succeed with pod and pull policy of Always`
@@ -142,7 +143,7 @@ func TestKubeadmSuite(t *testing.T) {
 // the five-node cluster (regularCluster), as kinder's conformance jobs
 // do: first in parallel every spec that is not [Serial], [Disruptive] or
 // [Flaky], then the [Serial] ones one at a time. It runs only when
-// ConformanceEnv asks for it ("make conformance": the whole suite; CI: a
+// ConformanceEnv asks for it ("make conformance": the whole suite; "ci": a
 // fixed subset), writes the ginkgo JSON and JUnit reports and a summary
 // into _artifacts/conformance/<time>-<kubeadm>/, and fails if a spec
 // failed.
@@ -151,7 +152,7 @@ func TestConformance(t *testing.T) {
 	focus, skip := `\[Conformance\]`, `\[Disruptive\]|\[Flaky\]`
 	switch mode {
 	case "":
-		t.Skipf("set %s=full (the whole suite) or ci (CI's subset) to run it", ConformanceEnv)
+		t.Skipf("set %s=full (the whole suite) or ci (the fixed part) to run it", ConformanceEnv)
 	case "full", "serial":
 	case "ci":
 		focus, skip = ciConformanceFocus, skip+"|"+ciConformanceSkip
@@ -194,7 +195,7 @@ func TestConformance(t *testing.T) {
 	}
 	switch mode {
 	case "ci":
-		// CI's part runs no [Serial] spec; the full run keeps both parts.
+		// The fixed part runs no [Serial] spec; the full run keeps both parts.
 		parts = parts[:1]
 	case "serial":
 		parts = parts[1:]
